@@ -1,0 +1,8 @@
+export { AGENT_DEFAULTS, DEFAULT_HOST, DEFAULT_PORT } from "./types.js";
+export type { AgentDefinition, McpServerEntry, ModelEntry, ProjectConfig, SubscriberEntry } from "./types.js";
+export { CONFIG_FILE, loadConfig, parseConfig } from "./load-config.js";
+export type { LoadConfigOptions } from "./load-config.js";
+export { loadAgentsDir, parseAgentFile, validateAgentDefinition } from "./load-agent-file.js";
+export type { AgentFileResult } from "./load-agent-file.js";
+export { ConfigError, Source, formatKeyPath, parseYamlSource, plainSource } from "./yaml-source.js";
+export type { KeyPath, YamlSourceOptions } from "./yaml-source.js";

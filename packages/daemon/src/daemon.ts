@@ -1,0 +1,213 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { join } from "node:path";
+import type { Script } from "@wardrik/testing";
+import { loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
+import { EventBus } from "./events/event-bus.js";
+import { systemClock, ulidIds, type Clock } from "./ids.js";
+import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
+import { compilePolicy, decide, loadPoliciesDir, type CompiledPolicy } from "./policy/index.js";
+import type { Policy } from "./policy/types.js";
+import { buildApp, listen } from "./http/server.js";
+import type { ApiServices } from "./http/services.js";
+import { describeAgent, describeTurn } from "./http/describe.js";
+import { Runtime, type FileAgent } from "./runtime/runtime.js";
+import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
+import { SqliteDb } from "./store/sqlite-db.js";
+import { Store } from "./store/store.js";
+import { FilesToolset } from "./tools/files-toolset.js";
+import { ToolRegistry } from "./tools/tool-registry.js";
+import { WorkerGateway } from "./tools/workers/worker-gateway.js";
+
+export type Logger = (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+
+export interface DaemonOptions {
+  /** Overrides config.yaml `listen` (0 picks a free port). */
+  port?: number;
+  host?: string;
+  log?: Logger;
+  toolTimeoutMs?: number;
+  scripts?: Record<string, Script>;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  synchronous?: "NORMAL" | "FULL";
+}
+
+export interface Daemon {
+  url: string;
+  config: ProjectConfig;
+  store: Store;
+  runtime: Runtime;
+  workers: WorkerGateway;
+  close(): Promise<void>;
+}
+
+export const ADMIN_TOKEN_FILE = join(".wardrik", "admin-token");
+
+/** Reads the project's admin token, creating it (owner-only) when missing. */
+export function ensureAdminToken(dir: string): string {
+  const path = join(dir, ADMIN_TOKEN_FILE);
+  if (existsSync(path)) {
+    const token = readFileSync(path, "utf8").trim();
+    if (token) return token;
+  }
+  mkdirSync(join(dir, ".wardrik"), { recursive: true, mode: 0o700 });
+  const token = "wdk_" + randomBytes(24).toString("base64url");
+  writeFileSync(path, token + "\n", { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
+}
+
+export const stderrLog: Logger = (level, msg, fields) => {
+  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + "\n");
+};
+
+export async function startDaemon(dir: string, options: DaemonOptions = {}): Promise<Daemon> {
+  const log = options.log ?? stderrLog;
+  const env = options.env ?? process.env;
+  const config = loadConfig(dir, { env });
+  const token = ensureAdminToken(dir);
+  if (!config.database.startsWith("sqlite:")) {
+    throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${config.database.split(":")[0]} URL).`);
+  }
+  const clock = options.clock ?? systemClock;
+  const db = new SqliteDb(config.database.slice("sqlite:".length), { synchronous: options.synchronous ?? "NORMAL" });
+  const bus = new EventBus();
+  const store = new Store(db, bus, ulidIds(clock), clock);
+  await store.addToken(config.org, "admin", token, true);
+
+  const policies = loadPolicies(dir, log);
+  const models = new Map<string, ResolvedModelRef>();
+  const modelFor = (ref: string): ResolvedModelRef => {
+    let m = models.get(ref);
+    if (!m) {
+      const r = resolveModelRef(ref, config, { env, ...(options.scripts ? { scripts: options.scripts } : {}) });
+      m = { ref, model: r.model, contextWindow: r.contextWindow, price: r.price };
+      models.set(ref, m);
+    }
+    return m;
+  };
+  const policyOf = (def: AgentDefinition): CompiledPolicy | undefined => {
+    const name = def.policy ?? config.policy;
+    if (!name) return undefined;
+    const p = policies.get(name);
+    return p && !("error" in p) ? p.compiled : undefined;
+  };
+
+  const deltaListeners = new Map<string, Set<(run: string, text: string) => void>>();
+  const hooks: RuntimeHooks = {
+    resolveModel: (ref, def) => {
+      const r = ref ?? config.model;
+      if (!r) throw new Error(`Agent ${def.name} names no model, and config.yaml sets no default model.`);
+      return modelFor(r);
+    },
+    decide: (call) => decide(policyOf(call.agent), { tool: call.tool, args: call.args, readOnly: call.readOnly }),
+    budget: (def) => {
+      const name = def.policy ?? config.policy;
+      const p = name ? policies.get(name) : undefined;
+      const b = p && !("error" in p) ? p.policy.budget : undefined;
+      const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
+      return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
+    },
+    onDelta: (agentId, run, text) => {
+      const set = deltaListeners.get(agentId);
+      if (set) for (const l of set) l(run, text);
+    },
+  };
+
+  const registry = new ToolRegistry();
+  registry.add(new FilesToolset(db, clock));
+  const workers = new WorkerGateway({ authenticate: (t) => store.authenticate(t), log });
+  registry.add(workers);
+
+  const runtime = new Runtime(store, registry, hooks, { log, ...(options.toolTimeoutMs ? { toolTimeoutMs: options.toolTimeoutMs } : {}) });
+
+  /** Agent files, checked against the policies and models they name. */
+  const readAgents = (): FileAgent[] =>
+    loadAgentsDir(dir).map((a): FileAgent => {
+      if (!a.definition) return { name: a.name, file: a.file, error: a.error ?? "unreadable" };
+      const problem = checkReferences(a.definition, a.file);
+      return problem ? { name: a.name, file: a.file, error: problem } : { name: a.name, file: a.file, definition: a.definition };
+    });
+  const checkReferences = (def: AgentDefinition, file: string): string | undefined => {
+    const policyName = def.policy ?? config.policy;
+    if (policyName) {
+      const p = policies.get(policyName);
+      if (!p) return `${file}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
+      if ("error" in p) return `${file}: policy "${policyName}" is invalid: ${p.error}`;
+    }
+    const ref = def.model ?? config.model;
+    if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
+    try {
+      modelFor(ref);
+    } catch (err) {
+      return `${file}: model "${ref}": ${(err as Error).message}`;
+    }
+    return undefined;
+  };
+
+  const svc: ApiServices = {
+    org: config.org,
+    store,
+    runtime,
+    bus,
+    reload: () => runtime.syncFileAgents(config.org, readAgents()),
+    describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
+    describeTurn: (turn) => describeTurn(store, turn),
+    onDelta: (agentId, listener) => {
+      let set = deltaListeners.get(agentId);
+      if (!set) deltaListeners.set(agentId, (set = new Set()));
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) deltaListeners.delete(agentId);
+      };
+    },
+  };
+
+  await runtime.syncFileAgents(config.org, readAgents());
+  await runtime.recover();
+
+  const httpOpts = {
+    authenticate: (t: string) => store.authenticate(t),
+    upgrades: { "/v1/workers": (req: Parameters<WorkerGateway["handleUpgrade"]>[0], socket: Parameters<WorkerGateway["handleUpgrade"]>[1], head: Buffer) => workers.handleUpgrade(req, socket, head) },
+    log,
+  };
+  const { app } = buildApp(svc, httpOpts);
+  const server: Server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
+  const url = `http://${options.host ?? config.listen.host}:${port}`;
+  log("info", "daemon listening", { url, org: config.org, database: config.database });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    config,
+    store,
+    runtime,
+    workers,
+    close: () =>
+      (closing ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await workers.close();
+        await runtime.close();
+        await db.close();
+      })()),
+  };
+}
+
+function loadPolicies(dir: string, log: Logger): Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }> {
+  const out = new Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }>();
+  for (const [name, p] of loadPoliciesDir(dir)) {
+    if ("error" in p) {
+      log("warn", "policy is invalid", { policy: name, error: p.error });
+      out.set(name, { error: p.error });
+    } else {
+      out.set(name, { policy: p, compiled: compilePolicy(p) });
+    }
+  }
+  return out;
+}

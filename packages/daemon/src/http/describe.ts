@@ -1,0 +1,77 @@
+import type { AgentDetail, TurnView } from "@wardrik/protocol";
+import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
+import { today } from "../runtime/agent-actor.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { RuntimeHooks } from "../runtime/types.js";
+import type { AgentRow, Store, TurnRow } from "../store/store.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import { summarise } from "./api-routes.js";
+
+export async function describeAgent(
+  row: AgentRow,
+  deps: { store: Store; registry: ToolRegistry; hooks: RuntimeHooks; runtime: Runtime },
+): Promise<AgentDetail> {
+  let def: Partial<AgentDefinition> = {};
+  if (row.definition) {
+    try {
+      def = JSON.parse(row.definition) as AgentDefinition;
+    } catch {
+      // shown through status and reason
+    }
+  }
+  const convs = await deps.store.listConversations(row.id);
+  const open = await deps.store.openTurns(row.id);
+  const waiting = await deps.store.waitingCalls(row.id);
+  const spend = await deps.store.spendOn(row.id, today(deps.store.clock.now()));
+  const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
+  const sources = deps.registry
+    .namespaces()
+    .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? [])
+    .filter((s) => (def.tools ?? []).some((p) => p === "*" || p === s.name || p.startsWith(s.name + "/")));
+  return {
+    ...summarise(row),
+    ...(def.model ? { model: def.model } : {}),
+    tools: def.tools ?? [],
+    ...(def.policy ? { policy: def.policy } : {}),
+    max_iterations: def.max_iterations ?? AGENT_DEFAULTS.max_iterations,
+    timeout: def.timeout ?? AGENT_DEFAULTS.timeout,
+    retries: def.retries ?? AGENT_DEFAULTS.retries,
+    idle_timeout: def.idle_timeout ?? AGENT_DEFAULTS.idle_timeout,
+    ...(def.budget !== undefined ? { budget: def.budget } : {}),
+    ...(def.context_window !== undefined ? { context_window: def.context_window } : {}),
+    instructions: def.instructions ?? "",
+    ...(row.file ? { file: row.file } : {}),
+    conversations: convs.map((c) => {
+      const t = open.find((o) => o.conversation_id === c.id);
+      return { id: c.id, key: c.key, status: t ? t.status : "idle" };
+    }),
+    waiting_calls: waiting.map((c) => ({ call: c.id, tool: c.tool, run: c.run, ...(c.reason ? { reason: c.reason } : {}) })),
+    spend: {
+      today_usd: spend.model_usd + spend.tools_usd,
+      model_usd: spend.model_usd,
+      tools_usd: spend.tools_usd,
+      ...(caps.per_day_usd !== undefined ? { per_day_cap_usd: caps.per_day_usd } : {}),
+      ...(caps.per_turn_usd !== undefined ? { per_turn_cap_usd: caps.per_turn_usd } : {}),
+    },
+    tool_sources: sources,
+  };
+}
+
+export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnView> {
+  const calls = await store.turnCalls(turn.id);
+  const inputs = await store.turnInputs(turn.id);
+  const conv = await store.getConversation(turn.conversation_id);
+  return {
+    id: turn.id,
+    agent: turn.agent_id,
+    conversation: conv?.key ?? turn.conversation_id,
+    status: turn.status,
+    ...(turn.reason ? { reason: turn.reason } : {}),
+    ...(turn.reply !== null ? { reply: turn.reply } : {}),
+    iterations: turn.iterations,
+    started_at: turn.started_at,
+    ...(turn.ended_at ? { ended_at: turn.ended_at } : {}),
+    messages: inputs.map((i) => i.id),
+    calls: calls.map((c) => ({ id: c.id, tool: c.tool, status: c.status, round: c.round, ...(c.reason ? { reason: c.reason } : {}) })),
+  };
+}

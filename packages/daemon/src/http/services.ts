@@ -1,0 +1,17 @@
+import type { AgentDetail, TurnView } from "@wardrik/protocol";
+import type { EventBus } from "../events/event-bus.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { AgentRow, Store, TurnRow } from "../store/store.js";
+
+/** What the HTTP layer needs from the daemon; the CLI reaches all of it through HTTP. */
+export interface ApiServices {
+  org: string;
+  store: Store;
+  runtime: Runtime;
+  bus: EventBus;
+  reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }>;
+  describeAgent(row: AgentRow): Promise<AgentDetail>;
+  describeTurn(turn: TurnRow): Promise<TurnView>;
+  /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
+  onDelta(agentId: string, listener: (run: string, text: string) => void): () => void;
+}

@@ -1,0 +1,16 @@
+export { startDaemon, ensureAdminToken, ADMIN_TOKEN_FILE } from "./daemon.js";
+export type { Daemon, DaemonOptions, Logger } from "./daemon.js";
+export { Runtime } from "./runtime/runtime.js";
+export type { FileAgent, RuntimeOptions } from "./runtime/runtime.js";
+export type { RuntimeHooks, ResolvedModelRef, CallForDecision, BudgetCaps } from "./runtime/types.js";
+export { LOST_ANSWER } from "./runtime/types.js";
+export { Store } from "./store/store.js";
+export { SqliteDb } from "./store/sqlite-db.js";
+export type { Db, Tx } from "./store/db.js";
+export { EventBus } from "./events/event-bus.js";
+export { ToolRegistry } from "./tools/tool-registry.js";
+export { FilesToolset } from "./tools/files-toolset.js";
+export type { Toolset, ToolInfo, ToolCallContext, ToolOutcome, ToolScope } from "./tools/toolset.js";
+export { ulidIds, systemClock } from "./ids.js";
+export type { Clock, IdGenerator } from "./ids.js";
+export { initProject } from "./cli/init-project.js";

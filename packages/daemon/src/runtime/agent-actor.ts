@@ -1,0 +1,617 @@
+import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
+import type { AgentDefinition } from "../config/types.js";
+import { PromptCache } from "../models/build-prompt.js";
+import type { CallRow, Store, TurnRow, Writer } from "../store/store.js";
+import { FINAL_CALL_STATUSES } from "../store/store.js";
+import type { ResolvedTool, ToolRegistry } from "../tools/tool-registry.js";
+import { fromModelToolName } from "../tools/toolset.js";
+import { callModel, ModelCallError, type ModelReply } from "./call-model.js";
+import type { StoredMessage, ToolResultPart } from "./messages.js";
+import { LOST_ANSWER, type RuntimeHooks } from "./types.js";
+
+export const MAX_PARALLEL_CALLS = 8;
+
+export interface ActorOptions {
+  toolTimeoutMs: number;
+  /** Test hook for model retry backoff. */
+  modelBackoffMs?: number;
+  log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Why a running turn was interrupted; the AbortSignal's reason. */
+export class TurnStop extends Error {
+  constructor(readonly why: "cancelled" | "timeout" | "shutdown" | "budget") {
+    super(`turn ${why}`);
+  }
+}
+
+class StaleTurn extends Error {}
+
+interface Runner {
+  again: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * One awake agent: its conversation runners, prompt caches and the abort
+ * controllers of running turns and calls. Everything here can be rebuilt
+ * from the store, which is what recovery and waking do.
+ */
+export class AgentActor {
+  private readonly runners = new Map<string, Runner>();
+  private readonly prompts = new Map<string, PromptCache>();
+  readonly turnControllers = new Map<string, AbortController>();
+  readonly callControllers = new Map<string, AbortController>();
+  private closed = false;
+  lastActive = Date.now();
+
+  constructor(
+    readonly id: string,
+    readonly org: string,
+    public def: AgentDefinition,
+    private readonly store: Store,
+    private readonly tools: ToolRegistry,
+    private readonly hooks: RuntimeHooks,
+    private readonly opts: ActorOptions,
+  ) {}
+
+  get ref() {
+    return { id: this.id, org: this.org };
+  }
+
+  get busy(): boolean {
+    return this.runners.size > 0 || this.callControllers.size > 0;
+  }
+
+  /** Makes sure a runner works through the conversation's open turn and queued input. */
+  kick(conversationId: string): void {
+    if (this.closed) return;
+    this.lastActive = Date.now();
+    const existing = this.runners.get(conversationId);
+    if (existing) {
+      existing.again = true;
+      return;
+    }
+    const runner: Runner = { again: true, done: Promise.resolve() };
+    runner.done = (async () => {
+      try {
+        while (runner.again && !this.closed) {
+          runner.again = false;
+          await this.runConversation(conversationId);
+        }
+      } catch (err) {
+        this.opts.log("error", "conversation runner failed", { agent: this.id, conversation: conversationId, err: String(err) });
+      } finally {
+        this.runners.delete(conversationId);
+        this.lastActive = Date.now();
+      }
+    })();
+    this.runners.set(conversationId, runner);
+  }
+
+  /** Drops cached prompts (history cleared, compaction, sleep). */
+  forgetPrompt(conversationId?: string): void {
+    if (conversationId) this.prompts.delete(conversationId);
+    else this.prompts.clear();
+  }
+
+  async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
+    this.closed = true;
+    for (const c of this.turnControllers.values()) c.abort(reason);
+    await Promise.allSettled([...this.runners.values()].map((r) => r.done));
+  }
+
+  private async runConversation(conversationId: string): Promise<void> {
+    while (!this.closed) {
+      let turn = await this.store.openTurnOf(conversationId);
+      if (turn?.status === "parked") return;
+      turn ??= await this.startTurn(conversationId);
+      if (!turn) return;
+      await this.driveTurn(turn);
+    }
+  }
+
+  private async startTurn(conversationId: string): Promise<TurnRow | undefined> {
+    return this.store.tx(async (w) => {
+      const inputs = await this.store.queuedInputs(w, conversationId);
+      if (inputs.length === 0) return undefined;
+      const conv = await this.store.getConversation(conversationId);
+      const run = this.store.ids.next("run");
+      await w.run("INSERT INTO turns (id, agent_id, conversation_id, status, started_at) VALUES (?, ?, ?, 'running', ?)", [
+        run,
+        this.id,
+        conversationId,
+        w.now,
+      ]);
+      for (const input of inputs) {
+        await w.run("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ?", [run, input.id]);
+        const message: StoredMessage = { role: "user", text: input.text, input: input.id };
+        const seq = await this.store.appendMessage(w, conversationId, run, message, w.now);
+        this.prompts.get(conversationId)?.push({ seq, run, message });
+      }
+      await this.store.setAgentStatus(w, this.id, "running");
+      await w.emit(this.ref, "turn.started", { conversation: conv?.key, conversation_id: conversationId, messages: inputs.map((i) => i.id) }, { run });
+      return {
+        id: run,
+        agent_id: this.id,
+        conversation_id: conversationId,
+        status: "running",
+        reason: null,
+        reply: null,
+        iterations: 0,
+        rounds: 0,
+        rounds_done: 0,
+        spend_usd: 0,
+        format: 1,
+        started_at: w.now,
+        ended_at: null,
+      };
+    });
+  }
+
+  private async prompt(conversationId: string): Promise<PromptCache> {
+    let cache = this.prompts.get(conversationId);
+    if (!cache) {
+      const conv = await this.store.getConversation(conversationId);
+      cache = new PromptCache(await this.store.history(conversationId, conv?.summary_upto ?? 0));
+      this.prompts.set(conversationId, cache);
+    }
+    return cache;
+  }
+
+  /** Inside a runner transaction: the turn must still be ours to advance. */
+  private async assertRunning(w: Writer, run: string): Promise<void> {
+    const row = await w.get<{ status: string }>("SELECT status FROM turns WHERE id = ?", [run]);
+    if (row?.status !== "running") throw new StaleTurn(`turn ${run} is ${row?.status ?? "gone"}`);
+  }
+
+  private async appendMessage(w: Writer, conversationId: string, run: string, message: StoredMessage): Promise<void> {
+    const seq = await this.store.appendMessage(w, conversationId, run, message, w.now);
+    this.prompts.get(conversationId)?.push({ seq, run, message });
+  }
+
+  /** Advances a turn from whatever state the store holds: fresh, resumed after approval, or recovered. */
+  async driveTurn(initial: TurnRow): Promise<void> {
+    let turn = initial;
+    const controller = new AbortController();
+    this.turnControllers.set(turn.id, controller);
+    const deadline = Date.parse(turn.started_at) + this.def.timeout * 1000;
+    const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
+    const signal = controller.signal;
+    try {
+      for (;;) {
+        if (signal.aborted) throw signal.reason;
+        if (turn.rounds > turn.rounds_done) {
+          const outcome = await this.executeRound(turn, signal);
+          if (outcome === "parked") return;
+          turn = { ...turn, rounds_done: turn.rounds };
+          continue;
+        }
+        if (turn.iterations >= this.def.max_iterations) {
+          await this.endTurn(turn, "failed", `The turn reached max_iterations (${this.def.max_iterations} model calls) without a final answer.`);
+          return;
+        }
+        const step = await this.modelStep(turn, signal);
+        if (step === "ended") return;
+        turn = step;
+      }
+    } catch (err) {
+      if (err instanceof StaleTurn) return;
+      const reason = signal.aborted ? signal.reason : undefined;
+      if (reason instanceof TurnStop) {
+        if (reason.why === "timeout") {
+          await this.endTurn(turn, "failed", `The turn took longer than its timeout of ${this.def.timeout} s.`);
+        }
+        // cancelled: Runtime.cancel already ended it; shutdown: recovery resumes it.
+        return;
+      }
+      if (err instanceof ModelCallError) {
+        await this.endTurn(turn, "failed", `The model call failed: ${err.message}`, "model.failed");
+        return;
+      }
+      this.opts.log("error", "turn failed unexpectedly", { agent: this.id, run: turn.id, err: String(err) });
+      await this.endTurn(turn, "failed", `Internal error: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      clearTimeout(timer);
+      this.turnControllers.delete(turn.id);
+    }
+  }
+
+  private async modelStep(turn: TurnRow, signal: AbortSignal): Promise<TurnRow | "ended"> {
+    const resolved = this.hooks.resolveModel(this.def.model, this.def);
+    const caps = this.hooks.budget(this.def);
+    if (await this.overBudget(turn, caps, 0)) return "ended";
+    const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
+    const cache = await this.prompt(turn.conversation_id);
+    const conv = await this.store.getConversation(turn.conversation_id);
+    const prompt = cache.build(this.def.instructions, conv?.summary);
+    const iteration = turn.iterations + 1;
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE turns SET iterations = ? WHERE id = ?", [iteration, turn.id]);
+      await w.emit(this.ref, "model.called", { model: resolved.ref, iteration, messages: prompt.length, tools: tools.size }, { run: turn.id });
+    });
+    const reply = await callModel({
+      model: resolved.model,
+      prompt,
+      tools: [...tools.values()].map(toFunctionTool),
+      signal,
+      retries: this.def.retries,
+      price: resolved.price,
+      ...(this.opts.modelBackoffMs !== undefined ? { backoffMs: this.opts.modelBackoffMs } : {}),
+      ...(this.hooks.onDelta ? { onDelta: (d: string) => this.hooks.onDelta?.(this.id, turn.id, d) } : {}),
+    });
+    const day = today(this.store.clock.now());
+    const replied = {
+      model: resolved.ref,
+      iteration,
+      input_tokens: reply.usage.input,
+      output_tokens: reply.usage.output,
+      cached_tokens: reply.usage.cached,
+      cost_usd: reply.costUsd,
+      finish_reason: reply.finishReason,
+      text: reply.text,
+      tool_calls: reply.toolCalls.length,
+    };
+    if (reply.toolCalls.length === 0) {
+      await this.store.tx(async (w) => {
+        await this.assertRunning(w, turn.id);
+        await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
+        await w.emit(this.ref, "model.replied", replied, { run: turn.id });
+        await this.appendMessage(w, turn.conversation_id, turn.id, { role: "assistant", text: reply.text, toolCalls: [] });
+        await w.run("UPDATE turns SET spend_usd = spend_usd + ? WHERE id = ?", [reply.costUsd, turn.id]);
+        await this.finishTurn(w, turn, "completed", null, reply.text);
+      });
+      return "ended";
+    }
+    const round = turn.rounds + 1;
+    const calls = reply.toolCalls.map((tc) => this.planCall(tc, tools));
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
+      await w.emit(this.ref, "model.replied", replied, { run: turn.id });
+      await this.appendMessage(w, turn.conversation_id, turn.id, {
+        role: "assistant",
+        text: reply.text,
+        toolCalls: calls.map((c) => ({ modelCallId: c.modelCallId, callId: c.id, tool: c.tool, args: c.args })),
+      });
+      await this.store.insertCalls(w, turn.id, this.id, round, calls);
+      await w.run("UPDATE turns SET rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [round, reply.costUsd, turn.id]);
+      await w.emit(
+        this.ref,
+        "round.saved",
+        { round, calls: calls.map((c) => ({ call: c.id, tool: c.tool, args: c.args, read_only: c.readOnly, idempotent: c.idempotent })) },
+        { run: turn.id },
+      );
+    });
+    return { ...turn, iterations: iteration, rounds: round, spend_usd: turn.spend_usd + reply.costUsd };
+  }
+
+  private planCall(tc: ModelReply["toolCalls"][number], tools: Map<string, ResolvedTool>) {
+    const tool = tools.get(tc.toolName);
+    let args: unknown;
+    try {
+      args = tc.input === "" ? {} : JSON.parse(tc.input);
+    } catch {
+      args = { __invalid_json: tc.input };
+    }
+    return {
+      id: this.store.ids.next("call"),
+      modelCallId: tc.toolCallId,
+      tool: tool?.name ?? fromModelToolName(tc.toolName),
+      args,
+      readOnly: tool?.readOnly ?? false,
+      idempotent: tool?.idempotent ?? false,
+    };
+  }
+
+  /** Runs every call of the turn's last round that is not final; "parked" when some wait for a person. */
+  private async executeRound(turn: TurnRow, signal: AbortSignal): Promise<"done" | "parked"> {
+    const round = turn.rounds;
+    for (;;) {
+      const calls = await this.store.roundCalls(turn.id, round);
+      const open = calls.filter((c) => !FINAL_CALL_STATUSES.has(c.status) && c.status !== "waiting");
+      if (open.length > 0) {
+        await runLimited(open, MAX_PARALLEL_CALLS, (c) => this.executeCall(turn, c, signal));
+        if (signal.aborted) throw signal.reason;
+        continue;
+      }
+      if (calls.some((c) => c.status === "waiting")) {
+        const parked = await this.store.tx(async (w) => {
+          await this.assertRunning(w, turn.id);
+          const ready = await w.get<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE run = ? AND round = ? AND status IN ('planned', 'approved')", [
+            turn.id,
+            round,
+          ]);
+          if ((ready?.n ?? 0) > 0) return false;
+          await w.run("UPDATE turns SET status = 'parked' WHERE id = ?", [turn.id]);
+          await this.refreshStatus(w);
+          const waiting = calls.filter((c) => c.status === "waiting").map((c) => c.id);
+          await w.emit(this.ref, "turn.parked", { round, waiting }, { run: turn.id });
+          return true;
+        });
+        if (parked) return "parked";
+        continue;
+      }
+      await this.store.tx(async (w) => {
+        await this.assertRunning(w, turn.id);
+        const results: ToolResultPart[] = calls.map((c) => ({
+          modelCallId: c.model_call_id,
+          callId: c.id,
+          tool: c.tool,
+          isError: c.status !== "completed",
+          output: c.result === null ? null : JSON.parse(c.result),
+        }));
+        await this.appendMessage(w, turn.conversation_id, turn.id, { role: "tool", results });
+        await w.run("UPDATE turns SET rounds_done = ? WHERE id = ?", [round, turn.id]);
+      });
+      return "done";
+    }
+  }
+
+  private async executeCall(turn: TurnRow, call: CallRow, turnSignal: AbortSignal): Promise<void> {
+    if (turnSignal.aborted) return;
+    const scope = { org: this.org, agentId: this.id };
+    const tool = await this.tools.find(call.tool, scope);
+    const args: unknown = JSON.parse(call.args);
+    const allowedByPatterns = tool !== undefined && (await this.tools.resolve(this.def.tools, scope)).has(tool.modelName);
+
+    if (call.status === "planned") {
+      if (!allowedByPatterns || (args as { __invalid_json?: unknown }).__invalid_json !== undefined) {
+        const error = !allowedByPatterns
+          ? `Unknown tool ${call.tool}. ${await this.availableTools()}`
+          : `The arguments were not valid JSON: ${String((args as { __invalid_json: unknown }).__invalid_json).slice(0, 200)}`;
+        await this.finishCall(turn, call, "failed", error, 0);
+        return;
+      }
+      const decision = this.hooks.decide({ agent: { ...this.def, id: this.id, org: this.org }, tool: call.tool, args, readOnly: tool.readOnly, idempotent: tool.idempotent });
+      const decided = { call: call.id, tool: call.tool, decision: decision.decision, reason: decision.reason, rule: decision.ruleSource ?? null };
+      if (decision.decision !== "allow") {
+        await this.store.tx(async (w) => {
+          await this.assertRunning(w, turn.id);
+          const status = decision.decision === "deny" ? "denied" : "waiting";
+          const result = decision.decision === "deny" ? JSON.stringify(`Denied by policy: ${decision.reason}`) : null;
+          await w.run("UPDATE calls SET status = ?, decision = ?, reason = ?, rule = ?, result = ?, ended_at = ? WHERE id = ?", [
+            status,
+            decision.decision,
+            decision.reason,
+            decision.ruleSource ?? null,
+            result,
+            decision.decision === "deny" ? w.now : null,
+            call.id,
+          ]);
+          await w.emit(this.ref, "call.decided", decided, { run: turn.id, subject: call.id });
+          if (decision.decision === "ask") {
+            await w.emit(this.ref, "approval.requested", { call: call.id, tool: call.tool, args, reason: decision.reason, rule: decision.ruleSource ?? null }, {
+              run: turn.id,
+              subject: call.id,
+            });
+          }
+        });
+        return;
+      }
+      await this.runCall(turn, call, tool, args, turnSignal, decided);
+      return;
+    }
+    if (call.status === "approved") {
+      if (!tool) {
+        await this.finishCall(turn, call, "failed", `Tool ${call.tool} is no longer available.`, 0);
+        return;
+      }
+      await this.runCall(turn, call, tool, args, turnSignal, undefined);
+      return;
+    }
+    if (call.status === "running") {
+      // Interrupted mid-call (crash, lost node). Repeat only what is safe to repeat.
+      if (tool && (call.read_only === 1 || call.idempotent === 1)) {
+        await this.runCall(turn, call, tool, args, turnSignal, undefined);
+      } else {
+        await this.askAfterLoss(turn, call, args);
+      }
+    }
+  }
+
+  private async askAfterLoss(turn: TurnRow, call: CallRow, args: unknown): Promise<void> {
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE calls SET status = 'waiting', decision = 'ask', reason = ? WHERE id = ?", [LOST_ANSWER, call.id]);
+      await w.emit(this.ref, "approval.requested", { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true }, {
+        run: turn.id,
+        subject: call.id,
+      });
+    });
+  }
+
+  private async runCall(
+    turn: TurnRow,
+    call: CallRow,
+    tool: ResolvedTool,
+    args: unknown,
+    turnSignal: AbortSignal,
+    decided: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const attempt = call.attempts + 1;
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE calls SET status = 'running', decision = COALESCE(decision, 'allow'), attempts = ?, started_at = ? WHERE id = ?", [
+        attempt,
+        w.now,
+        call.id,
+      ]);
+      if (decided) await w.emit(this.ref, "call.decided", decided, { run: turn.id, subject: call.id });
+      await w.emit(this.ref, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, {
+        run: turn.id,
+        subject: call.id,
+      });
+    });
+    const controller = new AbortController();
+    const onTurnAbort = () => controller.abort(turnSignal.reason);
+    turnSignal.addEventListener("abort", onTurnAbort, { once: true });
+    this.callControllers.set(call.id, controller);
+    let cost = 0;
+    let outcome;
+    try {
+      outcome = await tool.toolset.call(tool.local, args, {
+        agent: this.id,
+        org: this.org,
+        run: turn.id,
+        callId: call.id,
+        idempotencyKey: call.idempotency_key,
+        signal: controller.signal,
+        timeoutMs: this.opts.toolTimeoutMs,
+        cost: (usd: number) => {
+          if (Number.isFinite(usd) && usd > 0) cost += usd;
+        },
+      });
+    } catch (err) {
+      outcome = { ok: false as const, kind: "failed" as const, error: `The tool failed: ${err instanceof Error ? err.message : String(err)}` };
+    } finally {
+      turnSignal.removeEventListener("abort", onTurnAbort);
+      this.callControllers.delete(call.id);
+    }
+    if (turnSignal.aborted) {
+      // The turn was cancelled or timed out; the stopping code records the end.
+      if (cost > 0) await this.recordLateCost(turn, call, cost);
+      return;
+    }
+    if (!outcome.ok && outcome.kind === "lost") {
+      if (cost > 0) await this.recordLateCost(turn, call, cost);
+      await this.askAfterLoss(turn, { ...call, attempts: attempt }, args);
+      return;
+    }
+    if (!outcome.ok && (outcome.kind === "killed" || controller.signal.aborted)) {
+      await this.finishCall(turn, call, "killed", "A person stopped this call before it finished.", cost);
+      return;
+    }
+    if (outcome.ok) {
+      let serialised: string;
+      try {
+        serialised = JSON.stringify(outcome.output ?? null);
+      } catch (err) {
+        await this.finishCall(turn, call, "failed", `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`, cost);
+        return;
+      }
+      await this.finishCall(turn, call, "completed", JSON.parse(serialised), cost);
+    } else {
+      await this.finishCall(turn, call, "failed", outcome.error, cost);
+    }
+  }
+
+  private async recordLateCost(turn: TurnRow, call: CallRow, cost: number): Promise<void> {
+    await this.store.tx(async (w) => {
+      await this.store.addSpend(w, this.id, today(this.store.clock.now()), 0, cost);
+      await w.run("UPDATE calls SET cost_usd = cost_usd + ? WHERE id = ?", [cost, call.id]);
+      await w.emit(this.ref, "call.cost_reported", { call: call.id, tool: call.tool, cost_usd: cost }, { run: turn.id, subject: call.id });
+    });
+  }
+
+  private async finishCall(turn: TurnRow, call: CallRow, status: "completed" | "failed" | "killed", output: unknown, cost: number): Promise<void> {
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE calls SET status = ?, result = ?, cost_usd = cost_usd + ?, ended_at = ? WHERE id = ?", [
+        status,
+        JSON.stringify(output),
+        cost,
+        w.now,
+        call.id,
+      ]);
+      if (cost > 0) {
+        await this.store.addSpend(w, this.id, today(this.store.clock.now()), 0, cost);
+        await w.run("UPDATE turns SET spend_usd = spend_usd + ? WHERE id = ?", [cost, turn.id]);
+      }
+      const type = status === "completed" ? "call.completed" : status === "killed" ? "call.killed" : "call.failed";
+      const data: Record<string, unknown> = { call: call.id, tool: call.tool, cost_usd: cost };
+      if (status === "completed") data.output = output;
+      else data.error = output;
+      await w.emit(this.ref, type, data, { run: turn.id, subject: call.id });
+    });
+  }
+
+  private async availableTools(): Promise<string> {
+    const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
+    const names = [...tools.keys()];
+    return names.length === 0 ? "This agent has no tools." : `Available tools: ${names.join(", ")}.`;
+  }
+
+  private async overBudget(turn: TurnRow, caps: ReturnType<RuntimeHooks["budget"]>, extra: number): Promise<boolean> {
+    if (caps.per_day_usd === undefined && caps.per_turn_usd === undefined) return false;
+    const spent = await this.store.spendOn(this.id, today(this.store.clock.now()));
+    const day = spent.model_usd + spent.tools_usd + extra;
+    const row = await this.store.getTurn(turn.id);
+    const turnSpend = (row?.spend_usd ?? 0) + extra;
+    let reason: string | undefined;
+    if (caps.per_day_usd !== undefined && day >= caps.per_day_usd) {
+      reason = `The agent's daily budget of $${caps.per_day_usd} is used up (spent $${day.toFixed(4)} today).`;
+    } else if (caps.per_turn_usd !== undefined && turnSpend >= caps.per_turn_usd) {
+      reason = `The turn's budget of $${caps.per_turn_usd} is used up (spent $${turnSpend.toFixed(4)}).`;
+    }
+    if (!reason) return false;
+    await this.store.tx(async (w) => {
+      await w.emit(this.ref, "budget.exceeded", { reason, spent_today_usd: day, spent_turn_usd: turnSpend, ...caps }, { run: turn.id });
+    });
+    await this.endTurn(turn, "failed", reason);
+    return true;
+  }
+
+  async endTurn(turn: TurnRow, status: "completed" | "failed" | "cancelled", reason: string | null, extraEvent?: "model.failed"): Promise<void> {
+    await this.store.tx(async (w) => {
+      const row = await w.get<{ status: string }>("SELECT status FROM turns WHERE id = ?", [turn.id]);
+      if (row?.status !== "running" && row?.status !== "parked") return;
+      if (extraEvent) await w.emit(this.ref, extraEvent, { error: reason }, { run: turn.id });
+      await this.finishTurn(w, turn, status, reason, null);
+    });
+  }
+
+  /** Ends a turn inside a transaction: open calls are closed, the status and event written. */
+  async finishTurn(w: Writer, turn: TurnRow, status: "completed" | "failed" | "cancelled", reason: string | null, reply: string | null): Promise<void> {
+    await w.run("UPDATE turns SET status = ?, reason = ?, reply = ?, ended_at = ? WHERE id = ?", [status, reason, reply, w.now, turn.id]);
+    if (status !== "completed") {
+      const open = await w.all<{ id: string; tool: string }>(
+        "SELECT id, tool FROM calls WHERE run = ? AND status NOT IN ('completed', 'failed', 'denied', 'killed')",
+        [turn.id],
+      );
+      for (const c of open) {
+        await w.run("UPDATE calls SET status = 'killed', result = ?, ended_at = ? WHERE id = ?", [JSON.stringify(`The turn ended: ${reason}`), w.now, c.id]);
+        await w.emit(this.ref, "call.killed", { call: c.id, tool: c.tool, error: `The turn ended: ${reason}` }, { run: turn.id, subject: c.id });
+      }
+    }
+    await this.refreshStatus(w);
+    const type = status === "completed" ? "turn.completed" : status === "failed" ? "turn.failed" : "turn.cancelled";
+    const spend = await w.get<{ spend_usd: number; iterations: number }>("SELECT spend_usd, iterations FROM turns WHERE id = ?", [turn.id]);
+    await w.emit(
+      this.ref,
+      type,
+      {
+        conversation_id: turn.conversation_id,
+        ...(reply !== null ? { reply } : {}),
+        ...(reason !== null ? { reason } : {}),
+        iterations: spend?.iterations ?? 0,
+        spend_usd: spend?.spend_usd ?? 0,
+      },
+      { run: turn.id },
+    );
+  }
+
+  /** Recomputes the agent's stored status from its open turns. */
+  async refreshStatus(w: Writer): Promise<void> {
+    const rows = await w.all<{ status: string }>("SELECT DISTINCT status FROM turns WHERE agent_id = ? AND status IN ('running', 'parked')", [this.id]);
+    const status = rows.some((r) => r.status === "running") ? "running" : rows.length > 0 ? "parked" : "idle";
+    await w.run("UPDATE agents SET status = ? WHERE id = ? AND status != 'unreadable'", [status, this.id]);
+  }
+}
+
+function toFunctionTool(t: ResolvedTool): LanguageModelV3FunctionTool {
+  return { type: "function", name: t.modelName, description: t.description, inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"] };
+}
+
+export function today(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+async function runLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,30 @@
+/** The stored shape of a conversation's messages (the `messages.content` column). */
+
+export interface ToolCallPart {
+  /** The ID the model gave the call; sent back with its result. */
+  modelCallId: string;
+  /** Wardrik's `call_` ID. */
+  callId: string;
+  /** `namespace/tool` */
+  tool: string;
+  args: unknown;
+}
+
+export interface ToolResultPart {
+  modelCallId: string;
+  callId: string;
+  tool: string;
+  isError: boolean;
+  output: unknown;
+}
+
+export type StoredMessage =
+  | { role: "user"; text: string; input: string }
+  | { role: "assistant"; text: string; toolCalls: ToolCallPart[] }
+  | { role: "tool"; results: ToolResultPart[] };
+
+export interface HistoryEntry {
+  seq: number;
+  run?: string;
+  message: StoredMessage;
+}

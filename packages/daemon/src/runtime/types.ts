@@ -1,0 +1,39 @@
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { AgentDefinition } from "../config/types.js";
+import type { DecisionResult } from "../policy/types.js";
+import type { ModelPrice } from "./call-model.js";
+
+export interface ResolvedModelRef {
+  ref: string;
+  model: LanguageModelV3;
+  contextWindow?: number | undefined;
+  price?: ModelPrice | undefined;
+}
+
+export interface CallForDecision {
+  agent: AgentDefinition & { id: string; org: string };
+  tool: string;
+  args: unknown;
+  readOnly: boolean;
+  idempotent: boolean;
+}
+
+/** Budget caps that apply to an agent (policy and agent file). */
+export interface BudgetCaps {
+  per_turn_usd?: number | undefined;
+  per_day_usd?: number | undefined;
+}
+
+/**
+ * What the runtime asks of its surroundings. Each is a seam later parts fill
+ * in: policies decide calls, the model layer resolves refs.
+ */
+export interface RuntimeHooks {
+  resolveModel(ref: string | undefined, agent: AgentDefinition): ResolvedModelRef;
+  decide(call: CallForDecision): DecisionResult;
+  budget(agent: AgentDefinition): BudgetCaps;
+  /** A live text delta of a model reply; not stored. */
+  onDelta?(agentId: string, run: string, text: string): void;
+}
+
+export const LOST_ANSWER = "This call may have run, but its answer was lost.";

@@ -1,0 +1,152 @@
+import { posix } from "node:path";
+import type { Db } from "../store/db.js";
+import type { Clock } from "../ids.js";
+import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
+
+const MAX_FILE_BYTES = 1_000_000;
+const MAX_PATH = 512;
+const MAX_LIST = 1000;
+const MAX_SEARCH_HITS = 50;
+
+const pathSchema = { type: "string", description: "Path inside the agent's file space, such as notes/today.md" };
+
+const TOOLS: ToolInfo[] = [
+  {
+    name: "files/read",
+    description: "Read a file from your file space.",
+    inputSchema: obj({ path: pathSchema }, ["path"]),
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: "files/write",
+    description: "Create or replace a file in your file space.",
+    inputSchema: obj({ path: pathSchema, content: { type: "string", description: "The whole new content of the file" } }, ["path", "content"]),
+    readOnly: false,
+    idempotent: true,
+  },
+  {
+    name: "files/list",
+    description: "List files in your file space, optionally only those under a prefix.",
+    inputSchema: obj({ prefix: { type: "string", description: "Only paths that start with this, such as notes/" } }, []),
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: "files/search",
+    description: "Find files whose path or content contains the query (case-insensitive); returns matching lines.",
+    inputSchema: obj({ query: { type: "string", description: "Text to look for" } }, ["query"]),
+    readOnly: true,
+    idempotent: true,
+  },
+  {
+    name: "files/delete",
+    description: "Delete a file from your file space.",
+    inputSchema: obj({ path: pathSchema }, ["path"]),
+    readOnly: false,
+    idempotent: true,
+  },
+];
+
+function obj(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+class FileError extends Error {}
+
+/**
+ * Normalises a path inside an agent's space, refusing anything that would
+ * leave it: absolute paths, `..` above the root, NUL bytes, backslashes.
+ */
+export function normaliseFilePath(raw: unknown): string {
+  if (typeof raw !== "string" || raw.trim() === "") throw new FileError("path must be a non-empty string, such as notes/today.md");
+  if (raw.length > MAX_PATH) throw new FileError(`path is longer than ${MAX_PATH} characters`);
+  if (raw.includes("\0")) throw new FileError("path must not contain NUL bytes");
+  if (raw.includes("\\")) throw new FileError(`path "${raw}" must use / as separator`);
+  if (raw.startsWith("/") || raw.startsWith("~")) throw new FileError(`path "${raw}" must be relative to your file space, such as notes/today.md`);
+  const norm = posix.normalize(raw);
+  if (norm === ".." || norm.startsWith("../")) throw new FileError(`path "${raw}" leaves your file space; paths cannot go above its root`);
+  if (norm === "." || norm.endsWith("/")) throw new FileError(`path "${raw}" names a folder, not a file`);
+  return norm;
+}
+
+/** The built-in `files` namespace: a private file space per agent, stored in the database. */
+export class FilesToolset implements Toolset {
+  readonly namespace = "files";
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  list(_scope: ToolScope): ToolInfo[] {
+    return TOOLS;
+  }
+
+  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    try {
+      const a = (args ?? {}) as Record<string, unknown>;
+      if (typeof a !== "object" || Array.isArray(a)) throw new FileError("arguments must be an object");
+      return { ok: true, output: await this.run(tool, a, ctx.agent) };
+    } catch (err) {
+      if (err instanceof FileError) return { ok: false, kind: "failed", error: err.message };
+      throw err;
+    }
+  }
+
+  private async run(tool: string, a: Record<string, unknown>, agent: string): Promise<unknown> {
+    switch (tool) {
+      case "read": {
+        const path = normaliseFilePath(a.path);
+        const row = await this.db.get<{ content: string }>("SELECT content FROM files WHERE agent_id = ? AND path = ?", [agent, path]);
+        if (!row) throw new FileError(`No file ${path}. Use files__list to see which files exist.`);
+        return { path, content: row.content };
+      }
+      case "write": {
+        const path = normaliseFilePath(a.path);
+        if (typeof a.content !== "string") throw new FileError("content must be a string");
+        const bytes = Buffer.byteLength(a.content);
+        if (bytes > MAX_FILE_BYTES) throw new FileError(`content is ${bytes} bytes; a file holds at most ${MAX_FILE_BYTES}`);
+        const now = this.clock.now().toISOString();
+        await this.db.transaction((tx) =>
+          tx.run(
+            "INSERT INTO files (agent_id, path, content, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, path) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
+            [agent, path, a.content as string, now],
+          ),
+        );
+        return { path, bytes };
+      }
+      case "list": {
+        const prefix = a.prefix === undefined ? "" : String(a.prefix);
+        const rows = await this.db.all<{ path: string; size: number; updated_at: string }>(
+          "SELECT path, LENGTH(content) AS size, updated_at FROM files WHERE agent_id = ? AND substr(path, 1, ?) = ? ORDER BY path LIMIT ?",
+          [agent, prefix.length, prefix, MAX_LIST + 1],
+        );
+        const files = rows.slice(0, MAX_LIST).map((r) => ({ path: r.path, size: r.size, updated_at: r.updated_at }));
+        return rows.length > MAX_LIST ? { files, truncated: true } : { files };
+      }
+      case "search": {
+        if (typeof a.query !== "string" || a.query === "") throw new FileError("query must be a non-empty string");
+        const q = a.query.toLowerCase();
+        const rows = await this.db.all<{ path: string; content: string }>("SELECT path, content FROM files WHERE agent_id = ? ORDER BY path", [agent]);
+        const hits: { path: string; line?: number; text?: string }[] = [];
+        for (const r of rows) {
+          if (hits.length >= MAX_SEARCH_HITS) break;
+          if (r.path.toLowerCase().includes(q)) hits.push({ path: r.path });
+          const lines = r.content.split("\n");
+          for (let i = 0; i < lines.length && hits.length < MAX_SEARCH_HITS; i++) {
+            if (lines[i]!.toLowerCase().includes(q)) hits.push({ path: r.path, line: i + 1, text: lines[i]!.slice(0, 300) });
+          }
+        }
+        return { query: a.query, hits };
+      }
+      case "delete": {
+        const path = normaliseFilePath(a.path);
+        const res = await this.db.transaction((tx) => tx.run("DELETE FROM files WHERE agent_id = ? AND path = ?", [agent, path]));
+        return { path, deleted: res.changes > 0 };
+      }
+      default:
+        throw new FileError(`files has no tool "${tool}"; it has read, write, list, search and delete`);
+    }
+  }
+}

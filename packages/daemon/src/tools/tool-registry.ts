@@ -1,0 +1,67 @@
+import type { ToolInfo, ToolScope, Toolset } from "./toolset.js";
+import { toModelToolName } from "./toolset.js";
+
+/** An agent's tool pattern compiled once: `files` means `files/*`; `*` matches anywhere. */
+export function compileToolPattern(pattern: string): (fullName: string) => boolean {
+  const p = pattern.includes("/") || pattern === "*" ? pattern : `${pattern}/*`;
+  if (!p.includes("*")) return (name) => name === p;
+  const re = new RegExp("^" + p.split("*").map(escapeRegExp).join(".*") + "$");
+  return (name) => re.test(name);
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+export interface ResolvedTool extends ToolInfo {
+  modelName: string;
+  toolset: Toolset;
+  /** The name inside its toolset (without namespace). */
+  local: string;
+}
+
+/** Maps namespaces to toolsets and resolves an agent's patterns to the tools it may use. */
+export class ToolRegistry {
+  private readonly toolsets = new Map<string, Toolset>();
+
+  add(toolset: Toolset): void {
+    if (this.toolsets.has(toolset.namespace)) throw new Error(`tool namespace "${toolset.namespace}" is already registered`);
+    this.toolsets.set(toolset.namespace, toolset);
+  }
+
+  get(namespace: string): Toolset | undefined {
+    return this.toolsets.get(namespace);
+  }
+
+  namespaces(): string[] {
+    return [...this.toolsets.keys()];
+  }
+
+  /** Tools matching the agent's patterns, keyed by the name the model sees. */
+  async resolve(patterns: readonly string[], scope: ToolScope): Promise<Map<string, ResolvedTool>> {
+    const out = new Map<string, ResolvedTool>();
+    if (patterns.length === 0) return out;
+    const matchers = patterns.map(compileToolPattern);
+    for (const toolset of this.toolsets.values()) {
+      const prefix = toolset.namespace + "/";
+      // Skip a toolset early when no pattern could match any of its tools.
+      if (!patterns.some((p) => p === "*" || p === toolset.namespace || p.startsWith(prefix) || p.startsWith("*"))) continue;
+      for (const info of await toolset.list(scope)) {
+        if (!matchers.some((m) => m(info.name))) continue;
+        const modelName = toModelToolName(info.name);
+        out.set(modelName, { ...info, modelName, toolset, local: info.name.slice(prefix.length) });
+      }
+    }
+    return out;
+  }
+
+  /** Looks a tool up by full name, whether or not the agent's patterns include it (recovery, approvals). */
+  async find(fullName: string, scope: ToolScope): Promise<ResolvedTool | undefined> {
+    const slash = fullName.indexOf("/");
+    if (slash < 0) return undefined;
+    const toolset = this.toolsets.get(fullName.slice(0, slash));
+    if (!toolset) return undefined;
+    const info = (await toolset.list(scope)).find((t) => t.name === fullName);
+    return info ? { ...info, modelName: toModelToolName(info.name), toolset, local: fullName.slice(slash + 1) } : undefined;
+  }
+}

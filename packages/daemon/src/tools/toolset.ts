@@ -1,0 +1,73 @@
+/**
+ * The toolset seam. A toolset (files, workers, one per MCP server) lists its
+ * tools and runs calls; the registry maps `ns/tool` (agent files, policies)
+ * to `ns__tool` (what the model sees).
+ */
+export interface ToolInfo {
+  /** Full name `namespace/tool`. */
+  name: string;
+  description: string;
+  title?: string;
+  /** JSON Schema of the input (input side), as the model receives it. */
+  inputSchema: Record<string, unknown>;
+  /** Safe to run without approval by default, and safe to repeat. */
+  readOnly: boolean;
+  /** Safe to repeat with the same idempotency key. */
+  idempotent: boolean;
+}
+
+export interface ToolCallContext {
+  /** The calling agent's ID (set by Wardrik, never by the model). */
+  agent: string;
+  org: string;
+  /** The turn's ID, as in its events. */
+  run: string;
+  callId: string;
+  /** The same on every attempt of this call. */
+  idempotencyKey: string;
+  /** Aborts when the call is killed, its turn cancelled, or it times out. */
+  signal: AbortSignal;
+  /** Adds US dollars to the agent's spend; calls add up. */
+  cost(usd: number): void;
+  /** Milliseconds this call may take before it times out. */
+  timeoutMs: number;
+}
+
+export type ToolOutcome =
+  | { ok: true; output: unknown }
+  | {
+      ok: false;
+      error: string;
+      /**
+       * `lost`: the call may have run but its answer was lost (a worker went away
+       * mid-call). The runtime treats it like an interrupted call in recovery.
+       */
+      kind?: "failed" | "timeout" | "killed" | "lost" | "unavailable";
+    };
+
+export interface ToolScope {
+  org: string;
+  agentId: string;
+}
+
+export interface Toolset {
+  readonly namespace: string;
+  /** Tools this toolset offers to the given agent's org right now. */
+  list(scope: ToolScope): ToolInfo[] | Promise<ToolInfo[]>;
+  /** Runs `tool` (the name without namespace). Never throws for a tool failure: returns `ok: false`. */
+  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
+  /** Health of the toolset's sources, for `wardrik agent show` (MCP servers, workers). */
+  status?(scope: ToolScope): { name: string; status: string; reason?: string }[];
+}
+
+export const MODEL_NAME_SEPARATOR = "__";
+
+export function toModelToolName(fullName: string): string {
+  const slash = fullName.indexOf("/");
+  return slash < 0 ? fullName : fullName.slice(0, slash) + MODEL_NAME_SEPARATOR + fullName.slice(slash + 1);
+}
+
+export function fromModelToolName(modelName: string): string {
+  const sep = modelName.indexOf(MODEL_NAME_SEPARATOR);
+  return sep < 0 ? modelName : modelName.slice(0, sep) + "/" + modelName.slice(sep + MODEL_NAME_SEPARATOR.length);
+}

@@ -1,0 +1,45 @@
+export { ERROR_CODES, WardrikError } from "./errors.js";
+export type { ErrorBody, ErrorCode } from "./errors.js";
+export { ID_PREFIXES, NAME_PATTERN, isId, isValidName } from "./ids.js";
+export type { IdKind } from "./ids.js";
+export { EVENT_TYPES, EVENT_TYPE_PREFIX, TURN_END_TYPES, shortType } from "./events.js";
+export type { EventType, WardrikCloudEvent } from "./events.js";
+export {
+  AgentDetail,
+  AgentStatus,
+  AgentSummary,
+  CreateAgentBody,
+  DenyBody,
+  HistoryMessage,
+  PostMessageBody,
+  PostMessageResult,
+  ScopeBody,
+  TurnStatus,
+  TurnView,
+} from "./http.js";
+export {
+  AbortReason,
+  DaemonAbort,
+  DaemonCall,
+  DaemonDraining,
+  DaemonError,
+  DaemonMessage,
+  DaemonPing,
+  DaemonRegistered,
+  DaemonWelcome,
+  WORKER_CLOSE_CODES,
+  WORKER_ERROR_CODES,
+  WORKER_PATH,
+  WORKER_PROTOCOL_VERSION,
+  WorkerCost,
+  WorkerDrain,
+  WorkerHello,
+  WorkerMessage,
+  WorkerPong,
+  WorkerRegister,
+  WorkerResult,
+  WorkerResultError,
+  WorkerResultOk,
+  WorkerToolDescriptor,
+} from "./worker.js";
+export type { WorkerErrorCode } from "./worker.js";

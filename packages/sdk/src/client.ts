@@ -1,0 +1,213 @@
+import type {
+  AgentDetail,
+  AgentSummary,
+  CreateAgentBody,
+  PostMessageResult,
+  TurnView,
+  WardrikCloudEvent,
+} from "@wardrik/protocol";
+import { WardrikError, type ErrorCode } from "@wardrik/protocol";
+
+export interface ClientOptions {
+  /** The daemon's base URL, such as http://127.0.0.1:7373. Defaults to WARDRIK_URL. */
+  url?: string | undefined;
+  /** A bearer token of one org. Defaults to WARDRIK_TOKEN. */
+  token?: string | undefined;
+}
+
+export interface FollowOptions {
+  after?: number;
+  signal?: AbortSignal;
+  /** Live text deltas of model replies, as they stream. */
+  onDelta?: (run: string, text: string) => void;
+}
+
+/** The HTTP API client: agents by ID, as the API takes them. The CLI is built on it. */
+export class WardrikClient {
+  readonly url: string;
+  private readonly token: string;
+
+  constructor(options: ClientOptions = {}) {
+    const url = options.url ?? process.env.WARDRIK_URL;
+    const token = options.token ?? process.env.WARDRIK_TOKEN;
+    if (!url) throw new WardrikError("bad_request", "No daemon URL: pass url or set WARDRIK_URL.");
+    if (!token) throw new WardrikError("unauthorized", "No token: pass token or set WARDRIK_TOKEN.");
+    this.url = url.replace(/\/+$/, "");
+    this.token = token;
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.url + path, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (err) {
+      throw new WardrikError("unavailable", `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`, {
+        retryable: true,
+      });
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new WardrikError("internal", `The daemon answered ${res.status} with a body that is not JSON.`);
+    }
+    if (!res.ok) {
+      const e = (json as { error?: { code?: string; message?: string; retryable?: boolean } } | undefined)?.error;
+      throw new WardrikError((e?.code as ErrorCode | undefined) ?? "internal", e?.message ?? `HTTP ${res.status}`, {
+        status: res.status,
+        retryable: e?.retryable ?? false,
+      });
+    }
+    return json as T;
+  }
+
+  health(): Promise<{ ok: boolean; version: string }> {
+    return this.request("GET", "/v1/health");
+  }
+
+  async listAgents(): Promise<AgentSummary[]> {
+    return (await this.request<{ agents: AgentSummary[] }>("GET", "/v1/agents")).agents;
+  }
+
+  /** Finds an agent of the token's org by name; undefined when there is none. */
+  async findAgent(name: string): Promise<AgentSummary | undefined> {
+    const { agents } = await this.request<{ agents: AgentSummary[] }>("GET", `/v1/agents?name=${encodeURIComponent(name)}`);
+    return agents[0];
+  }
+
+  getAgent(id: string): Promise<AgentDetail> {
+    return this.request("GET", `/v1/agents/${enc(id)}`);
+  }
+
+  createAgent(body: CreateAgentBody): Promise<AgentSummary> {
+    return this.request("POST", "/v1/agents", body);
+  }
+
+  removeAgent(id: string): Promise<{ ok: true }> {
+    return this.request("DELETE", `/v1/agents/${enc(id)}`);
+  }
+
+  sendMessage(id: string, text: string, conversation?: string): Promise<PostMessageResult> {
+    return this.request("POST", `/v1/agents/${enc(id)}/messages`, { text, ...(conversation ? { conversation } : {}) });
+  }
+
+  getTurn(id: string, run: string): Promise<TurnView> {
+    return this.request("GET", `/v1/agents/${enc(id)}/turns/${enc(run)}`);
+  }
+
+  history(id: string, conversation = "main"): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
+    return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages`);
+  }
+
+  cancel(id: string, conversation?: string): Promise<{ cancelled: string[]; dropped: number }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/cancel`, conversation ? { conversation } : {});
+  }
+
+  clear(id: string, conversation?: string): Promise<{ cleared: string[] }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/clear`, conversation ? { conversation } : {});
+  }
+
+  kill(id: string, call: string): Promise<{ call: string; status: string; tool: string }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/kill`, {});
+  }
+
+  approve(id: string, call: string): Promise<{ call: string; status: string; tool: string }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/approve`, {});
+  }
+
+  deny(id: string, call: string, reason?: string): Promise<{ call: string; status: string; tool: string }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/deny`, reason ? { reason } : {});
+  }
+
+  reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }> {
+    return this.request("POST", "/v1/reload", {});
+  }
+
+  events(id: string, after = 0, limit = 1000): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
+    return this.request("GET", `/v1/agents/${enc(id)}/events?after=${after}&limit=${limit}`);
+  }
+
+  /**
+   * Follows an agent's events live (server-sent events), reconnecting with
+   * Last-Event-ID after a dropped connection, until the signal aborts.
+   */
+  async *follow(id: string, options: FollowOptions = {}): AsyncGenerator<WardrikCloudEvent> {
+    let after = options.after ?? 0;
+    let failures = 0;
+    while (!options.signal?.aborted) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.url}/v1/agents/${enc(id)}/events/stream`, {
+          headers: { authorization: `Bearer ${this.token}`, accept: "text/event-stream", "last-event-id": String(after) },
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (err) {
+        if (options.signal?.aborted) return;
+        if (++failures > 30) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * failures)));
+        continue;
+      }
+      if (!res.ok || !res.body) {
+        const text = await res.text();
+        let message = `HTTP ${res.status}`;
+        try {
+          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+        } catch {
+          // keep the status line
+        }
+        throw new WardrikError(res.status === 404 ? "not_found" : "internal", message, { status: res.status });
+      }
+      failures = 0;
+      try {
+        for await (const msg of parseSse(res.body)) {
+          if (msg.event === "delta") {
+            const d = JSON.parse(msg.data) as { run: string; text: string };
+            options.onDelta?.(d.run, d.text);
+            continue;
+          }
+          const event = JSON.parse(msg.data) as WardrikCloudEvent;
+          after = event.seq;
+          yield event;
+        }
+      } catch (err) {
+        if (options.signal?.aborted) return;
+        if (!(err instanceof TypeError) && !(err as Error).message?.includes("terminated")) throw err;
+      }
+    }
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string; id?: string }> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let idx: number;
+    while ((idx = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, idx);
+      buffer = buffer.slice(idx + 2);
+      let event = "message";
+      let data = "";
+      let id: string | undefined;
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") event = value;
+        else if (field === "data") data = data ? `${data}\n${value}` : value;
+        else if (field === "id") id = value;
+      }
+      if (data) yield { event, data, ...(id !== undefined ? { id } : {}) };
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { WardrikClient } from "./client.js";
+export type { ClientOptions, FollowOptions } from "./client.js";

@@ -1,0 +1,168 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { WORKER_PATH } from "@wardrik/protocol";
+import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
+import { WorkerSession, type RunningCall, type SessionHost } from "./worker-session.js";
+
+export interface WardrikOptions {
+  /** The daemon's HTTP address, such as http://127.0.0.1:7373. Default: WARDRIK_URL. */
+  url?: string;
+  /** A worker token; its org owns the tools. Default: WARDRIK_TOKEN. */
+  token?: string;
+  /** Shown in the daemon's logs and `wardrik agent show`. Default: host name and pid. */
+  name?: string;
+  /** Skipped tools, lost connections. Default: console.warn. */
+  onWarning?: (message: string) => void;
+  /** Delays between reconnection attempts: doubled each time, with jitter. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+/**
+ * A worker: register tools with `tool()`, then `listen()` serves the daemon's
+ * calls until `close()`, reconnecting whenever the link drops.
+ */
+export class Wardrik {
+  private readonly tools = new Map<string, CheckedTool>();
+  private readonly running = new Set<RunningCall>();
+  private readonly instance = randomUUID();
+  private readonly url: string | undefined;
+  private readonly token: string | undefined;
+  private readonly name: string;
+  private readonly warn: (message: string) => void;
+  private readonly initialDelayMs: number;
+  private readonly maxDelayMs: number;
+  private session: WorkerSession | undefined;
+  private listening: Promise<void> | undefined;
+  private closing = false;
+  private wake: (() => void) | undefined;
+
+  constructor(options: WardrikOptions = {}) {
+    this.url = options.url ?? process.env.WARDRIK_URL;
+    this.token = options.token ?? process.env.WARDRIK_TOKEN;
+    this.name = options.name ?? `${hostname()}-${process.pid}`;
+    this.warn = options.onWarning ?? ((message) => console.warn(message));
+    this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
+    this.maxDelayMs = options.reconnect?.maxDelayMs ?? 15_000;
+  }
+
+  /**
+   * Registers a tool. One with an invalid name, or an input that is not a zod
+   * object schema, is skipped with a warning; the others still register.
+   */
+  tool<Input extends ToolInput>(definition: ToolDefinition<Input>): void {
+    const checked = checkTool(definition);
+    if (!checked.ok) {
+      this.warn(`Wardrik: skipped tool "${checked.name}": ${checked.reason}.`);
+      return;
+    }
+    const name = checked.tool.descriptor.name;
+    if (this.tools.has(name)) {
+      this.warn(`Wardrik: skipped tool "${name}": a tool with this name is already registered on this worker.`);
+      return;
+    }
+    this.tools.set(name, checked.tool);
+    // Tools added while listening reach the daemon at once.
+    this.session?.register();
+  }
+
+  /**
+   * Connects, registers the tools and serves calls until `close()`. Resolves
+   * after close() has drained; rejects only when reconnecting cannot help
+   * (no URL or token, a refused token, an incompatible daemon).
+   */
+  listen(): Promise<void> {
+    this.listening ??= this.serve();
+    return this.listening;
+  }
+
+  /** Stops taking calls, waits for the running ones to finish, then disconnects. */
+  async close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = true;
+      this.wake?.();
+      const session = this.session;
+      if (session) {
+        await session.drain();
+        await this.idle();
+        session.close();
+      }
+    }
+    if (this.listening) await this.listening.catch(() => {});
+    await this.idle();
+  }
+
+  private async serve(): Promise<void> {
+    if (!this.url) throw new Error("Wardrik needs the daemon's URL: pass { url } or set WARDRIK_URL (such as http://127.0.0.1:7373).");
+    if (!this.token) throw new Error("Wardrik needs a worker token: pass { token } or set WARDRIK_TOKEN.");
+    const wsUrl = toWorkerUrl(this.url);
+    if (this.tools.size === 0) this.warn("Wardrik: listening with no tools registered.");
+    const host: SessionHost = {
+      wsUrl,
+      token: this.token,
+      name: this.name,
+      instance: this.instance,
+      tools: this.tools,
+      warn: this.warn,
+      track: (call) => {
+        this.running.add(call);
+        void call.done.finally(() => this.running.delete(call));
+      },
+    };
+    let failures = 0;
+    while (!this.closing) {
+      const session = new WorkerSession(host);
+      this.session = session;
+      const end = await session.ended;
+      this.session = undefined;
+      if (end.fatal) throw end.fatal;
+      if (this.closing) break;
+      if (end.welcomed) failures = 0;
+      const delay = backoff(failures++, this.initialDelayMs, this.maxDelayMs);
+      this.warn(`Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.`);
+      await this.sleep(delay);
+    }
+    await this.idle();
+  }
+
+  /** Waits for every call still running, except those already aborted (the daemon has moved on). */
+  private async idle(): Promise<void> {
+    for (;;) {
+      const waiting = [...this.running].filter((c) => !c.controller.signal.aborted).map((c) => c.done);
+      if (waiting.length === 0) return;
+      await Promise.allSettled(waiting);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
+
+/** Full jitter over an exponential ceiling, so a fleet of workers does not reconnect in lockstep. */
+function backoff(failures: number, initialMs: number, maxMs: number): number {
+  const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(failures, 30));
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+function toWorkerUrl(base: string): string {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new Error(`WARDRIK_URL is not a URL: "${base}". Use the daemon's address, such as http://127.0.0.1:7373.`);
+  }
+  if (url.protocol === "http:") url.protocol = "ws:";
+  else if (url.protocol === "https:") url.protocol = "wss:";
+  else if (url.protocol !== "ws:" && url.protocol !== "wss:") {
+    throw new Error(`WARDRIK_URL must be an http(s) address, not "${base}".`);
+  }
+  if (!url.pathname.endsWith(WORKER_PATH)) url.pathname = url.pathname.replace(/\/+$/, "") + WORKER_PATH;
+  return url.toString();
+}

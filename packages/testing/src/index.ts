@@ -1,0 +1,16 @@
+export { builtinScripts, createScriptedModel } from "./scripted-model.js";
+export type {
+  Script,
+  ScriptContext,
+  ScriptDefinition,
+  ScriptError,
+  ScriptFunction,
+  ScriptScenario,
+  ScriptStep,
+  ScriptToolCall,
+  ScriptToolResult,
+  ScriptUsage,
+  ScriptedModel,
+  ScriptedModelOptions,
+} from "./scripted-model.js";
+export { ScriptFileError, loadScriptFile, parseScript } from "./script-file.js";

@@ -1,0 +1,6 @@
+import { expect, it } from "vitest";
+import * as testing from "@wardrik/testing";
+
+it("pins the public export map", () => {
+  expect(Object.keys(testing).sort()).toEqual(["ScriptFileError", "builtinScripts", "createScriptedModel", "loadScriptFile", "parseScript"]);
+});
