@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  resolve: { conditions: ["source"] },
-  ssr: { resolve: { conditions: ["source"] } },
+  resolve: { conditions: ["wardrik-source"] },
+  ssr: { resolve: { conditions: ["wardrik-source"] } },
   test: {
     include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },

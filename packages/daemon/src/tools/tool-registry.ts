@@ -1,17 +1,6 @@
+import { compileToolPattern } from "../policy/match-tool.js";
 import type { ToolInfo, ToolScope, Toolset } from "./toolset.js";
 import { toModelToolName } from "./toolset.js";
-
-/** An agent's tool pattern compiled once: `files` means `files/*`; `*` matches anywhere. */
-export function compileToolPattern(pattern: string): (fullName: string) => boolean {
-  const p = pattern.includes("/") || pattern === "*" ? pattern : `${pattern}/*`;
-  if (!p.includes("*")) return (name) => name === p;
-  const re = new RegExp("^" + p.split("*").map(escapeRegExp).join(".*") + "$");
-  return (name) => re.test(name);
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 export interface ResolvedTool extends ToolInfo {
   modelName: string;
