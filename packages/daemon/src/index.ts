@@ -8,6 +8,7 @@ export { Store } from "./store/store.js";
 export { SqliteDb } from "./store/sqlite-db.js";
 export type { Db, Tx } from "./store/db.js";
 export { EventBus } from "./events/event-bus.js";
+export type { StoredEvent } from "./events/event-bus.js";
 export { ToolRegistry } from "./tools/tool-registry.js";
 export { FilesToolset } from "./tools/files-toolset.js";
 export type { Toolset, ToolInfo, ToolCallContext, ToolOutcome, ToolScope } from "./tools/toolset.js";

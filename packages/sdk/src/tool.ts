@@ -86,20 +86,25 @@ function describeValue(value: unknown): string {
   return value === null ? "null" : typeof value;
 }
 
-/** Parses the model's arguments; a failure is worded for the model to correct its request. */
-export async function parseArgs(
-  toolName: string,
-  input: ToolInput,
-  args: unknown,
-): Promise<{ ok: true; value: unknown } | { ok: false; error: string }> {
+export type ParsedArgs = { ok: true; value: unknown } | { ok: false; error: string };
+
+/**
+ * Parses the model's arguments; a failure is worded for the model to correct
+ * its request. Synchronous unless the schema has async refinements, so a
+ * simple call does not pay for promises.
+ */
+export function parseArgs(toolName: string, input: ToolInput, args: unknown): ParsedArgs | Promise<ParsedArgs> {
   let result: z.ZodSafeParseResult<unknown>;
   try {
     result = z.safeParse(input, args);
   } catch (err) {
-    // Async refinements or transforms need the async parser.
     if (!(err instanceof z.core.$ZodAsyncError)) throw err;
-    result = await z.safeParseAsync(input, args);
+    return z.safeParseAsync(input, args).then((r) => toParsed(toolName, r));
   }
+  return toParsed(toolName, result);
+}
+
+function toParsed(toolName: string, result: z.ZodSafeParseResult<unknown>): ParsedArgs {
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, error: `Invalid arguments for ${toolName}: ${formatIssues(result.error.issues)}` };
 }

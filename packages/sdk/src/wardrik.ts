@@ -127,7 +127,7 @@ export class Wardrik {
   /** Waits for every call still running, except those already aborted (the daemon has moved on). */
   private async idle(): Promise<void> {
     for (;;) {
-      const waiting = [...this.running].filter((c) => !c.controller.signal.aborted).map((c) => c.done);
+      const waiting = [...this.running].filter((c) => !c.aborted()).map((c) => c.done);
       if (waiting.length === 0) return;
       await Promise.allSettled(waiting);
     }

@@ -6,7 +6,7 @@ import {
   type DaemonCall,
   type WorkerMessage,
 } from "@wardrik/protocol";
-import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ToolContext } from "./tool.js";
+import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
 
 export const SDK_VERSION = "0.1.0";
 
@@ -23,7 +23,8 @@ export interface SessionHost {
 }
 
 export interface RunningCall {
-  readonly controller: AbortController;
+  /** The daemon stopped it: nobody waits for its answer. */
+  aborted(): boolean;
   readonly done: Promise<void>;
 }
 
@@ -36,8 +37,10 @@ export interface SessionEnd {
 }
 
 interface Served {
-  readonly attempt: number;
-  readonly controller: AbortController;
+  readonly call: DaemonCall;
+  /** Made when `run` first reads ctx.signal: most calls never do, and AbortControllers are costly. */
+  controller: AbortController | undefined;
+  abortReason: Error | undefined;
   finished: boolean;
 }
 
@@ -158,7 +161,7 @@ export class WorkerSession {
         break;
       case "abort": {
         const call = this.served.get(message.callId);
-        if (call && !call.finished) call.controller.abort(abortReason(message.reason));
+        if (call && !call.finished) abortServed(call, abortReason(message.reason));
         break;
       }
       case "ping":
@@ -189,43 +192,71 @@ export class WorkerSession {
 
   private serve(message: DaemonCall): void {
     const previous = this.served.get(message.callId);
-    if (previous && !previous.finished) previous.controller.abort(abortReason("cancelled"));
-    const controller = new AbortController();
-    const entry: Served = { attempt: message.attempt, controller, finished: false };
+    if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));
+    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false };
     this.served.set(message.callId, entry);
+    const outcome = this.execute(entry);
+    if (typeof outcome === "string") return this.complete(entry, outcome);
     // Covers a daemon that cannot send its abort any more (link down at the deadline).
-    const timer = setTimeout(() => controller.abort(abortReason("timeout")), message.ctx.timeoutMs);
-    const done = this.execute(message, controller.signal, entry).then(
+    const timer = setTimeout(() => abortServed(entry, abortReason("timeout")), message.ctx.timeoutMs);
+    const done = outcome.then(
       (frame) => {
-        entry.finished = true;
         clearTimeout(timer);
-        if (this.served.get(message.callId) === entry) this.served.delete(message.callId);
-        // A stopped call's answer is no longer wanted: the daemon has already told the model.
-        if (!controller.signal.aborted) this.sendRaw(frame);
+        this.complete(entry, frame);
       },
       (err: unknown) => {
-        entry.finished = true;
         clearTimeout(timer);
-        if (this.served.get(message.callId) === entry) this.served.delete(message.callId);
-        this.host.warn(`Wardrik: internal error while serving ${message.tool}: ${thrownMessage(err)}`);
+        this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
       },
     );
-    this.host.track({ controller, done });
+    this.host.track({ aborted: () => entry.abortReason !== undefined, done });
   }
 
-  /** Runs one call; resolves to the result frame. */
-  private async execute(message: DaemonCall, signal: AbortSignal, entry: Served): Promise<string> {
-    const head = `{"type":"result","callId":${JSON.stringify(message.callId)},"attempt":${message.attempt},`;
-    const failure = (error: string): string => `${head}"ok":false,"error":${JSON.stringify(error)}}`;
+  private complete(entry: Served, frame: string): void {
+    entry.finished = true;
+    if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
+    // A stopped call's answer is no longer wanted: the daemon has already told the model.
+    if (!entry.abortReason) this.sendRaw(frame);
+  }
+
+  /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */
+  private execute(entry: Served): string | Promise<string> {
+    const message = entry.call;
     const tool = this.host.tools.get(message.tool);
-    if (!tool) return failure(`This worker does not serve a tool named ${message.tool}.`);
-    const args = await parseArgs(message.tool, tool.input, message.args ?? {});
-    if (!args.ok) return failure(args.error);
-    const ctx: ToolContext = {
+    if (!tool) return failureFrame(message, `This worker does not serve a tool named ${message.tool}.`);
+    const args = parseArgs(message.tool, tool.input, message.args ?? {});
+    return args instanceof Promise ? args.then((a) => this.runTool(entry, tool, a)) : this.runTool(entry, tool, args);
+  }
+
+  private runTool(entry: Served, tool: CheckedTool, args: ParsedArgs): string | Promise<string> {
+    const message = entry.call;
+    if (!args.ok) return failureFrame(message, args.error);
+    let value: unknown;
+    try {
+      value = tool.run(args.value, this.context(entry));
+    } catch (err) {
+      return failureFrame(message, thrownMessage(err));
+    }
+    if (!isPromiseLike(value)) return this.resultFrame(message, value);
+    return Promise.resolve(value).then(
+      (v) => this.resultFrame(message, v),
+      (err: unknown) => failureFrame(message, thrownMessage(err)),
+    );
+  }
+
+  private context(entry: Served): ToolContext {
+    const message = entry.call;
+    return {
       agent: message.ctx.agent,
       run: message.ctx.run,
       idempotencyKey: message.ctx.idempotencyKey,
-      signal,
+      get signal() {
+        if (!entry.controller) {
+          entry.controller = new AbortController();
+          if (entry.abortReason) entry.controller.abort(entry.abortReason);
+        }
+        return entry.controller.signal;
+      },
       cost: (usd: number) => {
         if (typeof usd !== "number" || !Number.isFinite(usd) || usd < 0) {
           throw new TypeError(`cost(usd) takes a non-negative number of US dollars; got ${String(usd)}.`);
@@ -237,21 +268,19 @@ export class WorkerSession {
         this.send({ type: "cost", callId: message.callId, usd });
       },
     };
-    let value: unknown;
-    try {
-      value = await tool.run(args.value, ctx);
-    } catch (err) {
-      return failure(thrownMessage(err));
-    }
+  }
+
+  private resultFrame(message: DaemonCall, value: unknown): string {
     const serialized = serializeResult(value);
-    if (!serialized.ok) return failure(serialized.error);
+    if (!serialized.ok) return failureFrame(message, serialized.error);
+    // Characters undercount bytes by at most 3x; measure bytes only when it could matter.
     if (serialized.json.length * 3 > this.maxResultBytes) {
       const bytes = Buffer.byteLength(serialized.json);
       if (bytes > this.maxResultBytes) {
-        return failure(`The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`);
+        return failureFrame(message, `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`);
       }
     }
-    return `${head}"ok":true,"output":${serialized.json}}`;
+    return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;
   }
 
   private send(message: WorkerMessage): void {
@@ -275,6 +304,25 @@ export class WorkerSession {
     this.queue = [];
     this.socket.send(queue.length === 1 ? queue[0]! : "[" + queue.join(",") + "]");
   };
+}
+
+// Result frames are built as text so the output is serialised once.
+function resultHead(message: DaemonCall): string {
+  return `{"type":"result","callId":${JSON.stringify(message.callId)},"attempt":${message.attempt},`;
+}
+
+function failureFrame(message: DaemonCall, error: string): string {
+  return `${resultHead(message)}"ok":false,"error":${JSON.stringify(error)}}`;
+}
+
+function abortServed(entry: Served, reason: Error): void {
+  if (entry.abortReason) return;
+  entry.abortReason = reason;
+  entry.controller?.abort(reason);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
 function abortReason(reason: "killed" | "cancelled" | "timeout"): Error {

@@ -1,13 +1,13 @@
 import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import type { AgentDefinition } from "../config/types.js";
 import { PromptCache } from "../models/build-prompt.js";
-import type { CallRow, Store, TurnRow, Writer } from "../store/store.js";
+import type { CallRow, NewCall, Store, TurnRow, Writer } from "../store/store.js";
 import { FINAL_CALL_STATUSES } from "../store/store.js";
 import type { ResolvedTool, ToolRegistry } from "../tools/tool-registry.js";
-import { fromModelToolName } from "../tools/toolset.js";
+import { fromModelToolName, type ToolOutcome } from "../tools/toolset.js";
 import { callModel, ModelCallError, type ModelReply } from "./call-model.js";
 import type { StoredMessage, ToolResultPart } from "./messages.js";
-import { LOST_ANSWER, type RuntimeHooks } from "./types.js";
+import { LOST_ANSWER, type BudgetCaps, type RuntimeHooks } from "./types.js";
 
 export const MAX_PARALLEL_CALLS = 8;
 
@@ -42,6 +42,8 @@ export class AgentActor {
   private readonly prompts = new Map<string, PromptCache>();
   readonly turnControllers = new Map<string, AbortController>();
   readonly callControllers = new Map<string, AbortController>();
+  /** Kills that arrived between a call's commit as running and its dispatch. */
+  readonly pendingKills = new Set<string>();
   private closed = false;
   lastActive = Date.now();
 
@@ -178,11 +180,14 @@ export class AgentActor {
     const deadline = Date.parse(turn.started_at) + this.def.timeout * 1000;
     const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
     const signal = controller.signal;
+    // Calls this process marked running when it saved their round: start them, don't treat them as interrupted.
+    let fresh = new Set<string>();
     try {
       for (;;) {
         if (signal.aborted) throw signal.reason;
         if (turn.rounds > turn.rounds_done) {
-          const outcome = await this.executeRound(turn, signal);
+          const outcome = await this.executeRound(turn, signal, fresh);
+          fresh = new Set();
           if (outcome === "parked") return;
           turn = { ...turn, rounds_done: turn.rounds };
           continue;
@@ -193,7 +198,8 @@ export class AgentActor {
         }
         const step = await this.modelStep(turn, signal);
         if (step === "ended") return;
-        turn = step;
+        turn = step.turn;
+        fresh = step.fresh;
       }
     } catch (err) {
       if (err instanceof StaleTurn) return;
@@ -217,20 +223,29 @@ export class AgentActor {
     }
   }
 
-  private async modelStep(turn: TurnRow, signal: AbortSignal): Promise<TurnRow | "ended"> {
+  /**
+   * One model call. Its reply commits in one transaction with the model.called
+   * and model.replied events and, when it asks for tools, the whole round:
+   * every call with its policy decision, allowed calls already marked running.
+   */
+  private async modelStep(turn: TurnRow, signal: AbortSignal): Promise<{ turn: TurnRow; fresh: Set<string> } | "ended"> {
     const resolved = this.hooks.resolveModel(this.def.model, this.def);
     const caps = this.hooks.budget(this.def);
-    if (await this.overBudget(turn, caps, 0)) return "ended";
     const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
     const cache = await this.prompt(turn.conversation_id);
     const conv = await this.store.getConversation(turn.conversation_id);
     const prompt = cache.build(this.def.instructions, conv?.summary);
+    if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
+      // What the prompt alone will cost: a model call that would pass a cap is not made.
+      const estimate = resolved.price ? (estimateTokens(prompt) * resolved.price.input) / 1_000_000 : 0;
+      const over = await this.budgetReason(turn, caps, estimate);
+      if (over) {
+        await this.stopForBudget(turn, caps, over, "model call");
+        return "ended";
+      }
+    }
     const iteration = turn.iterations + 1;
-    await this.store.tx(async (w) => {
-      await this.assertRunning(w, turn.id);
-      await w.run("UPDATE turns SET iterations = ? WHERE id = ?", [iteration, turn.id]);
-      await w.emit(this.ref, "model.called", { model: resolved.ref, iteration, messages: prompt.length, tools: tools.size }, { run: turn.id });
-    });
+    const called = { model: resolved.ref, iteration, messages: prompt.length, tools: tools.size, started_at: this.store.clock.now().toISOString() };
     const reply = await callModel({
       model: resolved.model,
       prompt,
@@ -253,49 +268,66 @@ export class AgentActor {
       text: reply.text,
       tool_calls: reply.toolCalls.length,
     };
+    const recordReply = async (w: Writer, rounds: number) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE turns SET iterations = ?, rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [iteration, rounds, reply.costUsd, turn.id]);
+      await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
+      await w.emit(this.ref, "model.called", called, { run: turn.id });
+      await w.emit(this.ref, "model.replied", replied, { run: turn.id });
+    };
     if (reply.toolCalls.length === 0) {
       await this.store.tx(async (w) => {
-        await this.assertRunning(w, turn.id);
-        await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
-        await w.emit(this.ref, "model.replied", replied, { run: turn.id });
+        await recordReply(w, turn.rounds);
         await this.appendMessage(w, turn.conversation_id, turn.id, { role: "assistant", text: reply.text, toolCalls: [] });
-        await w.run("UPDATE turns SET spend_usd = spend_usd + ? WHERE id = ?", [reply.costUsd, turn.id]);
         await this.finishTurn(w, turn, "completed", null, reply.text);
       });
       return "ended";
     }
     const round = turn.rounds + 1;
     const calls = reply.toolCalls.map((tc) => this.planCall(tc, tools));
+    // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
+    const over = await this.budgetReason(turn, caps, reply.costUsd);
+    for (const c of calls) this.decideNew(c, over);
     await this.store.tx(async (w) => {
-      await this.assertRunning(w, turn.id);
-      await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
-      await w.emit(this.ref, "model.replied", replied, { run: turn.id });
+      await recordReply(w, round);
       await this.appendMessage(w, turn.conversation_id, turn.id, {
         role: "assistant",
         text: reply.text,
         toolCalls: calls.map((c) => ({ modelCallId: c.modelCallId, callId: c.id, tool: c.tool, args: c.args })),
       });
-      await this.store.insertCalls(w, turn.id, this.id, round, calls);
-      await w.run("UPDATE turns SET rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [round, reply.costUsd, turn.id]);
+      await this.store.insertCalls(w, turn.id, this.id, round, calls, w.now);
       await w.emit(
         this.ref,
         "round.saved",
         { round, calls: calls.map((c) => ({ call: c.id, tool: c.tool, args: c.args, read_only: c.readOnly, idempotent: c.idempotent })) },
         { run: turn.id },
       );
+      for (const c of calls) await this.emitDecision(w, turn.id, c);
+      if (over) {
+        await w.emit(this.ref, "budget.exceeded", { reason: over, refused: "tool calls", ...caps }, { run: turn.id });
+        await this.finishTurn(w, turn, "failed", over, null);
+      } else if (calls.every((c) => c.status === "failed" || c.status === "denied")) {
+        await this.completeRound(w, turn, round);
+      }
     });
-    return { ...turn, iterations: iteration, rounds: round, spend_usd: turn.spend_usd + reply.costUsd };
+    if (over) return "ended";
+    return {
+      turn: { ...turn, iterations: iteration, rounds: round, spend_usd: turn.spend_usd + reply.costUsd },
+      fresh: new Set(calls.filter((c) => c.status === "running").map((c) => c.id)),
+    };
   }
 
-  private planCall(tc: ModelReply["toolCalls"][number], tools: Map<string, ResolvedTool>) {
+  private planCall(tc: ModelReply["toolCalls"][number], tools: Map<string, ResolvedTool>): NewCall {
     const tool = tools.get(tc.toolName);
     let args: unknown;
+    let invalid: string | undefined;
     try {
       args = tc.input === "" ? {} : JSON.parse(tc.input);
     } catch {
-      args = { __invalid_json: tc.input };
+      invalid = tc.input;
+      args = {};
     }
-    return {
+    const call: NewCall = {
       id: this.store.ids.next("call"),
       modelCallId: tc.toolCallId,
       tool: tool?.name ?? fromModelToolName(tc.toolName),
@@ -303,16 +335,70 @@ export class AgentActor {
       readOnly: tool?.readOnly ?? false,
       idempotent: tool?.idempotent ?? false,
     };
+    if (!tool) {
+      Object.assign(call, { status: "failed", result: `Unknown tool ${call.tool}. ${availableToolsText(tools)}` });
+    } else if (invalid !== undefined) {
+      Object.assign(call, { status: "failed", result: `The arguments were not valid JSON: ${invalid.slice(0, 200)}` });
+    }
+    return call;
+  }
+
+  /** The policy decision of a new call, made as its round is saved. */
+  private decideNew(c: NewCall, overBudget: string | undefined): void {
+    if (c.status === "failed") return;
+    if (overBudget) {
+      Object.assign(c, { status: "denied", decision: "deny", reason: overBudget, result: `Refused: ${overBudget}` });
+      return;
+    }
+    const d = this.hooks.decide({ agent: { ...this.def, id: this.id, org: this.org }, tool: c.tool, args: c.args, readOnly: c.readOnly, idempotent: c.idempotent });
+    c.decision = d.decision;
+    c.reason = d.reason;
+    c.rule = d.ruleSource ?? null;
+    if (d.decision === "allow") c.status = "running";
+    else if (d.decision === "ask") c.status = "waiting";
+    else Object.assign(c, { status: "denied", result: `Denied by policy: ${d.reason}` });
+  }
+
+  private async emitDecision(w: Writer, run: string, c: NewCall | (CallRow & { args: unknown })): Promise<void> {
+    const opts = { run, subject: c.id };
+    if (c.status === "failed") {
+      await w.emit(this.ref, "call.failed", { call: c.id, tool: c.tool, cost_usd: 0, error: c.result }, opts);
+      return;
+    }
+    await w.emit(this.ref, "call.decided", { call: c.id, tool: c.tool, decision: c.decision, reason: c.reason, rule: c.rule ?? null }, opts);
+    if (c.status === "waiting") {
+      await w.emit(this.ref, "approval.requested", { call: c.id, tool: c.tool, args: c.args, reason: c.reason, rule: c.rule ?? null }, opts);
+    } else if (c.status === "running") {
+      await w.emit(this.ref, "call.started", { call: c.id, tool: c.tool, attempt: 1, idempotency_key: c.id }, opts);
+    }
+  }
+
+  /** Appends a round's results to the history once every call is final (idempotent). */
+  private async completeRound(w: Writer, turn: TurnRow, round: number): Promise<void> {
+    const row = await w.get<{ rounds_done: number }>("SELECT rounds_done FROM turns WHERE id = ?", [turn.id]);
+    if (!row || row.rounds_done >= round) return;
+    const calls = await w.all<CallRow & Record<string, never>>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [turn.id, round]);
+    if (calls.some((c) => !FINAL_CALL_STATUSES.has(c.status))) return;
+    const results: ToolResultPart[] = calls.map((c) => ({
+      modelCallId: c.model_call_id,
+      callId: c.id,
+      tool: c.tool,
+      isError: c.status !== "completed",
+      output: c.result === null ? null : JSON.parse(c.result),
+    }));
+    await this.appendMessage(w, turn.conversation_id, turn.id, { role: "tool", results });
+    await w.run("UPDATE turns SET rounds_done = ? WHERE id = ?", [round, turn.id]);
   }
 
   /** Runs every call of the turn's last round that is not final; "parked" when some wait for a person. */
-  private async executeRound(turn: TurnRow, signal: AbortSignal): Promise<"done" | "parked"> {
+  private async executeRound(turn: TurnRow, signal: AbortSignal, fresh: Set<string>): Promise<"done" | "parked"> {
     const round = turn.rounds;
     for (;;) {
       const calls = await this.store.roundCalls(turn.id, round);
       const open = calls.filter((c) => !FINAL_CALL_STATUSES.has(c.status) && c.status !== "waiting");
       if (open.length > 0) {
-        await runLimited(open, MAX_PARALLEL_CALLS, (c) => this.executeCall(turn, c, signal));
+        await runLimited(open, MAX_PARALLEL_CALLS, (c) => this.executeCall(turn, c, signal, fresh.has(c.id)));
+        fresh.clear();
         if (signal.aborted) throw signal.reason;
         continue;
       }
@@ -333,64 +419,44 @@ export class AgentActor {
         if (parked) return "parked";
         continue;
       }
-      await this.store.tx(async (w) => {
-        await this.assertRunning(w, turn.id);
-        const results: ToolResultPart[] = calls.map((c) => ({
-          modelCallId: c.model_call_id,
-          callId: c.id,
-          tool: c.tool,
-          isError: c.status !== "completed",
-          output: c.result === null ? null : JSON.parse(c.result),
-        }));
-        await this.appendMessage(w, turn.conversation_id, turn.id, { role: "tool", results });
-        await w.run("UPDATE turns SET rounds_done = ? WHERE id = ?", [round, turn.id]);
-      });
+      const row = await this.store.getTurn(turn.id);
+      if ((row?.rounds_done ?? 0) < round) {
+        await this.store.tx(async (w) => {
+          await this.assertRunning(w, turn.id);
+          await this.completeRound(w, turn, round);
+        });
+      }
       return "done";
     }
   }
 
-  private async executeCall(turn: TurnRow, call: CallRow, turnSignal: AbortSignal): Promise<void> {
+  private async executeCall(turn: TurnRow, call: CallRow, turnSignal: AbortSignal, isFresh: boolean): Promise<void> {
     if (turnSignal.aborted) return;
     const scope = { org: this.org, agentId: this.id };
     const tool = await this.tools.find(call.tool, scope);
     const args: unknown = JSON.parse(call.args);
-    const allowedByPatterns = tool !== undefined && (await this.tools.resolve(this.def.tools, scope)).has(tool.modelName);
 
     if (call.status === "planned") {
-      if (!allowedByPatterns || (args as { __invalid_json?: unknown }).__invalid_json !== undefined) {
-        const error = !allowedByPatterns
-          ? `Unknown tool ${call.tool}. ${await this.availableTools()}`
-          : `The arguments were not valid JSON: ${String((args as { __invalid_json: unknown }).__invalid_json).slice(0, 200)}`;
-        await this.finishCall(turn, call, "failed", error, 0);
-        return;
-      }
-      const decision = this.hooks.decide({ agent: { ...this.def, id: this.id, org: this.org }, tool: call.tool, args, readOnly: tool.readOnly, idempotent: tool.idempotent });
-      const decided = { call: call.id, tool: call.tool, decision: decision.decision, reason: decision.reason, rule: decision.ruleSource ?? null };
-      if (decision.decision !== "allow") {
-        await this.store.tx(async (w) => {
-          await this.assertRunning(w, turn.id);
-          const status = decision.decision === "deny" ? "denied" : "waiting";
-          const result = decision.decision === "deny" ? JSON.stringify(`Denied by policy: ${decision.reason}`) : null;
-          await w.run("UPDATE calls SET status = ?, decision = ?, reason = ?, rule = ?, result = ?, ended_at = ? WHERE id = ?", [
-            status,
-            decision.decision,
-            decision.reason,
-            decision.ruleSource ?? null,
-            result,
-            decision.decision === "deny" ? w.now : null,
-            call.id,
-          ]);
-          await w.emit(this.ref, "call.decided", decided, { run: turn.id, subject: call.id });
-          if (decision.decision === "ask") {
-            await w.emit(this.ref, "approval.requested", { call: call.id, tool: call.tool, args, reason: decision.reason, rule: decision.ruleSource ?? null }, {
-              run: turn.id,
-              subject: call.id,
-            });
-          }
-        });
-        return;
-      }
-      await this.runCall(turn, call, tool, args, turnSignal, decided);
+      // A round saved before decisions were made at save time; decide now.
+      const tools = await this.tools.resolve(this.def.tools, scope);
+      const c: NewCall = { id: call.id, modelCallId: call.model_call_id, tool: call.tool, args, readOnly: call.read_only === 1, idempotent: call.idempotent === 1 };
+      if (!tool || !tools.has(tool.modelName)) Object.assign(c, { status: "failed", result: `Unknown tool ${call.tool}. ${availableToolsText(tools)}` });
+      else this.decideNew(c, await this.budgetReason(turn, this.hooks.budget(this.def), 0));
+      await this.store.tx(async (w) => {
+        await this.assertRunning(w, turn.id);
+        const final = c.status === "failed" || c.status === "denied";
+        await w.run("UPDATE calls SET status = ?, decision = ?, reason = ?, rule = ?, result = ?, ended_at = ? WHERE id = ?", [
+          c.status === "running" ? "approved" : c.status!,
+          c.decision ?? null,
+          c.reason ?? null,
+          c.rule ?? null,
+          c.result === undefined ? null : JSON.stringify(c.result),
+          final ? w.now : null,
+          call.id,
+        ]);
+        await this.emitDecision(w, turn.id, { ...c, status: c.status === "running" ? "approved" : c.status } as NewCall);
+      });
+      if (c.status === "running" && tool) await this.runCall(turn, { ...call, status: "approved" }, tool, args, turnSignal);
       return;
     }
     if (call.status === "approved") {
@@ -398,13 +464,17 @@ export class AgentActor {
         await this.finishCall(turn, call, "failed", `Tool ${call.tool} is no longer available.`, 0);
         return;
       }
-      await this.runCall(turn, call, tool, args, turnSignal, undefined);
+      await this.runCall(turn, call, tool, args, turnSignal);
       return;
     }
     if (call.status === "running") {
+      if (isFresh && tool) {
+        await this.dispatch(turn, call, tool, args, turnSignal, call.attempts);
+        return;
+      }
       // Interrupted mid-call (crash, lost node). Repeat only what is safe to repeat.
       if (tool && (call.read_only === 1 || call.idempotent === 1)) {
-        await this.runCall(turn, call, tool, args, turnSignal, undefined);
+        await this.runCall(turn, call, tool, args, turnSignal);
       } else {
         await this.askAfterLoss(turn, call, args);
       }
@@ -422,14 +492,8 @@ export class AgentActor {
     });
   }
 
-  private async runCall(
-    turn: TurnRow,
-    call: CallRow,
-    tool: ResolvedTool,
-    args: unknown,
-    turnSignal: AbortSignal,
-    decided: Record<string, unknown> | undefined,
-  ): Promise<void> {
+  /** Marks a call running (a new attempt) and dispatches it. */
+  private async runCall(turn: TurnRow, call: CallRow, tool: ResolvedTool, args: unknown, turnSignal: AbortSignal): Promise<void> {
     const attempt = call.attempts + 1;
     await this.store.tx(async (w) => {
       await this.assertRunning(w, turn.id);
@@ -438,34 +502,46 @@ export class AgentActor {
         w.now,
         call.id,
       ]);
-      if (decided) await w.emit(this.ref, "call.decided", decided, { run: turn.id, subject: call.id });
       await w.emit(this.ref, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, {
         run: turn.id,
         subject: call.id,
       });
     });
+    await this.dispatch(turn, call, tool, args, turnSignal, attempt);
+  }
+
+  private async dispatch(turn: TurnRow, call: CallRow, tool: ResolvedTool, args: unknown, turnSignal: AbortSignal, attempt: number): Promise<void> {
     const controller = new AbortController();
     const onTurnAbort = () => controller.abort(turnSignal.reason);
     turnSignal.addEventListener("abort", onTurnAbort, { once: true });
     this.callControllers.set(call.id, controller);
+    if (this.pendingKills.delete(call.id)) controller.abort(new CallStop("killed"));
+    // The runtime owns the timeout, whatever the toolset does with its signal.
+    const timer = setTimeout(() => controller.abort(new CallStop("timeout")), this.opts.toolTimeoutMs);
     let cost = 0;
-    let outcome;
+    let outcome: ToolOutcome;
     try {
-      outcome = await tool.toolset.call(tool.local, args, {
-        agent: this.id,
-        org: this.org,
-        run: turn.id,
-        callId: call.id,
-        idempotencyKey: call.idempotency_key,
-        signal: controller.signal,
-        timeoutMs: this.opts.toolTimeoutMs,
-        cost: (usd: number) => {
-          if (Number.isFinite(usd) && usd > 0) cost += usd;
-        },
-      });
+      outcome = controller.signal.aborted
+        ? stoppedOutcome(controller.signal, this.opts.toolTimeoutMs)
+        : await Promise.race([
+            tool.toolset.call(tool.local, args, {
+              agent: this.id,
+              org: this.org,
+              run: turn.id,
+              callId: call.id,
+              idempotencyKey: call.idempotency_key,
+              signal: controller.signal,
+              timeoutMs: this.opts.toolTimeoutMs,
+              cost: (usd: number) => {
+                if (Number.isFinite(usd) && usd > 0) cost += usd;
+              },
+            }),
+            abortedOutcome(controller.signal, this.opts.toolTimeoutMs),
+          ]);
     } catch (err) {
-      outcome = { ok: false as const, kind: "failed" as const, error: `The tool failed: ${err instanceof Error ? err.message : String(err)}` };
+      outcome = { ok: false, kind: "failed", error: `The tool failed: ${err instanceof Error ? err.message : String(err)}` };
     } finally {
+      clearTimeout(timer);
       turnSignal.removeEventListener("abort", onTurnAbort);
       this.callControllers.delete(call.id);
     }
@@ -477,6 +553,10 @@ export class AgentActor {
     if (!outcome.ok && outcome.kind === "lost") {
       if (cost > 0) await this.recordLateCost(turn, call, cost);
       await this.askAfterLoss(turn, { ...call, attempts: attempt }, args);
+      return;
+    }
+    if (!outcome.ok && outcome.kind === "timeout") {
+      await this.finishCall(turn, call, "failed", outcome.error, cost);
       return;
     }
     if (!outcome.ok && (outcome.kind === "killed" || controller.signal.aborted)) {
@@ -505,6 +585,7 @@ export class AgentActor {
     });
   }
 
+  /** Stores a call's outcome; the last call of a round also appends the round's results. */
   private async finishCall(turn: TurnRow, call: CallRow, status: "completed" | "failed" | "killed", output: unknown, cost: number): Promise<void> {
     await this.store.tx(async (w) => {
       await this.assertRunning(w, turn.id);
@@ -524,33 +605,34 @@ export class AgentActor {
       if (status === "completed") data.output = output;
       else data.error = output;
       await w.emit(this.ref, type, data, { run: turn.id, subject: call.id });
+      await this.completeRound(w, turn, call.round);
     });
   }
 
-  private async availableTools(): Promise<string> {
-    const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
-    const names = [...tools.keys()];
-    return names.length === 0 ? "This agent has no tools." : `Available tools: ${names.join(", ")}.`;
-  }
-
-  private async overBudget(turn: TurnRow, caps: ReturnType<RuntimeHooks["budget"]>, extra: number): Promise<boolean> {
-    if (caps.per_day_usd === undefined && caps.per_turn_usd === undefined) return false;
+  /** Why spending `extra` more would pass a cap, or undefined when it fits. */
+  private async budgetReason(turn: TurnRow, caps: BudgetCaps, extra: number): Promise<string | undefined> {
+    if (caps.per_day_usd === undefined && caps.per_turn_usd === undefined) return undefined;
     const spent = await this.store.spendOn(this.id, today(this.store.clock.now()));
-    const day = spent.model_usd + spent.tools_usd + extra;
+    const day = spent.model_usd + spent.tools_usd;
     const row = await this.store.getTurn(turn.id);
-    const turnSpend = (row?.spend_usd ?? 0) + extra;
-    let reason: string | undefined;
-    if (caps.per_day_usd !== undefined && day >= caps.per_day_usd) {
-      reason = `The agent's daily budget of $${caps.per_day_usd} is used up (spent $${day.toFixed(4)} today).`;
-    } else if (caps.per_turn_usd !== undefined && turnSpend >= caps.per_turn_usd) {
-      reason = `The turn's budget of $${caps.per_turn_usd} is used up (spent $${turnSpend.toFixed(4)}).`;
+    const turnSpend = row?.spend_usd ?? 0;
+    if (caps.per_day_usd !== undefined && (day >= caps.per_day_usd || day + extra > caps.per_day_usd)) {
+      return `The agent's daily budget of $${caps.per_day_usd} would be passed (spent $${day.toFixed(4)} today).`;
     }
-    if (!reason) return false;
+    if (caps.per_turn_usd !== undefined && (turnSpend >= caps.per_turn_usd || turnSpend + extra > caps.per_turn_usd)) {
+      return `The turn's budget of $${caps.per_turn_usd} would be passed (spent $${turnSpend.toFixed(4)} in this turn).`;
+    }
+    return undefined;
+  }
+
+  /** Ends the turn with a budget.exceeded event. */
+  private async stopForBudget(turn: TurnRow, caps: BudgetCaps, reason: string, what: string): Promise<void> {
     await this.store.tx(async (w) => {
-      await w.emit(this.ref, "budget.exceeded", { reason, spent_today_usd: day, spent_turn_usd: turnSpend, ...caps }, { run: turn.id });
+      const row = await w.get<{ status: string }>("SELECT status FROM turns WHERE id = ?", [turn.id]);
+      if (row?.status !== "running") return;
+      await w.emit(this.ref, "budget.exceeded", { reason, refused: what, ...caps }, { run: turn.id });
+      await this.finishTurn(w, turn, "failed", reason, null);
     });
-    await this.endTurn(turn, "failed", reason);
-    return true;
   }
 
   async endTurn(turn: TurnRow, status: "completed" | "failed" | "cancelled", reason: string | null, extraEvent?: "model.failed"): Promise<void> {
@@ -598,6 +680,38 @@ export class AgentActor {
     const status = rows.some((r) => r.status === "running") ? "running" : rows.length > 0 ? "parked" : "idle";
     await w.run("UPDATE agents SET status = ? WHERE id = ? AND status != 'unreadable'", [status, this.id]);
   }
+}
+
+/** Why a single call was stopped: the AbortSignal's reason. */
+class CallStop extends Error {
+  constructor(readonly why: "killed" | "timeout") {
+    super(`call ${why}`);
+  }
+}
+
+function stoppedOutcome(signal: AbortSignal, timeoutMs: number): ToolOutcome {
+  const reason: unknown = signal.reason;
+  if (reason instanceof CallStop && reason.why === "timeout") {
+    return { ok: false, kind: "timeout", error: `The call timed out after ${timeoutMs / 1000} s.` };
+  }
+  return { ok: false, kind: "killed", error: "A person stopped this call before it finished." };
+}
+
+/** Settles when the signal aborts, so a toolset that ignores its signal cannot hold a turn. */
+function abortedOutcome(signal: AbortSignal, timeoutMs: number): Promise<ToolOutcome> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(stoppedOutcome(signal, timeoutMs)), { once: true }));
+}
+
+/** A rough token count of a prompt (4 characters a token), for budget estimates before a call. */
+function estimateTokens(prompt: unknown[]): number {
+  let chars = 0;
+  for (const m of prompt) chars += JSON.stringify(m).length;
+  return Math.ceil(chars / 4);
+}
+
+function availableToolsText(tools: Map<string, ResolvedTool>): string {
+  const names = [...tools.keys()];
+  return names.length === 0 ? "This agent has no tools." : `Available tools: ${names.join(", ")}.`;
 }
 
 function toFunctionTool(t: ResolvedTool): LanguageModelV3FunctionTool {

@@ -209,7 +209,12 @@ export class Runtime {
     if (call.status === "running") {
       const controller = actor.callControllers.get(callId);
       if (controller) {
-        controller.abort(new Error("killed"));
+        controller.abort(new Error("killed by a person"));
+        return call;
+      }
+      if (actor.turnControllers.has(call.run)) {
+        // Committed as running, not dispatched yet: the dispatch aborts it at once.
+        actor.pendingKills.add(callId);
         return call;
       }
     }

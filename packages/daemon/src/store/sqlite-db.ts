@@ -26,7 +26,9 @@ export class SqliteDb implements Db {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
+    this.db.pragma(`synchronous = ${process.env.WX_SYNC ?? options.synchronous ?? "NORMAL"}`);
+    if (process.env.WX_LOCK) this.db.pragma(`locking_mode = ${process.env.WX_LOCK}`);
+    if (process.env.WX_CKPT) this.db.pragma(`wal_autocheckpoint = ${process.env.WX_CKPT}`);
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("foreign_keys = OFF");
     migrate(this.db);

@@ -101,6 +101,12 @@ export interface NewCall {
   args: unknown;
   readOnly: boolean;
   idempotent: boolean;
+  /** Decided when the round is saved: `running` calls start right after the commit. */
+  status?: "planned" | "waiting" | "running" | "failed" | "denied";
+  decision?: string;
+  reason?: string;
+  rule?: string | null;
+  result?: unknown;
 }
 
 export interface SpendToday {
@@ -315,12 +321,34 @@ export class Store {
     return this.db.all<{ id: string }>("SELECT id FROM inputs WHERE run = ? ORDER BY id", [run]);
   }
 
-  async insertCalls(w: Tx, run: string, agentId: string, round: number, calls: NewCall[]): Promise<void> {
+  async insertCalls(w: Tx, run: string, agentId: string, round: number, calls: NewCall[], now: string): Promise<void> {
     let position = 0;
     for (const c of calls) {
+      const running = c.status === "running";
+      const final = c.status === "failed" || c.status === "denied";
       await w.run(
-        "INSERT INTO calls (id, run, round, position, agent_id, model_call_id, tool, args, status, read_only, idempotent, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
-        [c.id, run, round, position++, agentId, c.modelCallId, c.tool, JSON.stringify(c.args ?? {}), c.readOnly ? 1 : 0, c.idempotent ? 1 : 0, c.id],
+        "INSERT INTO calls (id, run, round, position, agent_id, model_call_id, tool, args, status, read_only, idempotent, idempotency_key, decision, reason, rule, result, attempts, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+          c.id,
+          run,
+          round,
+          position++,
+          agentId,
+          c.modelCallId,
+          c.tool,
+          JSON.stringify(c.args ?? {}),
+          c.status ?? "planned",
+          c.readOnly ? 1 : 0,
+          c.idempotent ? 1 : 0,
+          c.id,
+          c.decision ?? null,
+          c.reason ?? null,
+          c.rule ?? null,
+          c.result === undefined ? null : JSON.stringify(c.result),
+          running ? 1 : 0,
+          running ? now : null,
+          final ? now : null,
+        ],
       );
     }
   }

@@ -1,0 +1,111 @@
+/**
+ * `npx tsx bench/tools.ts`: one worker process (the SDK) serving a read-only
+ * tool that returns at once; 10,000 calls through the gateway, 64 in flight.
+ * Prints one JSON line: calls per second and p50/p99 latency from dispatch to result.
+ *
+ * The workspace packages are imported from source (the `source` export
+ * condition), so this file re-runs itself with that condition: once as the
+ * daemon side, once as the worker.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+const CALLS = Number(process.env.WARDRIK_BENCH_CALLS ?? 10_000);
+const WARMUP = 2_000;
+const IN_FLIGHT = 64;
+const TOKEN = "bench-token";
+const self = fileURLToPath(import.meta.url);
+const role = process.argv[2];
+
+function relaunch(args: string[], env: Record<string, string> = {}): ChildProcess {
+  // WARDRIK_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles both processes.
+  const flags = process.env.WARDRIK_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  return spawn(process.execPath, [...flags, "--conditions=source", "--import", "tsx", self, ...args], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, ...env },
+  });
+}
+
+if (role === undefined) {
+  const child = relaunch(["daemon"]);
+  const [code] = (await once(child, "exit")) as [number | null];
+  process.exit(code ?? 1);
+} else if (role === "worker") {
+  // Dynamic imports: the worker side never loads daemon code. Deep paths until the packages' index files export these.
+  const { z } = await import("zod");
+  const { Wardrik } = await import("../packages/sdk/src/worker-exports.js");
+  const wardrik = new Wardrik({ name: "bench", onWarning: (m) => process.stderr.write(m + "\n") });
+  wardrik.tool({
+    name: "ping",
+    description: "Answers at once.",
+    input: z.object({ n: z.number() }),
+    readOnly: true,
+    run: ({ n }) => ({ n }),
+  });
+  process.on("SIGTERM", () => void wardrik.close());
+  await wardrik.listen();
+} else {
+  const { createServer } = await import("node:http");
+  const { WorkerGateway } = await import("../packages/daemon/src/tools/workers/worker-gateway.js");
+  const gateway = new WorkerGateway({ authenticate: (t) => Promise.resolve(t === TOKEN ? { org: "bench" } : undefined) });
+  const server = createServer();
+  server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as import("node:net").AddressInfo;
+  const worker = relaunch(["worker"], { WARDRIK_URL: `http://127.0.0.1:${port}`, WARDRIK_TOKEN: TOKEN });
+  if (!(await gateway.waitForTool("bench", "ping", 30_000))) throw new Error("the bench worker did not register");
+
+  let seq = 0;
+  const call = async (): Promise<number> => {
+    const controller = new AbortController();
+    seq += 1;
+    const start = performance.now();
+    const outcome = await gateway.call("ping", { n: seq }, {
+      agent: "agt_bench",
+      org: "bench",
+      run: "run_bench",
+      callId: `call_${seq}`,
+      idempotencyKey: `key_${seq}`,
+      signal: controller.signal,
+      cost: () => {},
+      timeoutMs: 60_000,
+    });
+    if (!outcome.ok) throw new Error(`call failed: ${outcome.error}`);
+    return performance.now() - start;
+  };
+  const run = async (count: number): Promise<number[]> => {
+    const latencies: number[] = [];
+    let started = 0;
+    const lane = async (): Promise<void> => {
+      while (started < count) {
+        started += 1;
+        latencies.push(await call());
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+    return latencies;
+  };
+
+  await run(WARMUP);
+  const t0 = performance.now();
+  const latencies = await run(CALLS);
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number): number => Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(3));
+  console.log(
+    JSON.stringify({
+      workload: "tools",
+      calls: CALLS,
+      seconds: Number(seconds.toFixed(3)),
+      calls_per_s: Math.round(CALLS / seconds),
+      p50_ms: pct(50),
+      p99_ms: pct(99),
+    }),
+  );
+  worker.kill("SIGTERM");
+  await once(worker, "exit");
+  await gateway.close();
+  server.close();
+}

@@ -1,0 +1,55 @@
+// W1 and W2: turns per second of the runtime with every round saved before its calls run.
+import { agentDef, benchRuntime, PeakRss, percentile, turnEnd } from "./lib.js";
+
+const workload = process.argv[2] ?? "W1";
+const synchronous = (process.argv[3] ?? "NORMAL").toUpperCase() as "NORMAL" | "FULL";
+const spec = {
+  W1: { conversations: 100, turns: 10, calls: 1 },
+  W2: { conversations: 20, turns: 10, calls: 8 },
+}[workload];
+if (!spec) throw new Error(`unknown workload ${workload}; use W1 or W2`);
+
+const toolCalls = Array.from({ length: spec.calls }, (_, i) => ({ tool: "bench/lookup", args: { id: `id_${i}` } }));
+const bench = benchRuntime({ steps: [{ tool_calls: toolCalls }, { text: "done" }] }, { synchronous });
+const agent = await bench.runtime.createAgent("default", agentDef("bench"));
+const ended = turnEnd(bench.bus, agent.id);
+
+async function oneTurn(conversation: string): Promise<number> {
+  const t0 = performance.now();
+  const q = await bench.runtime.enqueue(agent, conversation, "go");
+  const end = await ended(q.message);
+  if (end.type !== "dev.wardrik.turn.completed") throw new Error(`turn failed: ${JSON.stringify(end.data)}`);
+  return performance.now() - t0;
+}
+
+// Warm up (JIT, statement cache), then measure.
+for (let i = 0; i < 50; i++) await oneTurn(`warm-${i % 5}`);
+const rss = new PeakRss();
+const latencies: number[] = [];
+const start = performance.now();
+for (let c = 0; c < spec.conversations; c++) {
+  for (let t = 0; t < spec.turns; t++) latencies.push(await oneTurn(`c${c}`));
+}
+const seconds = (performance.now() - start) / 1000;
+const peak = rss.stop();
+latencies.sort((a, b) => a - b);
+const turns = spec.conversations * spec.turns;
+console.log(
+  JSON.stringify({
+    workload,
+    synchronous,
+    turns,
+    tool_calls_per_turn: spec.calls,
+    seconds: round(seconds, 3),
+    turns_per_s: round(turns / seconds, 1),
+    p50_ms: round(percentile(latencies, 50), 3),
+    p99_ms: round(percentile(latencies, 99), 3),
+    peak_rss_mb: peak,
+  }),
+);
+await bench.close();
+
+function round(n: number, d: number): number {
+  const f = 10 ** d;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,74 @@
+/** `wardrik init`: the project layout it writes, and refusing a non-empty directory. */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runWardrik } from "../helpers/spawn-daemon.js";
+
+const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-init-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("wardrik init", () => {
+  it("writes config.yaml, an example agent, a policy, a worker file and an owner-only admin token", async () => {
+    const r = await runWardrik(["init", "demo"], { cwd: tmp });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const dir = join(tmp, "demo");
+    for (const f of ["config.yaml", "agents/helper.md", "workers/tools.ts", ".wardrik/admin-token"]) {
+      expect(existsSync(join(dir, f)), f).toBe(true);
+      expect(r.stdout).toContain(f);
+    }
+    expect(statSync(join(dir, "policies")).isDirectory()).toBe(true);
+    expect(readdirSync(join(dir, "policies")).filter((f) => f.endsWith(".yaml")).length).toBeGreaterThan(0);
+
+    const config = readFileSync(join(dir, "config.yaml"), "utf8");
+    expect(config).toMatch(/^listen:/m);
+    expect(config).toMatch(/^model:/m);
+
+    const agent = readFileSync(join(dir, "agents/helper.md"), "utf8");
+    expect(agent.startsWith("---\n")).toBe(true);
+    expect(agent).toMatch(/^description: .+/m);
+    expect(agent).toMatch(/^tools: .*files/m);
+
+    const tokenPath = join(dir, ".wardrik", "admin-token");
+    expect(statSync(tokenPath).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, ".wardrik")).mode & 0o077).toBe(0);
+    const token = readFileSync(tokenPath, "utf8").trim();
+    expect(token.length).toBeGreaterThanOrEqual(20);
+
+    // A second project gets a different token.
+    const r2 = await runWardrik(["init", "demo2"], { cwd: tmp });
+    expect(r2.code).toBe(0);
+    expect(readFileSync(join(tmp, "demo2", ".wardrik", "admin-token"), "utf8").trim()).not.toBe(token);
+  });
+
+  it("accepts an existing empty directory", async () => {
+    const dir = join(tmp, "empty");
+    mkdirSync(dir);
+    const r = await runWardrik(["init", dir], { cwd: tmp });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(dir, "config.yaml"))).toBe(true);
+  });
+
+  it("refuses a non-empty directory, says why, and leaves it untouched", async () => {
+    const dir = join(tmp, "busy");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "notes.txt"), "mine");
+    const r = await runWardrik(["init", dir], { cwd: tmp });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/not empty/);
+    expect(r.stderr).toContain(dir);
+    expect(readdirSync(dir)).toEqual(["notes.txt"]);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("mine");
+  });
+
+  it("outside a project, without WARDRIK_URL, the CLI says what is missing (exit 1)", async () => {
+    const outside = join(tmp, "nowhere");
+    mkdirSync(outside);
+    const r = await runWardrik(["ls"], { cwd: outside });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Not inside a Wardrik project/);
+    expect(r.stderr).toMatch(/WARDRIK_URL/);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * `wardrik reload`: a new file adds an agent, an edited file updates it (same
+ * ID, conversations kept), a deleted file removes it, a broken edit makes it
+ * unreadable and a fix brings it back.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { AGENT_ID, agentFile, createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+let removedId = "";
+
+beforeAll(async () => {
+  p = await createProject({
+    files: { "agents/keeper.md": agentFile({ description: "Keeps its history", model: "script/echo" }) },
+  });
+});
+
+interface History {
+  messages: { role: string; content: { text?: string } }[];
+}
+
+const names = async () => (await p.apiOk<{ agents: { name: string }[] }>("GET", "/v1/agents")).agents.map((a) => a.name).sort();
+
+describe("wardrik reload", () => {
+  it("adds an agent for a new file; it answers", async () => {
+    p.write("agents/newbie.md", agentFile({ description: "Arrived by reload", model: "script/echo" }));
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/added newbie/);
+    expect(r.stdout).toMatch(/updated none/);
+    expect(r.stdout).toMatch(/removed none/);
+    expect(await names()).toEqual(["helper", "keeper", "newbie"]);
+    expect(await p.agentId("newbie")).toMatch(AGENT_ID);
+
+    const ask = await p.cli(["ask", "newbie", "hello newbie"]);
+    expect(ask.code, ask.stderr).toBe(0);
+    expect(ask.stdout.trim()).toBe("You said: hello newbie");
+  });
+
+  it("an unchanged directory reloads to nothing", async () => {
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/added none; updated none; removed none/);
+  });
+
+  it("updates an edited agent: same ID, conversation history kept, new definition used", async () => {
+    const id = await p.agentId("keeper");
+    const first = await p.cli(["ask", "keeper", "before the edit", "--conversation", "talk"]);
+    expect(first.code, first.stderr).toBe(0);
+
+    p.write("agents/keeper.md", agentFile({ description: "Keeps its history (edited)", model: "script/echo", title: "Keeper v2" }));
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/added none; updated keeper; removed none/);
+    expect(await p.agentId("keeper")).toBe(id);
+
+    const second = await p.cli(["ask", "keeper", "after the edit", "--conversation", "talk"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe("You said: after the edit");
+
+    const h = await p.apiOk<History>("GET", `/v1/agents/${id}/conversations/talk/messages`);
+    expect(h.messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual([
+      "user: before the edit",
+      "assistant: You said: before the edit",
+      "user: after the edit",
+      "assistant: You said: after the edit",
+    ]);
+    const d = await p.apiOk<{ description: string; title: string }>("GET", `/v1/agents/${id}`);
+    expect(d.description).toBe("Keeps its history (edited)");
+    expect(d.title).toBe("Keeper v2");
+    const events = await p.events(id);
+    expect(events.filter((e) => short(e.type) === "agent.updated")).toHaveLength(1);
+  });
+
+  it("a broken edit makes the agent unreadable (same ID); fixing the file brings it back with its history", async () => {
+    const id = await p.agentId("keeper");
+    p.write("agents/keeper.md", "---\ndescription: broken\nmax_iterations: -3\n---\n");
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/unreadable keeper/);
+    const broken = await p.apiOk<{ id: string; status: string; reason: string }>("GET", `/v1/agents/${id}`);
+    expect(broken.status).toBe("unreadable");
+    expect(broken.reason).toMatch(/agents\/keeper\.md:3/);
+
+    p.write("agents/keeper.md", agentFile({ description: "Fixed", model: "script/echo" }));
+    const fixed = await p.cli(["reload"]);
+    expect(fixed.stdout).toMatch(/updated keeper/);
+    const again = await p.apiOk<{ id: string; status: string }>("GET", `/v1/agents/${id}`);
+    expect(again.status).toBe("idle");
+    const h = await p.apiOk<History>("GET", `/v1/agents/${id}/conversations/talk/messages`);
+    expect(h.messages).toHaveLength(4);
+  });
+
+  it("removes the agent of a deleted file; its ID is gone", async () => {
+    const id = await p.agentId("newbie");
+    removedId = id;
+    p.remove("agents/newbie.md");
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/added none; updated none; removed newbie/);
+    expect(await names()).toEqual(["helper", "keeper"]);
+    const gone = await p.api<{ error: { code: string } }>("GET", `/v1/agents/${id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.json.error.code).toBe("not_found");
+    const ask = await p.cli(["ask", "newbie", "are you there?"]);
+    expect(ask.code).toBe(1);
+    expect(ask.stderr).toMatch(/No agent newbie/);
+  });
+
+  it("a file added back later is a new agent with a new ID", async () => {
+    p.write("agents/newbie.md", agentFile({ description: "Back again", model: "script/echo" }));
+    const r = await p.cli(["reload"]);
+    expect(r.stdout).toMatch(/added newbie/);
+    const id = await p.agentId("newbie");
+    expect(id).toMatch(AGENT_ID);
+    expect(id).not.toBe(removedId);
+  });
+});

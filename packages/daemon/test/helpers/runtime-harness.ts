@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createScriptedModel, type Script, type ScriptedModel } from "@wardrik/testing";
+import { AGENT_DEFAULTS, type AgentDefinition } from "../../src/config/types.js";
+import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
+import { systemClock, ulidIds } from "../../src/ids.js";
+import { compilePolicy, decide, type CompiledPolicy } from "../../src/policy/index.js";
+import type { Policy } from "../../src/policy/types.js";
+import { Runtime } from "../../src/runtime/runtime.js";
+import type { RuntimeHooks } from "../../src/runtime/types.js";
+import { SqliteDb } from "../../src/store/sqlite-db.js";
+import { Store, type AgentRow } from "../../src/store/store.js";
+import { FilesToolset } from "../../src/tools/files-toolset.js";
+import { ToolRegistry } from "../../src/tools/tool-registry.js";
+import type { ToolCallContext, ToolInfo, ToolOutcome, Toolset } from "../../src/tools/toolset.js";
+
+/** A toolset whose tools are plain functions, for runtime tests. */
+export class FnToolset implements Toolset {
+  readonly tools = new Map<string, { info: ToolInfo; run: (args: unknown, ctx: ToolCallContext) => Promise<ToolOutcome> | ToolOutcome }>();
+  constructor(readonly namespace: string) {}
+
+  add(name: string, run: (args: unknown, ctx: ToolCallContext) => Promise<ToolOutcome> | ToolOutcome, flags: { readOnly?: boolean; idempotent?: boolean } = {}): this {
+    this.tools.set(name, {
+      info: {
+        name: `${this.namespace}/${name}`,
+        description: `test tool ${name}`,
+        inputSchema: { type: "object", properties: {}, additionalProperties: true },
+        readOnly: flags.readOnly ?? false,
+        idempotent: flags.idempotent ?? false,
+      },
+      run,
+    });
+    return this;
+  }
+
+  list(): ToolInfo[] {
+    return [...this.tools.values()].map((t) => t.info);
+  }
+
+  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    const t = this.tools.get(tool);
+    if (!t) return { ok: false, error: `no tool ${tool}` };
+    return t.run(args, ctx);
+  }
+}
+
+export interface Harness {
+  dir: string;
+  dbPath: string;
+  store: Store;
+  runtime: Runtime;
+  bus: EventBus;
+  registry: ToolRegistry;
+  models: Map<string, ScriptedModel>;
+  events: StoredEvent[];
+  agent(def: Partial<AgentDefinition> & { name: string; script: Script }): Promise<AgentRow>;
+  /** Resolves with the turn's end event. */
+  ask(agent: AgentRow, text: string, conversation?: string): Promise<StoredEvent>;
+  waitFor(pred: (e: StoredEvent) => boolean, timeoutMs?: number): Promise<StoredEvent>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  dir?: string;
+  policy?: Policy | null;
+  toolsets?: Toolset[];
+  toolTimeoutMs?: number;
+  synchronous?: "NORMAL" | "FULL";
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "wardrik-rt-"));
+  const dbPath = join(dir, "wardrik.db");
+  const db = new SqliteDb(dbPath, { synchronous: options.synchronous ?? "NORMAL" });
+  const bus = new EventBus();
+  const store = new Store(db, bus, ulidIds(), systemClock);
+  const events: StoredEvent[] = [];
+  bus.subscribe("*", (e) => events.push(e));
+  const models = new Map<string, ScriptedModel>();
+  const scripts = new Map<string, Script>();
+  // Tests that are not about governance allow every call; pass `policy: null` for the bare defaults.
+  const policy = options.policy === undefined ? { name: "allow-all", rules: [{ tool: "*", decision: "allow" as const }] } : options.policy;
+  const compiled: CompiledPolicy | undefined = policy ? compilePolicy(policy) : undefined;
+  const hooks: RuntimeHooks = {
+    resolveModel: (ref) => {
+      const name = ref ?? "default";
+      let m = models.get(name);
+      if (!m) {
+        const script = scripts.get(name);
+        if (!script) throw new Error(`no script ${name}`);
+        m = createScriptedModel(script, { modelId: name });
+        models.set(name, m);
+      }
+      return { ref: `script/${name}`, model: m, price: { input: 1, output: 2 } };
+    },
+    decide: (call) => decide(compiled, { tool: call.tool, args: call.args, readOnly: call.readOnly }),
+    budget: (def) => ({ per_turn_usd: options.policy?.budget?.per_turn_usd, per_day_usd: def.budget ?? options.policy?.budget?.per_day_usd }),
+  };
+  const registry = new ToolRegistry();
+  registry.add(new FilesToolset(db, systemClock));
+  for (const t of options.toolsets ?? []) registry.add(t);
+  const runtime = new Runtime(store, registry, hooks, { toolTimeoutMs: options.toolTimeoutMs ?? 60_000, modelBackoffMs: 5 });
+
+  const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>
+    new Promise<StoredEvent>((resolve, reject) => {
+      const found = events.find(pred);
+      if (found) return resolve(found);
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error("timed out waiting for an event"));
+      }, timeoutMs);
+      const off = bus.subscribe("*", (e) => {
+        if (pred(e)) {
+          clearTimeout(timer);
+          off();
+          resolve(e);
+        }
+      });
+    });
+
+  return {
+    dir,
+    dbPath,
+    store,
+    runtime,
+    bus,
+    registry,
+    models,
+    events,
+    agent: async ({ script, ...def }) => {
+      scripts.set(def.name, script);
+      const full: AgentDefinition = {
+        description: "test agent",
+        title: def.name,
+        tools: ["*"],
+        max_iterations: AGENT_DEFAULTS.max_iterations,
+        timeout: AGENT_DEFAULTS.timeout,
+        retries: AGENT_DEFAULTS.retries,
+        idle_timeout: AGENT_DEFAULTS.idle_timeout,
+        instructions: "You are a test agent.",
+        model: def.name,
+        ...def,
+      };
+      return runtime.createAgent("default", full);
+    },
+    ask: async (agent, text, conversation = "main") => {
+      const q = await runtime.enqueue(agent, conversation, text);
+      const started = await waitFor((e) => e.type === "dev.wardrik.turn.started" && ((e.data.messages as string[]) ?? []).includes(q.message));
+      return waitFor((e) => e.run === started.run && /turn\.(completed|failed|cancelled)$/.test(e.type));
+    },
+    waitFor,
+    close: async () => {
+      await runtime.close();
+      await db.close();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function types(events: StoredEvent[], run?: string): string[] {
+  return events.filter((e) => !run || e.run === run).map((e) => e.type.replace("dev.wardrik.", ""));
+}

@@ -1,0 +1,92 @@
+import { afterEach, expect, test } from "vitest";
+import { callContext, spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
+
+// Stopping calls: timeouts, kills, turn cancellation, no worker, and a worker's close() draining.
+let daemon: TestDaemon | undefined;
+let workers: WorkerProcess[] = [];
+
+async function setup(): Promise<{ daemon: TestDaemon; worker: WorkerProcess }> {
+  daemon = await startDaemon();
+  const worker = spawnWorker("tools-worker.ts", workerEnv(daemon));
+  workers.push(worker);
+  expect(await daemon.gateway.waitForTool("org-a", "wait_for_abort", 20_000)).toBe(true);
+  return { daemon, worker };
+}
+
+afterEach(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  workers = [];
+  await daemon?.close();
+  daemon = undefined;
+});
+
+test("a call times out: the model is told and the worker's signal aborts", async () => {
+  const { daemon, worker } = await setup();
+  const started = Date.now();
+  const outcome = await daemon.gateway.call("wait_for_abort", { tag: "t1" }, callContext({ timeoutMs: 300 }).ctx);
+  expect(outcome).toEqual({ ok: false, kind: "timeout", error: "workers/wait_for_abort timed out after 0.3 s." });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  const aborted = await worker.waitFor((e) => e.event === "aborted" && e.tag === "t1");
+  expect(aborted.reason).toBe("The call timed out.");
+});
+
+test("a call killed through ctx.signal returns at once and aborts the worker's signal", async () => {
+  const { daemon, worker } = await setup();
+  const { ctx, controller } = callContext();
+  const pending = daemon.gateway.call("wait_for_abort", { tag: "k1" }, ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "k1");
+  controller.abort();
+  expect(await pending).toEqual({ ok: false, kind: "killed", error: "workers/wait_for_abort was killed before it finished." });
+  expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "k1")).reason).toBe("The call was killed.");
+});
+
+test("a call whose turn is cancelled aborts with the cancellation reason", async () => {
+  const { daemon, worker } = await setup();
+  const { ctx, controller } = callContext();
+  const pending = daemon.gateway.call("wait_for_abort", { tag: "c1" }, ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "c1");
+  controller.abort(Object.assign(new Error("turn cancelled"), { why: "cancelled" }));
+  expect(await pending).toMatchObject({ ok: false, kind: "killed", error: expect.stringContaining("its turn ended") });
+  expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "c1")).reason).toBe("The call's turn was cancelled.");
+});
+
+test("a call with an already aborted signal never reaches a worker", async () => {
+  const { daemon, worker } = await setup();
+  const { ctx, controller } = callContext();
+  controller.abort();
+  expect(await daemon.gateway.call("wait_for_abort", { tag: "a0" }, ctx)).toMatchObject({ ok: false, kind: "killed" });
+  await new Promise((r) => setTimeout(r, 100));
+  expect(worker.events.some((e) => e.tag === "a0")).toBe(false);
+});
+
+test("with no worker serving the tool the call fails at once, saying so", async () => {
+  daemon = await startDaemon();
+  const started = Date.now();
+  const outcome = await daemon.gateway.call("find_order", { payment_intent: "pi_1" }, callContext().ctx);
+  expect(Date.now() - started).toBeLessThan(50);
+  expect(outcome).toMatchObject({ ok: false, kind: "unavailable", error: expect.stringContaining("No worker serves workers/find_order") });
+  expect(daemon.gateway.list({ org: "org-a", agentId: "agt_test" })).toEqual([]);
+  expect(await daemon.gateway.waitForTool("org-a", "find_order", 50)).toBe(false);
+});
+
+test("close() on the worker drains: the running call completes, new calls go nowhere, listen() resolves", async () => {
+  const { daemon, worker } = await setup();
+  const pending = daemon.gateway.call("slow_write", { tag: "d1", ms: 700 }, callContext().ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "d1");
+  worker.child.kill("SIGTERM");
+  await worker.waitFor((e) => e.event === "closing");
+  // Once the daemon has the drain request the worker gets no new calls.
+  await waitUntil(() => daemon.gateway.list({ org: "org-a", agentId: "agt_test" }).length === 0);
+  expect(await daemon.gateway.call("find_order", { payment_intent: "pi_1" }, callContext().ctx)).toMatchObject({ kind: "unavailable" });
+  expect(await pending).toEqual({ ok: true, output: expect.objectContaining({ tag: "d1", worker: "w1" }) });
+  await worker.waitFor((e) => e.event === "listen_resolved");
+  expect(await worker.exited).toBe(0);
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,54 @@
+import { expectTypeOf, test } from "vitest";
+import { z } from "zod";
+import { Wardrik, type ToolContext, type ToolDefinition } from "../src/worker-exports.js";
+
+const wardrik = new Wardrik({ url: "http://127.0.0.1:7373", token: "t" });
+
+test("run's first argument is inferred from the input schema (its output side)", () => {
+  wardrik.tool({
+    name: "find_order",
+    description: "Find an order.",
+    input: z.object({
+      payment_intent: z.string().describe("Stripe payment intent ID"),
+      limit: z.number().default(10),
+      tags: z.array(z.string()).optional(),
+      cents: z.string().transform(Number),
+    }),
+    readOnly: true,
+    run: (args, ctx) => {
+      expectTypeOf(args).toEqualTypeOf<{ payment_intent: string; limit: number; tags?: string[] | undefined; cents: number }>();
+      expectTypeOf(ctx).toEqualTypeOf<ToolContext>();
+      return { id: args.payment_intent };
+    },
+  });
+});
+
+test("ctx has exactly agent, run, idempotencyKey, signal and cost", () => {
+  expectTypeOf<keyof ToolContext>().toEqualTypeOf<"agent" | "run" | "idempotencyKey" | "signal" | "cost">();
+  expectTypeOf<ToolContext["signal"]>().toEqualTypeOf<AbortSignal>();
+  expectTypeOf<ToolContext["cost"]>().toEqualTypeOf<(usd: number) => void>();
+});
+
+test("tool() takes exactly the keys of the Write tools page", () => {
+  expectTypeOf<keyof ToolDefinition>().toEqualTypeOf<"name" | "description" | "title" | "input" | "readOnly" | "idempotent" | "run">();
+  wardrik.tool({
+    name: "t",
+    description: "d",
+    input: z.object({}),
+    run: () => "ok",
+    // @ts-expect-error -- not a key of a tool definition
+    retries: 3,
+  });
+});
+
+test("input must be a zod object schema", () => {
+  wardrik.tool({
+    name: "t",
+    description: "d",
+    // @ts-expect-error -- a string schema is not an object schema
+    input: z.string(),
+    run: () => "ok",
+  });
+  wardrik.tool({ name: "strict", description: "d", input: z.strictObject({ a: z.string() }), run: ({ a }) => a });
+  wardrik.tool({ name: "loose", description: "d", input: z.looseObject({ a: z.number() }), run: ({ a }) => a + 1 });
+});
