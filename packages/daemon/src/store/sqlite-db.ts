@@ -2,14 +2,19 @@ import Database from "better-sqlite3";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { Checkpointer } from "./checkpointer.js";
 import type { Db, Row, SqlValue, Tx } from "./db.js";
 
 export interface SqliteOptions {
   /** `FULL` fsyncs every commit; `NORMAL` (default) survives a killed process, not a power cut. */
   synchronous?: "NORMAL" | "FULL";
+  /** Checkpoint the WAL from a worker thread (default) instead of inside commits. */
+  checkpointInBackground?: boolean;
 }
 
 export const SCHEMA_VERSION = 1;
+const MAX_GROUP = 64;
 
 /**
  * SQLite adapter (WAL). better-sqlite3 is synchronous, so a transaction that
@@ -20,18 +25,22 @@ export class SqliteDb implements Db {
   readonly dialect = "sqlite" as const;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pending: { fn: (tx: Tx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  private draining = false;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${process.env.WX_SYNC ?? options.synchronous ?? "NORMAL"}`);
-    if (process.env.WX_LOCK) this.db.pragma(`locking_mode = ${process.env.WX_LOCK}`);
-    if (process.env.WX_CKPT) this.db.pragma(`wal_autocheckpoint = ${process.env.WX_CKPT}`);
+    this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("foreign_keys = OFF");
     migrate(this.db);
+    if (path !== ":memory:" && options.checkpointInBackground !== false) {
+      this.db.pragma("wal_autocheckpoint = 0");
+      this.checkpointer = new Checkpointer(path, createRequire(import.meta.url).resolve("better-sqlite3"));
+    }
   }
 
   private statement(sql: string): Database.Statement {
@@ -61,26 +70,56 @@ export class SqliteDb implements Db {
     return this.direct.all<R>(sql, params);
   }
 
+  /**
+   * Group commit: transactions that queue up while one runs share the next
+   * physical transaction, each inside its own savepoint, so a failing one
+   * rolls back alone while the others commit together with one WAL write.
+   */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const result = this.queue.then(async () => {
-      this.db.exec("BEGIN IMMEDIATE");
-      try {
-        const value = await fn(this.direct);
-        this.db.exec("COMMIT");
-        return value;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw err;
-      }
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn: fn as (tx: Tx) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.draining) void this.drain();
     });
-    this.queue = result.catch(() => undefined);
-    return result;
   }
 
-  close(): Promise<void> {
-    return this.queue.then(() => {
-      if (this.db.open) this.db.close();
-    });
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, MAX_GROUP);
+        const settled: (() => void)[] = [];
+        this.db.exec("BEGIN IMMEDIATE");
+        try {
+          for (const item of batch) {
+            this.db.exec("SAVEPOINT tx");
+            try {
+              const value = await item.fn(this.direct);
+              this.db.exec("RELEASE tx");
+              settled.push(() => item.resolve(value));
+            } catch (err) {
+              this.db.exec("ROLLBACK TO tx");
+              this.db.exec("RELEASE tx");
+              settled.push(() => item.reject(err));
+            }
+          }
+          this.db.exec("COMMIT");
+        } catch (err) {
+          // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
+          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          for (const item of batch) item.reject(err);
+          continue;
+        }
+        for (const s of settled) s();
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.draining || this.pending.length > 0) await new Promise((r) => setImmediate(r));
+    await this.checkpointer?.close();
+    if (this.db.open) this.db.close();
   }
 }
 

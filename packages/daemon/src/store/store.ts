@@ -134,7 +134,7 @@ export class Store {
   async tx<T>(fn: (w: Writer) => Promise<T>): Promise<T> {
     const pending: StoredEvent[] = [];
     const now = this.clock.now().toISOString();
-    const result = await this.db.transaction(async (tx) => {
+    const body = (tx: Tx): Promise<T> => {
       pending.length = 0;
       const writer: Writer = {
         now,
@@ -148,10 +148,21 @@ export class Store {
         },
       };
       return fn(writer);
-    });
+    };
+    let result: T;
+    try {
+      result = await this.db.transaction(body);
+    } catch (err) {
+      // Sequence numbers taken by a rolled-back transaction are reused.
+      for (const e of pending) this.nextSeq.delete(e.agent);
+      throw err;
+    }
     for (const e of pending) this.bus.publish(e);
     return result;
   }
+
+  /** Next event sequence per agent, kept in memory: one writer (this process) per database. */
+  private readonly nextSeq = new Map<string, number>();
 
   private async insertEvent(
     tx: Tx,
@@ -161,10 +172,13 @@ export class Store {
     options: EmitOptions,
     time: string,
   ): Promise<StoredEvent> {
-    const row = await tx.get<{ seq: number }>("UPDATE agents SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1 AS seq", [
-      agent.id,
-    ]);
-    if (!row) throw new Error(`agent ${agent.id} does not exist`);
+    let seq = this.nextSeq.get(agent.id);
+    if (seq === undefined) {
+      const last = await tx.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events WHERE agent_id = ?", [agent.id]);
+      seq = (last?.seq ?? 0) + 1;
+    }
+    this.nextSeq.set(agent.id, seq + 1);
+    const row = { seq };
     const id = this.ids.next("event");
     const fullType = EVENT_TYPE_PREFIX + type;
     const source = `/orgs/${agent.org}/agents/${agent.id}`;

@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import type { IncomingMessage } from "node:http";
 import { afterEach, expect, test } from "vitest";
 import WebSocket from "ws";
 import { WORKER_PROTOCOL_VERSION } from "@wardrik/protocol";
@@ -51,7 +52,7 @@ test("a worker without a token, or with a wrong one, is refused with 401", async
   for (const headers of [{}, { authorization: "Bearer nope" }]) {
     const ws = new WebSocket(`${daemon.url.replace("http", "ws")}/v1/workers`, { headers });
     ws.on("error", () => {});
-    const [, res] = (await once(ws, "unexpected-response")) as [unknown, import("node:http").IncomingMessage];
+    const [, res] = (await once(ws, "unexpected-response")) as [unknown, IncomingMessage];
     expect(res.statusCode).toBe(401);
     ws.terminate();
   }

@@ -18,7 +18,6 @@ CREATE TABLE agents (
   file TEXT,
   status TEXT NOT NULL,
   reason TEXT,
-  next_seq INTEGER NOT NULL DEFAULT 1,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   UNIQUE (org, name)
@@ -114,8 +113,8 @@ CREATE TABLE spend (
   PRIMARY KEY (agent_id, day)
 );
 
+-- Each agent's events are one ordered log, keyed by (agent, seq).
 CREATE TABLE events (
-  gseq INTEGER PRIMARY KEY AUTOINCREMENT,
   agent_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
   id TEXT NOT NULL,
@@ -125,7 +124,7 @@ CREATE TABLE events (
   subject TEXT,
   run TEXT,
   data TEXT NOT NULL,
-  UNIQUE (agent_id, seq)
+  PRIMARY KEY (agent_id, seq)
 );
 
 CREATE TABLE secrets (

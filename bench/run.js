@@ -1,0 +1,27 @@
+// npm run bench -- NAME [args]: runs bench/<file>.ts for a workload and prints its JSON line(s).
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const workloads = {
+  W1: ["turns.ts", "W1"],
+  W2: ["turns.ts", "W2"],
+  policy: ["policy.ts"],
+  tools: ["tools.ts"],
+  mcp: ["mcp.ts"],
+};
+const [name, ...rest] = process.argv.slice(2);
+const entry = workloads[name];
+if (!entry) {
+  console.error(`usage: npm run bench -- <${Object.keys(workloads).join("|")}> [args]`);
+  process.exit(2);
+}
+const [file, ...args] = entry;
+if (!existsSync(join(here, file))) {
+  console.error(`bench/${file} does not exist yet`);
+  process.exit(2);
+}
+const r = spawnSync(process.execPath, ["--import", "tsx", join(here, file), ...args, ...rest], { stdio: "inherit" });
+process.exit(r.status ?? 1);

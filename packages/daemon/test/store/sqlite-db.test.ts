@@ -1,0 +1,52 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteDb } from "../../src/store/sqlite-db.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tempDb(): { db: SqliteDb; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), "wardrik-db-"));
+  dirs.push(dir);
+  const path = join(dir, "t.db");
+  return { db: new SqliteDb(path), path };
+}
+
+describe("SqliteDb", () => {
+  it("creates the schema and records its version", async () => {
+    const { db, path } = tempDb();
+    await db.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: "1" });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    raw.close();
+  });
+
+  it("groups concurrent transactions, and a failing one rolls back alone", async () => {
+    const { db } = tempDb();
+    const write = (path: string, fail = false) =>
+      db.transaction(async (tx) => {
+        await tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, 'x', 'now')", [path]);
+        if (fail) throw new Error(`no ${path}`);
+        return path;
+      });
+    const results = await Promise.allSettled([write("one"), write("two", true), write("three")]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const rows = await db.all<{ path: string }>("SELECT path FROM files ORDER BY path");
+    expect(rows.map((r) => r.path)).toEqual(["one", "three"]);
+    await db.close();
+  });
+
+  it("refuses a database written by a newer Wardrik", async () => {
+    const { db, path } = tempDb();
+    await db.close();
+    const raw = new Database(path);
+    raw.prepare("UPDATE meta SET value = '99' WHERE key = 'schema_version'").run();
+    raw.close();
+    expect(() => new SqliteDb(path)).toThrow(/newer Wardrik \(schema version 99/);
+  });
+});
