@@ -405,11 +405,12 @@ export class AgentActor {
       if (calls.some((c) => c.status === "waiting")) {
         const parked = await this.store.tx(async (w) => {
           await this.assertRunning(w, turn.id);
-          const ready = await w.get<{ n: number }>("SELECT COUNT(*) AS n FROM calls WHERE run = ? AND round = ? AND status IN ('planned', 'approved')", [
-            turn.id,
-            round,
-          ]);
-          if ((ready?.n ?? 0) > 0) return false;
+          // A decision may have landed since the calls were read: park only if some call still waits and none is ready.
+          const counts = await w.get<{ ready: number; waiting: number }>(
+            "SELECT SUM(status IN ('planned', 'approved')) AS ready, SUM(status = 'waiting') AS waiting FROM calls WHERE run = ? AND round = ?",
+            [turn.id, round],
+          );
+          if ((counts?.ready ?? 0) > 0 || (counts?.waiting ?? 0) === 0) return false;
           await w.run("UPDATE turns SET status = 'parked' WHERE id = ?", [turn.id]);
           await this.refreshStatus(w);
           const waiting = calls.filter((c) => c.status === "waiting").map((c) => c.id);

@@ -55,6 +55,8 @@ export interface Harness {
   models: Map<string, ScriptedModel>;
   events: StoredEvent[];
   agent(def: Partial<AgentDefinition> & { name: string; script: Script }): Promise<AgentRow>;
+  /** Registers the script of an agent that already exists (after a restart). */
+  script(name: string, script: Script): void;
   /** Resolves with the turn's end event. */
   ask(agent: AgentRow, text: string, conversation?: string): Promise<StoredEvent>;
   waitFor(pred: (e: StoredEvent) => boolean, timeoutMs?: number): Promise<StoredEvent>;
@@ -144,6 +146,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       };
       return runtime.createAgent("default", full);
     },
+    script: (name, script) => void scripts.set(name, script),
     ask: async (agent, text, conversation = "main") => {
       const q = await runtime.enqueue(agent, conversation, text);
       const started = await waitFor((e) => e.type === "dev.wardrik.turn.started" && ((e.data.messages as string[]) ?? []).includes(q.message));

@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Policy } from "../../src/policy/types.js";
+import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const call = (tool: string, args: object = {}) => ({ tool, args });
+
+function shop(log: string[]) {
+  return new FnToolset("shop")
+    .add("find", (args) => {
+      log.push(`find ${JSON.stringify(args)}`);
+      return { ok: true, output: { found: true } };
+    }, { readOnly: true })
+    .add("refund", (args) => {
+      log.push(`refund ${JSON.stringify(args)}`);
+      return { ok: true, output: { refunded: (args as { amount: number }).amount } };
+    })
+    .add("note", (args) => {
+      log.push(`note ${JSON.stringify(args)}`);
+      return { ok: true, output: "noted" };
+    });
+}
+
+const policy: Policy = {
+  name: "careful",
+  rules: [
+    { tool: "shop/refund", when: { amount: { gt: 100 } }, decision: "deny", reason: "Refunds over $100 go through finance." },
+    { tool: "shop/find", when: { id: { eq: "secret" } }, decision: "deny", reason: "That order is sealed." },
+    { tool: "shop/note", decision: "allow" },
+  ],
+};
+
+describe("policies in the turn loop", () => {
+  it("deny: the call never runs and the model gets the rule's reason", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 500 })] }, { text: "{{result}}" }] } });
+    const end = await h.ask(a, "refund");
+    expect(log).toEqual([]);
+    expect(end.data.reply).toContain("Refunds over $100 go through finance.");
+  });
+
+  it("an explicit rule denies a read-only tool; read-only tools are allowed by default", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/find", { id: "secret" }), call("shop/find", { id: "o1" })] }, { text: "ok" }] } });
+    await h.ask(a, "find");
+    expect(log).toEqual(['find {"id":"o1"}']);
+    const decided = h.events.filter((e) => e.type === "dev.wardrik.call.decided").map((e) => e.data.decision);
+    expect(decided).toEqual(["deny", "allow"]);
+  });
+
+  it("ask: the turn parks, the agent is parked, approve runs the call and the turn finishes", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "result: {{result}}" }] } });
+    const q = await h.runtime.enqueue(a, "main", "refund 20");
+    const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    expect(asked.data).toMatchObject({ tool: "shop/refund", args: { amount: 20 }, reason: expect.stringMatching(/needs approval/) });
+    await h.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+    expect((await h.store.getAgent(a.id))!.status).toBe("parked");
+    expect(log).toEqual([]);
+    await expect(h.runtime.approve(a, "call_NOPE")).rejects.toThrow(/no call call_NOPE/);
+    await h.runtime.approve(a, String(asked.data.call));
+    const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+    expect(end.data.reply).toBe('result: {"refunded":20}');
+    expect(log).toEqual(['refund {"amount":20}']);
+    expect((await h.store.getAgent(a.id))!.status).toBe("idle");
+    await expect(h.runtime.approve(a, String(asked.data.call))).rejects.toThrow(/not waiting for approval \(it is completed\)/);
+    expect(q.message).toMatch(/^msg_/);
+  });
+
+  it("deny by a person tells the model why", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "{{result}}" }] } });
+    await h.runtime.enqueue(a, "main", "refund");
+    const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    await h.runtime.deny(a, String(asked.data.call), "not today");
+    const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+    expect(end.data.reply).toContain("A person refused this call: not today");
+    expect(log).toEqual([]);
+  });
+
+  it("parallel calls with mixed decisions: allowed ones run at once, the model waits for every call, each decision reaches its call", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const a = await h.agent({
+      name: "a",
+      script: {
+        steps: [
+          {
+            tool_calls: [
+              call("shop/note", { text: "n1" }),
+              call("shop/refund", { amount: 10 }),
+              call("shop/refund", { amount: 500 }),
+              call("shop/refund", { amount: 30 }),
+              call("shop/find", { id: "o2" }),
+            ],
+          },
+          { text: "done" },
+        ],
+      },
+    });
+    await h.runtime.enqueue(a, "main", "go");
+    await h.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+    // The allowed calls ran while the two refunds wait; the model was called once.
+    expect(log.sort()).toEqual(['find {"id":"o2"}', 'note {"text":"n1"}']);
+    expect(h.models.get("a")!.calls).toHaveLength(1);
+    const asked = h.events.filter((e) => e.type === "dev.wardrik.approval.requested");
+    expect(asked.map((e) => (e.data.args as { amount: number }).amount)).toEqual([10, 30]);
+    await h.runtime.deny(a, String(asked[1]!.data.call), "too much");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.models.get("a")!.calls).toHaveLength(1);
+    await h.runtime.approve(a, String(asked[0]!.data.call));
+    const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+    expect(end.data.reply).toBe("done");
+    expect(log).toContain('refund {"amount":10}');
+    expect(log).not.toContain('refund {"amount":30}');
+    // The model's second call saw all five results, in order, each with its own outcome.
+    const toolMsg = h.models.get("a")!.calls[1]!.prompt.find((m) => m.role === "tool")!;
+    const outputs = (toolMsg.content as { output: { type: string; value: unknown } }[]).map((p) => p.output);
+    expect(outputs[0]).toEqual({ type: "text", value: "noted" });
+    expect(outputs[1]).toEqual({ type: "json", value: { refunded: 10 } });
+    expect(outputs[2]!.type).toBe("error-text");
+    expect(String(outputs[3]!.value)).toContain("too much");
+    expect(outputs[4]).toEqual({ type: "json", value: { found: true } });
+  });
+
+  it("approvals survive a restart: park, restart the runtime, approve, the turn finishes", async () => {
+    const log: string[] = [];
+    h = await createHarness({ toolsets: [shop(log)], policy });
+    const dir = h.dir;
+    const script = { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "after restart: {{result}}" }] };
+    const a = await h.agent({ name: "a", script });
+    await h.runtime.enqueue(a, "main", "refund");
+    const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    await h.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+    await h.runtime.close();
+    await h.store.db.close();
+    const h2 = await createHarness({ toolsets: [shop(log)], policy, dir });
+    try {
+      h2.script("a", script);
+      await h2.runtime.recover();
+      const again = (await h2.store.getAgent(a.id))!;
+      expect(again.status).toBe("parked");
+      expect((await h2.store.waitingCalls(a.id)).map((c) => c.id)).toEqual([asked.data.call]);
+      await h2.runtime.approve(again, String(asked.data.call));
+      const end = await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+      expect(end.data.reply).toBe('after restart: {"refunded":20}');
+      expect(log).toEqual(['refund {"amount":20}']);
+    } finally {
+      await h2.close();
+    }
+  });
+});
+
+describe("budgets", () => {
+  it("a model call that would pass the daily cap is refused and the turn ends with budget.exceeded", async () => {
+    h = await createHarness();
+    // $1 / $2 per million tokens in the harness; a cap this small is passed by the first reply.
+    const a = await h.agent({ name: "a", budget: 0.00005, script: { steps: [{ tool_calls: [call("files/list")], usage: { input: 40, output: 10 } }, { text: "never" }] } });
+    const end = await h.ask(a, "go");
+    expect(end.type).toBe("dev.wardrik.turn.failed");
+    expect(String(end.data.reason)).toMatch(/daily budget of \$0.00005 would be passed/);
+    expect(types(h.events, end.run)).toContain("budget.exceeded");
+    expect(h.models.get("a")!.calls).toHaveLength(1);
+  });
+
+  it("tool cost() adds to the spend, and calls add up", async () => {
+    const t = new FnToolset("paid").add("lookup", (_a, ctx) => {
+      ctx.cost(0.01);
+      ctx.cost(0.02);
+      return { ok: true, output: "found" };
+    }, { readOnly: true });
+    h = await createHarness({ toolsets: [t] });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } }, { text: "ok", usage: { input: 0, output: 0 } }] } });
+    await h.ask(a, "go");
+    const spend = await h.store.spendOn(a.id, new Date().toISOString().slice(0, 10));
+    expect(spend.tools_usd).toBeCloseTo(0.03, 10);
+    const done = h.events.find((e) => e.type === "dev.wardrik.call.completed")!;
+    expect(done.data.cost_usd).toBeCloseTo(0.03, 10);
+  });
+
+  it("a per-turn cap ends the turn once tool costs reach it", async () => {
+    const t = new FnToolset("paid").add("lookup", (_a, ctx) => {
+      ctx.cost(0.5);
+      return { ok: true, output: "found" };
+    }, { readOnly: true });
+    h = await createHarness({ toolsets: [t], policy: { name: "p", rules: [{ tool: "*", decision: "allow" }], budget: { per_turn_usd: 0.75 } } });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } }] } });
+    const end = await h.ask(a, "go");
+    expect(end.type).toBe("dev.wardrik.turn.failed");
+    expect(String(end.data.reason)).toMatch(/turn's budget of \$0.75/);
+    expect(h.events.filter((e) => e.type === "dev.wardrik.call.completed")).toHaveLength(2);
+  });
+});
