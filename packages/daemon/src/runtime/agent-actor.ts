@@ -2,7 +2,7 @@ import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import type { AgentDefinition } from "../config/types.js";
 import { PromptCache } from "../models/build-prompt.js";
 import type { CallRow, NewCall, Store, TurnRow, Writer } from "../store/store.js";
-import { FINAL_CALL_STATUSES } from "../store/store.js";
+import { FINAL_CALL_STATUSES, STATE_FORMAT, StateError } from "../store/store.js";
 import type { ResolvedTool, ToolRegistry } from "../tools/tool-registry.js";
 import { fromModelToolName, type ToolOutcome } from "../tools/toolset.js";
 import { callModel, ModelCallError, type ModelReply } from "./call-model.js";
@@ -177,9 +177,17 @@ export class AgentActor {
     let turn = initial;
     const controller = new AbortController();
     this.turnControllers.set(turn.id, controller);
+    // close() aborts the controllers it finds; a turn that starts after it must stop too.
+    if (this.closed) controller.abort(new TurnStop("shutdown"));
     const deadline = Date.parse(turn.started_at) + this.def.timeout * 1000;
     const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
     const signal = controller.signal;
+    if (turn.format > STATE_FORMAT) {
+      clearTimeout(timer);
+      this.turnControllers.delete(turn.id);
+      await this.markUnreadable(`Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`);
+      return;
+    }
     // Calls this process marked running when it saved their round: start them, don't treat them as interrupted.
     let fresh = new Set<string>();
     try {
@@ -203,6 +211,10 @@ export class AgentActor {
       }
     } catch (err) {
       if (err instanceof StaleTurn) return;
+      if (err instanceof StateError) {
+        await this.markUnreadable(err.message);
+        return;
+      }
       const reason = signal.aborted ? signal.reason : undefined;
       if (reason instanceof TurnStop) {
         if (reason.why === "timeout") {
@@ -384,7 +396,7 @@ export class AgentActor {
       callId: c.id,
       tool: c.tool,
       isError: c.status !== "completed",
-      output: c.result === null ? null : JSON.parse(c.result),
+      output: c.result === null ? null : parseStored(c.result, `call ${c.id} result`),
     }));
     await this.appendMessage(w, turn.conversation_id, turn.id, { role: "tool", results });
     await w.run("UPDATE turns SET rounds_done = ? WHERE id = ?", [round, turn.id]);
@@ -434,8 +446,9 @@ export class AgentActor {
   private async executeCall(turn: TurnRow, call: CallRow, turnSignal: AbortSignal, isFresh: boolean): Promise<void> {
     if (turnSignal.aborted) return;
     const scope = { org: this.org, agentId: this.id };
-    const tool = await this.tools.find(call.tool, scope);
-    const args: unknown = JSON.parse(call.args);
+    // After a restart a worker may not have reconnected yet: wait for it (up to the call timeout) rather than fail.
+    const tool = isFresh ? await this.tools.find(call.tool, scope) : await this.tools.findOrWait(call.tool, scope, this.opts.toolTimeoutMs);
+    const args: unknown = parseStored(call.args, `call ${call.id} arguments`);
 
     if (call.status === "planned") {
       // A round saved before decisions were made at save time; decide now.
@@ -675,11 +688,33 @@ export class AgentActor {
     );
   }
 
+  /** Saved state this version cannot use: the agent stops, says why, and the others go on. */
+  async markUnreadable(reason: string): Promise<void> {
+    this.closed = true;
+    this.opts.log("error", "agent state is unreadable", { agent: this.id, reason });
+    await this.store.tx(async (w) => {
+      await w.run("UPDATE agents SET status = 'unreadable', reason = ? WHERE id = ?", [reason, this.id]);
+      await w.emit(this.ref, "agent.unreadable", { reason });
+    });
+    this.onUnreadable?.();
+  }
+
+  /** Set by the runtime to drop this actor when its state turns out unreadable. */
+  onUnreadable: (() => void) | undefined;
+
   /** Recomputes the agent's stored status from its open turns. */
   async refreshStatus(w: Writer): Promise<void> {
     const rows = await w.all<{ status: string }>("SELECT DISTINCT status FROM turns WHERE agent_id = ? AND status IN ('running', 'parked')", [this.id]);
     const status = rows.some((r) => r.status === "running") ? "running" : rows.length > 0 ? "parked" : "idle";
     await w.run("UPDATE agents SET status = ? WHERE id = ? AND status != 'unreadable'", [status, this.id]);
+  }
+}
+
+export function parseStored(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new StateError(`The saved ${what} cannot be read: ${(err as Error).message}`);
   }
 }
 

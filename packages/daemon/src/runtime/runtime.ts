@@ -1,6 +1,6 @@
 import { WardrikError } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
-import type { AgentRow, CallRow, Store, TurnRow, Writer } from "../store/store.js";
+import { STATE_FORMAT, type AgentRow, type CallRow, type Store, type TurnRow, type Writer } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { AgentActor, type ActorOptions, TurnStop } from "./agent-actor.js";
 import type { RuntimeHooks } from "./types.js";
@@ -143,10 +143,24 @@ export class Runtime {
     if (existing) return existing;
     const row = await this.store.getAgent(agentId);
     if (!row) throw new WardrikError("not_found", `No agent ${agentId}.`);
-    const def = readDefinition(row);
+    let def: AgentDefinition;
+    try {
+      def = readDefinition(row);
+    } catch (err) {
+      if (WardrikError.isInstance(err) && row.status !== "unreadable") {
+        await this.store.tx(async (w) => {
+          await w.run("UPDATE agents SET status = 'unreadable', reason = ? WHERE id = ?", [err.message, row.id]);
+          await w.emit({ id: row.id, org: row.org }, "agent.unreadable", { reason: err.message });
+        });
+      }
+      throw err;
+    }
     const again = this.actors.get(agentId);
     if (again) return again;
     const actor = new AgentActor(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts);
+    actor.onUnreadable = () => {
+      if (this.actors.get(agentId) === actor) this.actors.delete(agentId);
+    };
     this.actors.set(agentId, actor);
     if (row.status === "asleep") {
       await this.store.tx(async (w) => {
@@ -349,6 +363,9 @@ export class Runtime {
 export function readDefinition(row: AgentRow): AgentDefinition {
   if (row.status === "unreadable" || !row.definition) {
     throw new WardrikError("unreadable", `Agent ${row.name} is unreadable: ${row.reason ?? "no usable definition"}`);
+  }
+  if (row.format > STATE_FORMAT) {
+    throw new WardrikError("unreadable", `Agent ${row.name} was saved by a newer Wardrik (state format ${row.format}; this one reads up to ${STATE_FORMAT}).`);
   }
   try {
     return JSON.parse(row.definition) as AgentDefinition;

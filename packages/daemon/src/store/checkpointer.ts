@@ -25,14 +25,22 @@ parentPort.on("message", (m) => {
 
 export class Checkpointer {
   private readonly worker: Worker;
+  private exited = false;
+  /** Why the worker stopped early, if it did; checkpoints then fall back to SQLite's automatic ones. */
+  error: Error | undefined;
 
-  constructor(path: string, driver: string, everyMs = 500) {
+  constructor(path: string, driver: string, everyMs = 500, onError?: (err: Error) => void) {
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, everyMs } });
     this.worker.unref();
-    this.worker.on("error", () => undefined);
+    this.worker.on("error", (err) => {
+      this.error = err;
+      onError?.(err);
+    });
+    this.worker.on("exit", () => (this.exited = true));
   }
 
   close(): Promise<void> {
+    if (this.exited) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => void this.worker.terminate().then(() => resolve()), 2000);
       this.worker.once("exit", () => {

@@ -39,7 +39,10 @@ export class SqliteDb implements Db {
     migrate(this.db);
     if (path !== ":memory:" && options.checkpointInBackground !== false) {
       this.db.pragma("wal_autocheckpoint = 0");
-      this.checkpointer = new Checkpointer(path, createRequire(import.meta.url).resolve("better-sqlite3"));
+      this.checkpointer = new Checkpointer(path, createRequire(import.meta.url).resolve("better-sqlite3"), 500, () => {
+        // Without the worker, let SQLite checkpoint inside commits again.
+        if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+      });
     }
   }
 

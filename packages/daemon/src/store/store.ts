@@ -5,8 +5,16 @@ import type { Clock, IdGenerator } from "../ids.js";
 import type { HistoryEntry, StoredMessage } from "../runtime/messages.js";
 import type { Db, Row, SqlValue, Tx } from "./db.js";
 
-/** The stored-format version of agents and turns; see recover-turn.ts. */
+/**
+ * The format of saved turns and agent definitions. A change that would alter
+ * how an unfinished turn resumes bumps it; turns keep the format they were
+ * saved with, and a turn from a newer format makes its agent unreadable
+ * instead of being resumed wrongly.
+ */
 export const STATE_FORMAT = 1;
+
+/** Saved state that cannot be read: the agent becomes unreadable rather than the daemon failing. */
+export class StateError extends Error {}
 
 export type AgentStatusValue = "idle" | "running" | "parked" | "asleep" | "unreadable";
 
@@ -284,7 +292,15 @@ export class Store {
       "SELECT seq, run, content FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq",
       [conversationId, afterSeq],
     );
-    return rows.map((r) => ({ seq: r.seq, ...(r.run ? { run: r.run } : {}), message: JSON.parse(r.content) as StoredMessage }));
+    return rows.map((r) => {
+      let message: StoredMessage;
+      try {
+        message = JSON.parse(r.content) as StoredMessage;
+      } catch (err) {
+        throw new StateError(`The saved message ${r.seq} of conversation ${conversationId} cannot be read: ${(err as Error).message}`);
+      }
+      return { seq: r.seq, ...(r.run ? { run: r.run } : {}), message };
+    });
   }
 
   async historyWithTimes(conversationId: string, afterSeq = 0, limit = 1000): Promise<{ seq: number; run: string | null; role: string; content: string; created_at: string }[]> {

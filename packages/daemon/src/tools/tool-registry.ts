@@ -44,6 +44,16 @@ export class ToolRegistry {
     return out;
   }
 
+  /** Like `find`, but gives a toolset that can wait (workers reconnecting) up to `timeoutMs` to offer the tool. */
+  async findOrWait(fullName: string, scope: ToolScope, timeoutMs: number): Promise<ResolvedTool | undefined> {
+    const found = await this.find(fullName, scope);
+    if (found) return found;
+    const toolset = this.toolsets.get(fullName.slice(0, fullName.indexOf("/")));
+    if (!toolset?.waitFor) return undefined;
+    if (!(await toolset.waitFor(fullName.slice(toolset.namespace.length + 1), scope, timeoutMs))) return undefined;
+    return this.find(fullName, scope);
+  }
+
   /** Looks a tool up by full name, whether or not the agent's patterns include it (recovery, approvals). */
   async find(fullName: string, scope: ToolScope): Promise<ResolvedTool | undefined> {
     const slash = fullName.indexOf("/");

@@ -56,6 +56,11 @@ export interface Toolset {
   list(scope: ToolScope): ToolInfo[] | Promise<ToolInfo[]>;
   /** Runs `tool` (the name without namespace). Never throws for a tool failure: returns `ok: false`. */
   call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
+  /**
+   * Waits until the toolset can serve `tool` (a worker reconnecting after a
+   * restart), up to `timeoutMs`. Recovery uses it instead of failing at once.
+   */
+  waitFor?(tool: string, scope: ToolScope, timeoutMs: number): Promise<boolean>;
   /** Health of the toolset's sources, for `wardrik agent show` (MCP servers, workers). */
   status?(scope: ToolScope): { name: string; status: string; reason?: string }[];
 }
