@@ -24,6 +24,8 @@ export interface FileAgent {
  */
 export class Runtime {
   private readonly actors = new Map<string, AgentActor>();
+  /** Agents put to sleep by this process whose stored status is not `asleep` (parked ones). */
+  private readonly sleeping = new Set<string>();
   private readonly opts: ActorOptions;
   private closed = false;
   private sleepTimer: NodeJS.Timeout | undefined;
@@ -162,7 +164,7 @@ export class Runtime {
       if (this.actors.get(agentId) === actor) this.actors.delete(agentId);
     };
     this.actors.set(agentId, actor);
-    if (row.status === "asleep") {
+    if (row.status === "asleep" || this.sleeping.delete(agentId)) {
       await this.store.tx(async (w) => {
         await w.emit(actor.ref, "agent.awake", {});
         await actor.refreshStatus(w);
@@ -343,6 +345,7 @@ export class Runtime {
       const idle = actor.def.idle_timeout;
       if (idle === "infinity" || actor.busy || now - actor.lastActive < idle * 1000) continue;
       this.actors.delete(actor.id);
+      this.sleeping.add(actor.id);
       await actor.close();
       await this.store.tx(async (w) => {
         await w.run("UPDATE agents SET status = 'asleep' WHERE id = ? AND status = 'idle'", [actor.id]);

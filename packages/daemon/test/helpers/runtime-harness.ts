@@ -69,6 +69,7 @@ export interface HarnessOptions {
   toolsets?: Toolset[];
   toolTimeoutMs?: number;
   synchronous?: "NORMAL" | "FULL";
+  sleepCheckMs?: number;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -102,7 +103,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, systemClock));
   for (const t of options.toolsets ?? []) registry.add(t);
-  const runtime = new Runtime(store, registry, hooks, { toolTimeoutMs: options.toolTimeoutMs ?? 60_000, modelBackoffMs: 5 });
+  const runtime = new Runtime(store, registry, hooks, { toolTimeoutMs: options.toolTimeoutMs ?? 60_000, modelBackoffMs: 5, sleepCheckMs: options.sleepCheckMs ?? 1000 });
 
   const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>
     new Promise<StoredEvent>((resolve, reject) => {

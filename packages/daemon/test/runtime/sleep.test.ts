@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Policy } from "../../src/policy/types.js";
+import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("sleeping agents", () => {
+  it("fall asleep after idle_timeout, hold no actor, and wake on a message", async () => {
+    h = await createHarness({ sleepCheckMs: 20 });
+    const a = await h.agent({ name: "a", idle_timeout: 0.1, script: { steps: [{ text: "hi {{message}}" }] } });
+    await h.ask(a, "one");
+    await h.waitFor((e) => e.type === "dev.wardrik.agent.asleep");
+    expect((await h.store.getAgent(a.id))!.status).toBe("asleep");
+    expect(h.runtime.isAwake(a.id)).toBe(false);
+    const end = await h.ask((await h.store.getAgent(a.id))!, "two");
+    expect(end.data.reply).toBe("hi two");
+    const types = h.events.map((e) => e.type.replace("dev.wardrik.", ""));
+    expect(types.indexOf("agent.awake")).toBeGreaterThan(types.indexOf("agent.asleep"));
+    expect(types.indexOf("agent.awake")).toBeLessThan(types.lastIndexOf("turn.started"));
+  });
+
+  it("infinity keeps an agent awake", async () => {
+    h = await createHarness({ sleepCheckMs: 20 });
+    const a = await h.agent({ name: "a", idle_timeout: "infinity", script: { steps: [{ text: "ok" }] } });
+    await h.ask(a, "one");
+    await new Promise((r) => setTimeout(r, 150));
+    expect(h.runtime.isAwake(a.id)).toBe(true);
+    expect(h.events.some((e) => e.type === "dev.wardrik.agent.asleep")).toBe(false);
+  });
+
+  it("a parked agent can sleep, and an approval wakes it and finishes the turn", async () => {
+    const ran: string[] = [];
+    const t = new FnToolset("t").add("act", () => {
+      ran.push("act");
+      return { ok: true, output: "acted" };
+    });
+    const policy: Policy = { name: "p", rules: [] };
+    h = await createHarness({ sleepCheckMs: 20, toolsets: [t], policy });
+    const a = await h.agent({ name: "a", idle_timeout: 0.1, script: { steps: [{ tool_calls: [{ tool: "t/act", args: {} }] }, { text: "{{result}}" }] } });
+    await h.runtime.enqueue(a, "main", "go");
+    const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    await h.waitFor((e) => e.type === "dev.wardrik.agent.asleep");
+    expect(h.runtime.isAwake(a.id)).toBe(false);
+    expect((await h.store.getAgent(a.id))!.status).toBe("parked");
+    await h.runtime.approve((await h.store.getAgent(a.id))!, String(asked.data.call));
+    await h.waitFor((e) => e.type === "dev.wardrik.agent.awake");
+    const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+    expect(end.data.reply).toBe("acted");
+    expect(ran).toEqual(["act"]);
+  });
+});
