@@ -8,6 +8,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const workloads = {
   W1: ["turns.ts", "W1"],
   W2: ["turns.ts", "W2"],
+  W3: ["concurrent.ts"],
+  W4: ["long-conversation.ts"],
   policy: ["policy.ts"],
   tools: ["tools.ts"],
   mcp: ["mcp.ts"],

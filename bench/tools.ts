@@ -22,10 +22,15 @@ const role = process.argv[2];
 function relaunch(args: string[], env: Record<string, string> = {}): ChildProcess {
   // WARDRIK_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles both processes.
   const flags = process.env.WARDRIK_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  return spawn(process.execPath, [...flags, "--conditions=source", "--import", "tsx", self, ...args], {
-    stdio: ["ignore", "inherit", "inherit"],
+  return spawn(process.execPath, [...flags, "--conditions=wardrik-source", "--import", "tsx", self, ...args], {
+    // stdin is a lifeline: the child exits when its parent dies.
+    stdio: ["pipe", "inherit", "inherit"],
     env: { ...process.env, ...env },
   });
+}
+
+if (role !== undefined) {
+  process.stdin.on("end", () => process.exit(1)).resume().unref();
 }
 
 if (role === undefined) {
@@ -35,7 +40,7 @@ if (role === undefined) {
 } else if (role === "worker") {
   // Dynamic imports: the worker side never loads daemon code. Deep paths until the packages' index files export these.
   const { z } = await import("zod");
-  const { Wardrik } = await import("../packages/sdk/src/worker-exports.js");
+  const { Wardrik } = await import("@wardrik/sdk");
   const wardrik = new Wardrik({ name: "bench", onWarning: (m) => process.stderr.write(m + "\n") });
   wardrik.tool({
     name: "ping",
@@ -48,7 +53,7 @@ if (role === undefined) {
   await wardrik.listen();
 } else {
   const { createServer } = await import("node:http");
-  const { WorkerGateway } = await import("../packages/daemon/src/tools/workers/worker-gateway.js");
+  const { WorkerGateway } = await import("wardrik");
   const gateway = new WorkerGateway({ authenticate: (t) => Promise.resolve(t === TOKEN ? { org: "bench" } : undefined) });
   const server = createServer();
   server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));

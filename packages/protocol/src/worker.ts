@@ -22,8 +22,6 @@ export const WORKER_CLOSE_CODES = {
   policyViolation: 1008,
   /** The worker speaks a protocol version the daemon does not; do not reconnect. */
   unsupportedProtocol: 4000,
-  /** The worker stopped answering pings. */
-  heartbeatTimeout: 4001,
 } as const;
 
 export const WORKER_ERROR_CODES = [

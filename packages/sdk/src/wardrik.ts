@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { WORKER_PATH } from "@wardrik/protocol";
+import { CallTable } from "./call-table.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
 import { WorkerSession, type RunningCall, type SessionHost } from "./worker-session.js";
 
@@ -23,7 +24,8 @@ export interface WardrikOptions {
  */
 export class Wardrik {
   private readonly tools = new Map<string, CheckedTool>();
-  private readonly running = new Set<RunningCall>();
+  private readonly running = new CallTable<RunningCall>();
+  private runningSeq = 0;
   private readonly instance = randomUUID();
   private readonly url: string | undefined;
   private readonly token: string | undefined;
@@ -104,8 +106,9 @@ export class Wardrik {
       tools: this.tools,
       warn: this.warn,
       track: (call) => {
-        this.running.add(call);
-        void call.done.finally(() => this.running.delete(call));
+        const id = String(++this.runningSeq);
+        this.running.set(id, call);
+        void call.done.finally(() => this.running.delete(id));
       },
     };
     let failures = 0;
@@ -127,7 +130,7 @@ export class Wardrik {
   /** Waits for every call still running, except those already aborted (the daemon has moved on). */
   private async idle(): Promise<void> {
     for (;;) {
-      const waiting = [...this.running].filter((c) => !c.aborted()).map((c) => c.done);
+      const waiting = this.running.values().filter((c) => !c.aborted()).map((c) => c.done);
       if (waiting.length === 0) return;
       await Promise.allSettled(waiting);
     }

@@ -6,6 +6,7 @@ import {
   type DaemonCall,
   type WorkerMessage,
 } from "@wardrik/protocol";
+import { CallTable } from "./call-table.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
 
 export const SDK_VERSION = "0.1.0";
@@ -48,7 +49,7 @@ interface Served {
 export class WorkerSession {
   readonly ended: Promise<SessionEnd>;
   private readonly socket: WebSocket;
-  private readonly served = new Map<string, Served>();
+  private readonly served = new CallTable<Served>();
   private queue: string[] = [];
   private flushScheduled = false;
   private welcomed = false;

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { FileIdempotencyStore, MemoryIdempotencyStore, remember, withIdempotency, type IdempotencyStore } from "../src/worker-exports.js";
+import { FileIdempotencyStore, MemoryIdempotencyStore, remember, withIdempotency, type IdempotencyStore } from "../src/index.js";
 
 let dir: string;
 

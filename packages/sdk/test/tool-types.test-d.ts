@@ -1,6 +1,6 @@
 import { expectTypeOf, test } from "vitest";
 import { z } from "zod";
-import { Wardrik, type ToolContext, type ToolDefinition } from "../src/worker-exports.js";
+import { Wardrik, type ToolContext, type ToolDefinition } from "../src/index.js";
 
 const wardrik = new Wardrik({ url: "http://127.0.0.1:7373", token: "t" });
 

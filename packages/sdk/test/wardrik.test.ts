@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, expect, test } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
-import { Wardrik } from "../src/worker-exports.js";
+import { Wardrik } from "../src/index.js";
 
 // A scripted daemon: enough of the worker protocol to watch what the SDK sends.
 interface FakeDaemon {

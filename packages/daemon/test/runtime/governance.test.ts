@@ -8,7 +8,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const call = (tool: string, args: object = {}) => ({ tool, args });
+const call = (tool: string, args: Record<string, unknown> = {}) => ({ tool, args });
 
 function shop(log: string[]) {
   return new FnToolset("shop")

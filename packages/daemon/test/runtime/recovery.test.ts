@@ -21,7 +21,7 @@ async function crash(h: Harness): Promise<string> {
   return h.dir;
 }
 
-const call = (tool: string, args: object = {}) => ({ tool, args });
+const call = (tool: string, args: Record<string, unknown> = {}) => ({ tool, args });
 
 /** A toolset whose calls block until released, recording every attempt with its key. */
 function gated() {

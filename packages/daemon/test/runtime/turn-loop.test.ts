@@ -9,7 +9,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const call = (tool: string, args: object = {}) => ({ tool, args });
+const call = (tool: string, args: Record<string, unknown> = {}) => ({ tool, args });
 
 describe("the turn loop", () => {
   it("answers, and records each step as an event in order", async () => {

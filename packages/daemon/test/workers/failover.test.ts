@@ -53,7 +53,7 @@ test("an idempotent call whose worker is killed goes to the other worker with th
   const pair = [spawn("w1"), spawn("w2")];
   await waitForWorkers(2);
   const { ctx } = callContext({ idempotencyKey: "idem_failover" });
-  const pending = daemon.gateway.call("slow_idempotent", { tag: "f1", ms: 1000 }, ctx);
+  const pending = daemon.gateway.call("slow_idempotent", { tag: "f1", ms: 2000 }, ctx);
   const first = await Promise.race(pair.map((w) => w.waitFor((e) => e.event === "started" && e.tag === "f1")));
   const victim = pair.find((w) => w.events.includes(first))!;
   const survivor = pair.find((w) => w !== victim)!;
@@ -69,7 +69,7 @@ test("an idempotent call waits for a worker to come back when its only worker di
   daemon = await startDaemon();
   const w1 = spawn("w1");
   await waitForWorkers(1);
-  const pending = daemon.gateway.call("slow_idempotent", { tag: "r1", ms: 100 }, callContext({ idempotencyKey: "idem_back", timeoutMs: 20_000 }).ctx);
+  const pending = daemon.gateway.call("slow_idempotent", { tag: "r1", ms: 1000 }, callContext({ idempotencyKey: "idem_back", timeoutMs: 20_000 }).ctx);
   await w1.waitFor((e) => e.event === "started" && e.tag === "r1");
   w1.child.kill("SIGKILL");
   await w1.exited;
@@ -82,7 +82,7 @@ test("a call that is neither read-only nor idempotent is reported lost when its 
   daemon = await startDaemon();
   const pair = [spawn("w1"), spawn("w2")];
   await waitForWorkers(2);
-  const pending = daemon.gateway.call("slow_write", { tag: "l1", ms: 1500 }, callContext().ctx);
+  const pending = daemon.gateway.call("slow_write", { tag: "l1", ms: 3000 }, callContext().ctx);
   const first = await Promise.race(pair.map((w) => w.waitFor((e) => e.event === "started" && e.tag === "l1")));
   pair.find((w) => w.events.includes(first))!.child.kill("SIGKILL");
   expect(await pending).toEqual({ ok: false, kind: "lost", error: "This call may have run, but its answer was lost." });

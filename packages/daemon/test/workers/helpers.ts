@@ -61,7 +61,7 @@ export interface WorkerProcess {
 /** Runs a fixture as a real worker process (the SDK from source, through tsx). */
 export function spawnWorker(fixture: string, env: Record<string, string>): WorkerProcess {
   const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", file], {
+  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

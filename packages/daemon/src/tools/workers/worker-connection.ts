@@ -1,7 +1,6 @@
 import type { WebSocket } from "ws";
 import type { DaemonMessage, WorkerErrorCode, WorkerToolDescriptor } from "@wardrik/protocol";
 import { WORKER_CLOSE_CODES } from "@wardrik/protocol";
-import type { PendingCall } from "./pending-call.js";
 
 /** One connected worker process: its socket, its tools and the calls it is running. */
 export class WorkerConnection {
@@ -15,7 +14,8 @@ export class WorkerConnection {
   gone = false;
   lastSeen = Date.now();
   tools = new Map<string, WorkerToolDescriptor>();
-  readonly inFlight = new Map<string, PendingCall>();
+  /** Calls dispatched to this worker and not yet answered. */
+  inFlight = 0;
   /** Settles when the socket has closed. */
   readonly closed: Promise<void>;
   private queue: string[] = [];

@@ -7,12 +7,13 @@ import {
   WORKER_PATH,
   WORKER_PROTOCOL_VERSION,
   WorkerMessage,
+  type WorkerHello,
   type WorkerRegister,
   type WorkerResult,
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
-import { LOST_MESSAGE, formatSeconds, type PendingCall } from "./pending-call.js";
+import { CallTable, LOST_MESSAGE, formatSeconds, type PendingCall } from "./pending-call.js";
 import { WorkerConnection } from "./worker-connection.js";
 
 export type WorkerGatewayLogLevel = "debug" | "info" | "warn" | "error";
@@ -55,7 +56,7 @@ export class WorkerGateway implements Toolset {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<WorkerConnection>();
   private readonly routes = new Map<string, Map<string, ToolRoute>>();
-  private readonly pending = new Map<string, PendingCall>();
+  private readonly pending = new CallTable<PendingCall>();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly log: NonNullable<WorkerGatewayOptions["log"]>;
   private readonly ids: IdGenerator;
@@ -144,7 +145,7 @@ export class WorkerGateway implements Toolset {
     }
     const items = Array.isArray(parsed) ? parsed : [parsed];
     // Result sizes are only measured when the frame itself is big enough to hold an oversized one.
-    const checkSizes = text.length > this.maxResultBytes;
+    const checkSizes = (Buffer.isBuffer(data) ? data.length : Buffer.byteLength(text)) > this.maxResultBytes;
     for (const item of items) {
       if (conn.gone) return;
       // Results are most of the traffic; a hand check of their shape spares a schema pass and a copy.
@@ -158,62 +159,66 @@ export class WorkerGateway implements Toolset {
         const issues = result.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
         return conn.fail("invalid_message", `Malformed ${type}message: ${issues}`);
       }
-      const message = result.data;
-      if (!conn.greeted && message.type !== "hello") {
-        return conn.fail("hello_required", `The first message must be "hello", not "${message.type}".`);
-      }
-      switch (message.type) {
-        case "hello":
-          if (conn.greeted) return conn.fail("invalid_message", `"hello" was sent twice.`);
-          if (message.protocol !== WORKER_PROTOCOL_VERSION) {
-            return conn.fail(
-              "unsupported_protocol",
-              `This daemon speaks worker protocol ${WORKER_PROTOCOL_VERSION}, the worker ${message.protocol}. Upgrade @wardrik/sdk or the daemon so they match.`,
-              WORKER_CLOSE_CODES.unsupportedProtocol,
-            );
-          }
-          conn.greeted = true;
-          conn.name = message.name;
-          conn.instance = message.instance;
-          conn.sdk = message.sdk;
-          conn.send({
-            type: "welcome",
-            protocol: WORKER_PROTOCOL_VERSION,
-            workerId: conn.id,
-            org: conn.org,
-            heartbeatMs: this.heartbeatIntervalMs,
-            maxResultBytes: this.maxResultBytes,
-          });
-          this.log("info", "worker connected", { ...conn.describe(), instance: conn.instance, sdk: conn.sdk });
-          break;
-        case "register":
-          this.register(conn, message);
-          break;
-        case "result":
-          this.onResult(conn, message, checkSizes);
-          break;
-        case "cost": {
-          const call = conn.inFlight.get(message.callId);
-          if (!call) {
-            this.log("debug", "cost for a call that is no longer running was dropped", { ...conn.describe(), callId: message.callId });
-            break;
-          }
-          try {
-            call.ctx.cost(message.usd);
-          } catch (err) {
-            this.log("error", "recording a worker cost failed", { callId: message.callId, error: errorMessage(err) });
-          }
-          break;
-        }
-        case "pong":
-          break;
-        case "drain":
-          conn.draining = true;
-          conn.send({ type: "draining" });
-          this.log("info", "worker draining", conn.describe());
-          break;
-      }
+      this.onMessage(conn, result.data, checkSizes);
     }
+  }
+
+  private onMessage(conn: WorkerConnection, message: WorkerMessage, checkSizes: boolean): void {
+    if (!conn.greeted && message.type !== "hello") {
+      return conn.fail("hello_required", `The first message must be "hello", not "${message.type}".`);
+    }
+    switch (message.type) {
+      case "hello":
+        return this.greet(conn, message);
+      case "register":
+        return this.register(conn, message);
+      case "result":
+        return this.onResult(conn, message, checkSizes);
+      case "cost": {
+        const call = this.pending.get(message.callId);
+        if (!call || call.worker !== conn) {
+          this.log("debug", "cost for a call that is no longer running was dropped", { ...conn.describe(), callId: message.callId });
+          return;
+        }
+        try {
+          call.ctx.cost(message.usd);
+        } catch (err) {
+          this.log("error", "recording a worker cost failed", { callId: message.callId, error: errorMessage(err) });
+        }
+        return;
+      }
+      case "pong":
+        return;
+      case "drain":
+        conn.draining = true;
+        conn.send({ type: "draining" });
+        this.log("info", "worker draining", conn.describe());
+        return;
+    }
+  }
+
+  private greet(conn: WorkerConnection, message: WorkerHello): void {
+    if (conn.greeted) return conn.fail("invalid_message", `"hello" was sent twice.`);
+    if (message.protocol !== WORKER_PROTOCOL_VERSION) {
+      return conn.fail(
+        "unsupported_protocol",
+        `This daemon speaks worker protocol ${WORKER_PROTOCOL_VERSION}, the worker ${message.protocol}. Upgrade @wardrik/sdk or the daemon so they match.`,
+        WORKER_CLOSE_CODES.unsupportedProtocol,
+      );
+    }
+    conn.greeted = true;
+    conn.name = message.name;
+    conn.instance = message.instance;
+    conn.sdk = message.sdk;
+    conn.send({
+      type: "welcome",
+      protocol: WORKER_PROTOCOL_VERSION,
+      workerId: conn.id,
+      org: conn.org,
+      heartbeatMs: this.heartbeatIntervalMs,
+      maxResultBytes: this.maxResultBytes,
+    });
+    this.log("info", "worker connected", { ...conn.describe(), instance: conn.instance, sdk: conn.sdk });
   }
 
   private register(conn: WorkerConnection, message: WorkerRegister): void {
@@ -253,8 +258,8 @@ export class WorkerGateway implements Toolset {
   }
 
   private onResult(conn: WorkerConnection, message: WorkerResult, checkSize: boolean): void {
-    const call = conn.inFlight.get(message.callId);
-    if (!call || call.attempt !== message.attempt) {
+    const call = this.pending.get(message.callId);
+    if (!call || call.worker !== conn || call.attempt !== message.attempt) {
       this.log("debug", "late result dropped", { ...conn.describe(), callId: message.callId, attempt: message.attempt });
       return;
     }
@@ -277,8 +282,8 @@ export class WorkerGateway implements Toolset {
   private detach(conn: WorkerConnection): void {
     conn.gone = true;
     for (const name of conn.tools.keys()) this.removeFromRoute(conn, name);
-    const calls = [...conn.inFlight.values()];
-    conn.inFlight.clear();
+    const calls = conn.inFlight === 0 ? [] : this.pending.values().filter((c) => c.worker === conn);
+    conn.inFlight = 0;
     for (const call of calls) {
       call.worker = undefined;
       if (call.done) continue;
@@ -362,7 +367,7 @@ export class WorkerGateway implements Toolset {
     let best: WorkerConnection | undefined;
     for (let i = 0; i < n; i++) {
       const worker = route.workers[(route.next + i) % n]!;
-      if (worker.available && (!best || worker.inFlight.size < best.inFlight.size)) best = worker;
+      if (worker.available && (!best || worker.inFlight < best.inFlight)) best = worker;
     }
     route.next = (route.next + 1) % n;
     return best;
@@ -454,7 +459,7 @@ export class WorkerGateway implements Toolset {
 
   private dispatch(call: PendingCall, worker: WorkerConnection): void {
     call.worker = worker;
-    worker.inFlight.set(call.ctx.callId, call);
+    worker.inFlight += 1;
     worker.send({
       type: "call",
       callId: call.ctx.callId,
@@ -475,7 +480,7 @@ export class WorkerGateway implements Toolset {
     call.done = true;
     if (call.timer) clearTimeout(call.timer);
     call.ctx.signal.removeEventListener("abort", call.onAbort);
-    call.worker?.inFlight.delete(call.ctx.callId);
+    if (call.worker) call.worker.inFlight -= 1;
     call.worker = undefined;
     this.pending.delete(call.ctx.callId);
     const route = this.route(call.ctx.org, call.tool, false);
@@ -486,6 +491,11 @@ export class WorkerGateway implements Toolset {
   }
 
   /** Resolves true as soon as some worker of `org` serves `tool`, false after `timeoutMs`. Crash recovery waits on this. */
+  /** Toolset seam: recovery waits for a worker of the tool to (re)connect. */
+  waitFor(tool: string, scope: ToolScope, timeoutMs: number): Promise<boolean> {
+    return this.waitForTool(scope.org, tool, timeoutMs);
+  }
+
   waitForTool(org: string, tool: string, timeoutMs: number): Promise<boolean> {
     const route = this.route(org, tool, false);
     if (route?.workers.some((w) => w.available)) return Promise.resolve(true);
@@ -509,7 +519,7 @@ export class WorkerGateway implements Toolset {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    for (const call of [...this.pending.values()]) this.finish(call, { ok: false, kind: "lost", error: LOST_MESSAGE });
+    for (const call of this.pending.values()) this.finish(call, { ok: false, kind: "lost", error: LOST_MESSAGE });
     for (const byTool of this.routes.values()) {
       for (const route of byTool.values()) for (const waiter of [...route.waiters]) waiter();
     }

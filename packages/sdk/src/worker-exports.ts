@@ -1,6 +1,0 @@
-// Public exports of the worker side of the SDK; merged into index.ts by name.
-export { Wardrik } from "./wardrik.js";
-export type { WardrikOptions } from "./wardrik.js";
-export type { ToolContext, ToolDefinition, ToolInput } from "./tool.js";
-export { DEFAULT_IDEMPOTENCY_DIR, FileIdempotencyStore, MemoryIdempotencyStore, remember, withIdempotency } from "./idempotency.js";
-export type { IdempotencyRecord, IdempotencyStore, Remember } from "./idempotency.js";
