@@ -74,29 +74,33 @@ export function agentDef(name: string) {
   };
 }
 
-/** Resolves when the turn started by `message` ends. */
+/** Resolves when the turn that took `message` ends, whether or not it already has. */
 export function turnEnd(bus: EventBus, agentId: string): (message: string) => Promise<StoredEvent> {
   const waiting = new Map<string, (e: StoredEvent) => void>();
-  const runOf = new Map<string, string>();
+  const ended = new Map<string, StoredEvent>();
+  const messagesOf = new Map<string, string[]>();
   bus.subscribe(agentId, (e) => {
     if (e.type === "dev.wardrik.turn.started") {
-      for (const m of e.data.messages as string[]) {
+      messagesOf.set(e.run!, e.data.messages as string[]);
+    } else if (e.type === "dev.wardrik.turn.completed" || e.type === "dev.wardrik.turn.failed") {
+      for (const m of messagesOf.get(e.run!) ?? []) {
         const w = waiting.get(m);
         if (w) {
-          runOf.set(e.run!, m);
-        }
+          waiting.delete(m);
+          w(e);
+        } else ended.set(m, e);
       }
-    } else if (e.type === "dev.wardrik.turn.completed" || e.type === "dev.wardrik.turn.failed") {
-      const m = runOf.get(e.run!);
-      if (m) {
-        runOf.delete(e.run!);
-        const w = waiting.get(m)!;
-        waiting.delete(m);
-        w(e);
-      }
+      messagesOf.delete(e.run!);
     }
   });
-  return (message) => new Promise((resolve) => waiting.set(message, resolve));
+  return (message) => {
+    const done = ended.get(message);
+    if (done) {
+      ended.delete(message);
+      return Promise.resolve(done);
+    }
+    return new Promise((resolve) => waiting.set(message, resolve));
+  };
 }
 
 export function percentile(sorted: number[], p: number): number {

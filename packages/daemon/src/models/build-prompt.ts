@@ -42,7 +42,11 @@ export class PromptCache {
   private readonly messages: LanguageModelV3Message[] = [];
   lastSeq = 0;
 
-  constructor(entries: HistoryEntry[] = []) {
+  /** `summary`: the compacted earlier part of the conversation, if any. */
+  constructor(
+    entries: HistoryEntry[] = [],
+    readonly summary: string | null = null,
+  ) {
     for (const e of entries) this.push(e);
   }
 
@@ -55,7 +59,8 @@ export class PromptCache {
     return this.messages.length;
   }
 
-  build(instructions: string, summary?: string | null): LanguageModelV3Prompt {
+  build(instructions: string): LanguageModelV3Prompt {
+    const summary = this.summary;
     const prompt: LanguageModelV3Prompt = [];
     if (instructions) prompt.push({ role: "system", content: instructions });
     if (summary) prompt.push({ role: "system", content: `Summary of the earlier conversation:\n${summary}` });

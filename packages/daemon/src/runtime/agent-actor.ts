@@ -155,7 +155,7 @@ export class AgentActor {
     let cache = this.prompts.get(conversationId);
     if (!cache) {
       const conv = await this.store.getConversation(conversationId);
-      cache = new PromptCache(await this.store.history(conversationId, conv?.summary_upto ?? 0));
+      cache = new PromptCache(await this.store.history(conversationId, conv?.summary_upto ?? 0), conv?.summary ?? null);
       this.prompts.set(conversationId, cache);
     }
     return cache;
@@ -245,8 +245,7 @@ export class AgentActor {
     const caps = this.hooks.budget(this.def);
     const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
     const cache = await this.prompt(turn.conversation_id);
-    const conv = await this.store.getConversation(turn.conversation_id);
-    const prompt = cache.build(this.def.instructions, conv?.summary);
+    const prompt = cache.build(this.def.instructions);
     if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
       // What the prompt alone will cost: a model call that would pass a cap is not made.
       const estimate = resolved.price ? (estimateTokens(prompt) * resolved.price.input) / 1_000_000 : 0;

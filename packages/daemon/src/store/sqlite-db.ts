@@ -93,7 +93,18 @@ export class SqliteDb implements Db {
         const settled: (() => void)[] = [];
         this.db.exec("BEGIN IMMEDIATE");
         try {
-          for (const item of batch) {
+          if (batch.length === 1) {
+            // Alone in its batch: the transaction itself is the savepoint.
+            const item = batch[0]!;
+            try {
+              const value = await item.fn(this.direct);
+              settled.push(() => item.resolve(value));
+            } catch (err) {
+              this.db.exec("ROLLBACK");
+              item.reject(err);
+              continue;
+            }
+          } else for (const item of batch) {
             this.db.exec("SAVEPOINT tx");
             try {
               const value = await item.fn(this.direct);

@@ -38,7 +38,6 @@ export interface ConversationRow {
   key: string;
   summary: string | null;
   summary_upto: number;
-  next_msg_seq: number;
   created_at: string;
 }
 
@@ -163,6 +162,7 @@ export class Store {
     } catch (err) {
       // Sequence numbers taken by a rolled-back transaction are reused.
       for (const e of pending) this.nextSeq.delete(e.agent);
+      this.nextMessageSeq.clear();
       throw err;
     }
     for (const e of pending) this.bus.publish(e);
@@ -171,6 +171,8 @@ export class Store {
 
   /** Next event sequence per agent, kept in memory: one writer (this process) per database. */
   private readonly nextSeq = new Map<string, number>();
+  /** Next message sequence per conversation, likewise. */
+  private readonly nextMessageSeq = new Map<string, number>();
 
   private async insertEvent(
     tx: Tx,
@@ -255,7 +257,7 @@ export class Store {
     if (found) return found;
     const id = this.ids.next("conversation");
     await w.run("INSERT INTO conversations (id, agent_id, key, created_at) VALUES (?, ?, ?, ?)", [id, agentId, key, now]);
-    return { id, agent_id: agentId, key, summary: null, summary_upto: 0, next_msg_seq: 1, created_at: now };
+    return { id, agent_id: agentId, key, summary: null, summary_upto: 0, created_at: now };
   }
 
   getConversation(id: string): Promise<ConversationRow | undefined> {
@@ -271,11 +273,13 @@ export class Store {
   }
 
   async appendMessage(w: Tx, conversationId: string, run: string | null, message: StoredMessage, now: string): Promise<number> {
-    const row = await w.get<{ seq: number }>(
-      "UPDATE conversations SET next_msg_seq = next_msg_seq + 1 WHERE id = ? RETURNING next_msg_seq - 1 AS seq",
-      [conversationId],
-    );
-    if (!row) throw new Error(`conversation ${conversationId} does not exist`);
+    let seq = this.nextMessageSeq.get(conversationId);
+    if (seq === undefined) {
+      const last = await w.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM messages WHERE conversation_id = ?", [conversationId]);
+      seq = (last?.seq ?? 0) + 1;
+    }
+    this.nextMessageSeq.set(conversationId, seq + 1);
+    const row = { seq };
     await w.run("INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)", [
       conversationId,
       row.seq,

@@ -29,7 +29,6 @@ CREATE TABLE conversations (
   key TEXT NOT NULL,
   summary TEXT,
   summary_upto INTEGER NOT NULL DEFAULT 0,
-  next_msg_seq INTEGER NOT NULL DEFAULT 1,
   created_at TEXT NOT NULL,
   UNIQUE (agent_id, key)
 );
@@ -71,6 +70,7 @@ CREATE TABLE turns (
   ended_at TEXT
 );
 CREATE INDEX turns_open ON turns (agent_id, status);
+CREATE INDEX turns_conversation ON turns (conversation_id, status);
 
 CREATE TABLE calls (
   id TEXT PRIMARY KEY,
