@@ -1,4 +1,4 @@
-export { builtinScripts, createScriptedModel } from "./scripted-model.js";
+export { COMPACTION_MARKER, builtinScripts, createScriptedModel } from "./scripted-model.js";
 export type {
   Script,
   ScriptContext,

@@ -191,8 +191,11 @@ class ScriptedLanguageModel implements ScriptedModel {
     if (signal?.aborted) throw abortError(signal);
 
     const view = readPrompt(options.prompt);
-    const step: StepFields =
-      typeof this.#play === "function"
+    const first = options.prompt[0];
+    const compaction = first?.role === "system" && first.content.startsWith(COMPACTION_MARKER);
+    const step: StepFields = compaction
+      ? { text: summarise(view.lastUserMessage) }
+      : typeof this.#play === "function"
         ? await this.#play({
             prompt: options.prompt,
             tools: options.tools ?? [],
@@ -442,3 +445,13 @@ export const builtinScripts: Record<string, Script> = Object.freeze({
     ],
   },
 });
+
+/** Wardrik marks its compaction request with this; the scripted model answers it with a plain summary. */
+export const COMPACTION_MARKER = "[wardrik:compaction]";
+
+/** A deterministic stand-in for a model's summary: the gist of each line, shortened. */
+function summarise(transcript: string): string {
+  const lines = transcript.split("\n").filter((l) => l.trim() !== "");
+  const gist = lines.map((l) => (l.length > 80 ? `${l.slice(0, 77)}...` : l)).slice(-20);
+  return `Summary of ${lines.length} earlier lines:\n${gist.join("\n")}`;
+}

@@ -1,6 +1,7 @@
 import type { LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from "@ai-sdk/provider";
 import type { HistoryEntry, StoredMessage } from "../runtime/messages.js";
 import { toModelToolName } from "../tools/toolset.js";
+import { countTokens, messageText } from "./compaction.js";
 
 /** Converts one stored message to the provider-neutral prompt format. */
 export function toModelMessage(message: StoredMessage): LanguageModelV3Message {
@@ -40,6 +41,10 @@ function toolOutput(isError: boolean, output: unknown): LanguageModelV3ToolResul
  */
 export class PromptCache {
   private readonly messages: LanguageModelV3Message[] = [];
+  private readonly tokens: number[] = [];
+  private readonly texts: string[] = [];
+  /** The provider's count for the prompt of the last call, and how many messages it held. */
+  private reported: { tokens: number; messages: number } | undefined;
   lastSeq = 0;
 
   /** `summary`: the compacted earlier part of the conversation, if any. */
@@ -52,7 +57,35 @@ export class PromptCache {
 
   push(entry: HistoryEntry): void {
     this.messages.push(toModelMessage(entry.message));
+    const text = messageText(entry.message);
+    this.texts.push(text);
+    this.tokens.push(countTokens(text));
     this.lastSeq = entry.seq;
+  }
+
+  /** Records what the provider counted for the prompt just sent (`messages` = history length then). */
+  recordUsage(inputTokens: number, messages: number): void {
+    if (inputTokens > 0) this.reported = { tokens: inputTokens, messages };
+  }
+
+  /**
+   * Tokens the next prompt will take: the provider's own count for the part it
+   * has seen, plus the tokenizer's count of what was added since.
+   */
+  estimateTokens(instructions: string): number {
+    if (this.reported && this.reported.messages <= this.messages.length) {
+      let added = 0;
+      for (let i = this.reported.messages; i < this.tokens.length; i++) added += this.tokens[i]!;
+      return this.reported.tokens + added;
+    }
+    let total = countTokens(instructions) + (this.summary ? countTokens(this.summary) : 0);
+    for (const t of this.tokens) total += t;
+    return total;
+  }
+
+  /** Recounts with the real tokenizer once it is loaded (counts made before were rough guesses). */
+  recount(): void {
+    for (let i = 0; i < this.texts.length; i++) this.tokens[i] = countTokens(this.texts[i]!);
   }
 
   get length(): number {

@@ -1,13 +1,23 @@
 import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import type { AgentDefinition } from "../config/types.js";
 import { PromptCache } from "../models/build-prompt.js";
+import {
+  chooseSplit,
+  COMPACTION_INSTRUCTIONS,
+  COMPACTION_THRESHOLD,
+  countTokens,
+  KEEP_RECENT_SHARE,
+  loadTokenizer,
+  messageText,
+  transcript,
+} from "../models/compaction.js";
 import type { CallRow, NewCall, Store, TurnRow, Writer } from "../store/store.js";
 import { FINAL_CALL_STATUSES, STATE_FORMAT, StateError } from "../store/store.js";
 import type { ResolvedTool, ToolRegistry } from "../tools/tool-registry.js";
 import { fromModelToolName, type ToolOutcome } from "../tools/toolset.js";
 import { callModel, ModelCallError, type ModelReply } from "./call-model.js";
 import type { StoredMessage, ToolResultPart } from "./messages.js";
-import { LOST_ANSWER, type BudgetCaps, type RuntimeHooks } from "./types.js";
+import { LOST_ANSWER, type BudgetCaps, type ResolvedModelRef, type RuntimeHooks } from "./types.js";
 
 export const MAX_PARALLEL_CALLS = 8;
 
@@ -244,8 +254,10 @@ export class AgentActor {
     const resolved = this.hooks.resolveModel(this.def.model, this.def);
     const caps = this.hooks.budget(this.def);
     const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
-    const cache = await this.prompt(turn.conversation_id);
+    let cache = await this.prompt(turn.conversation_id);
+    if (await this.maybeCompact(turn, resolved, cache, signal)) cache = await this.prompt(turn.conversation_id);
     const prompt = cache.build(this.def.instructions);
+    const sentMessages = cache.length;
     if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
       // What the prompt alone will cost: a model call that would pass a cap is not made.
       const estimate = resolved.price ? (estimateTokens(prompt) * resolved.price.input) / 1_000_000 : 0;
@@ -267,6 +279,7 @@ export class AgentActor {
       ...(this.opts.modelBackoffMs !== undefined ? { backoffMs: this.opts.modelBackoffMs } : {}),
       ...(this.hooks.onDelta ? { onDelta: (d: string) => this.hooks.onDelta?.(this.id, turn.id, d) } : {}),
     });
+    cache.recordUsage(reply.usage.input, sentMessages);
     const day = today(this.store.clock.now());
     const replied = {
       model: resolved.ref,
@@ -326,6 +339,72 @@ export class AgentActor {
       turn: { ...turn, iterations: iteration, rounds: round, spend_usd: turn.spend_usd + reply.costUsd },
       fresh: new Set(calls.filter((c) => c.status === "running").map((c) => c.id)),
     };
+  }
+
+  /**
+   * Folds the older part of the conversation into a summary when the next
+   * prompt would pass the threshold share of the context window. The full
+   * history stays in the store; only the model's view changes.
+   */
+  private async maybeCompact(turn: TurnRow, resolved: ResolvedModelRef, cache: PromptCache, signal: AbortSignal): Promise<boolean> {
+    const window = this.def.context_window ?? resolved.contextWindow;
+    if (!window) return false;
+    const threshold = window * COMPACTION_THRESHOLD;
+    let estimate = cache.estimateTokens(this.def.instructions);
+    if (estimate < threshold * 0.5) return false;
+    await loadTokenizer();
+    cache.recount();
+    estimate = cache.estimateTokens(this.def.instructions);
+    if (estimate < threshold) return false;
+
+    const conv = await this.store.getConversation(turn.conversation_id);
+    const entries = await this.store.history(turn.conversation_id, conv?.summary_upto ?? 0);
+    const split = chooseSplit(entries, window * KEEP_RECENT_SHARE, (e) => countTokens(messageText(e.message)));
+    if (split <= 0) return false;
+    const folded = entries.slice(0, split);
+    const previous = conv?.summary ? `Summary so far:\n${conv.summary}\n\nWhat happened next:\n` : "";
+    const reply = await callModel({
+      model: resolved.model,
+      prompt: [
+        { role: "system", content: COMPACTION_INSTRUCTIONS },
+        { role: "user", content: [{ type: "text", text: previous + transcript(folded) }] },
+      ],
+      tools: [],
+      signal,
+      retries: this.def.retries,
+      price: resolved.price,
+      ...(this.opts.modelBackoffMs !== undefined ? { backoffMs: this.opts.modelBackoffMs } : {}),
+    });
+    const summary = reply.text.trim();
+    if (!summary) return false;
+    const upto = folded[folded.length - 1]!.seq;
+    await this.store.tx(async (w) => {
+      await this.assertRunning(w, turn.id);
+      await w.run("UPDATE conversations SET summary = ?, summary_upto = ? WHERE id = ?", [summary, upto, turn.conversation_id]);
+      await w.run("UPDATE turns SET spend_usd = spend_usd + ? WHERE id = ?", [reply.costUsd, turn.id]);
+      await this.store.addSpend(w, this.id, today(this.store.clock.now()), reply.costUsd, 0);
+      await w.emit(
+        this.ref,
+        "conversation.compacted",
+        {
+          conversation_id: turn.conversation_id,
+          folded_messages: folded.length,
+          from_seq: folded[0]!.seq,
+          upto_seq: upto,
+          kept_messages: entries.length - folded.length,
+          tokens_before: estimate,
+          context_window: window,
+          summary,
+          model: resolved.ref,
+          input_tokens: reply.usage.input,
+          output_tokens: reply.usage.output,
+          cost_usd: reply.costUsd,
+        },
+        { run: turn.id },
+      );
+    });
+    this.forgetPrompt(turn.conversation_id);
+    return true;
   }
 
   private planCall(tc: ModelReply["toolCalls"][number], tools: Map<string, ResolvedTool>): NewCall {
