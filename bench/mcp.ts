@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import type { ToolCallContext } from "wardrik";
 
 // A deep path (as bench/tools.ts does) until the package's index exports McpToolset.
-const { McpToolset } = await import("../packages/daemon/src/tools/mcp/index.js");
+const { McpToolset } = await import("wardrik");
 
 const CALLS = Number(process.env.WARDRIK_BENCH_CALLS ?? 2_000);
 const WARMUP = 200;

@@ -14,11 +14,13 @@ import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
+import { SecretStore } from "./store/secrets.js";
 import { SqliteDb } from "./store/sqlite-db.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
+import { McpToolset } from "./tools/mcp/index.js";
 
 export type Logger = (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
 
@@ -66,13 +68,26 @@ export const stderrLog: Logger = (level, msg, fields) => {
 export async function startDaemon(dir: string, options: DaemonOptions = {}): Promise<Daemon> {
   const log = options.log ?? stderrLog;
   const env = options.env ?? process.env;
-  const config = loadConfig(dir, { env });
+  // Secrets live in the database, which config names: read config once to find
+  // the database (a secret there is an error), then again with the secrets.
+  const PLACEHOLDER = "\u0000secret";
+  const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
+  if (bootstrap.database.includes(PLACEHOLDER)) throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
   const token = ensureAdminToken(dir);
-  if (!config.database.startsWith("sqlite:")) {
-    throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${config.database.split(":")[0]} URL).`);
+  if (!bootstrap.database.startsWith("sqlite:")) {
+    throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${bootstrap.database.split(":")[0]} URL).`);
   }
   const clock = options.clock ?? systemClock;
-  const db = new SqliteDb(config.database.slice("sqlite:".length), { synchronous: options.synchronous ?? "NORMAL" });
+  const db = new SqliteDb(bootstrap.database.slice("sqlite:".length), { synchronous: options.synchronous ?? "NORMAL" });
+  const secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
+  let config: ProjectConfig;
+  try {
+    const known = await secrets.all(bootstrap.org);
+    config = loadConfig(dir, { env, secret: (name) => known.get(name) });
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(clock), clock);
   await store.addToken(config.org, "admin", token, true);
@@ -120,6 +135,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   registry.add(new FilesToolset(db, clock));
   const workers = new WorkerGateway({ authenticate: (t) => store.authenticate(t), log });
   registry.add(workers);
+  // One namespace per MCP server; each starts when an awake agent first needs it.
+  const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
+  for (const mcp of mcpServers) registry.add(mcp);
 
   const runtime = new Runtime(store, registry, hooks, { log, ...(options.toolTimeoutMs ? { toolTimeoutMs: options.toolTimeoutMs } : {}) });
 
@@ -149,6 +167,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   const svc: ApiServices = {
     org: config.org,
+    secrets,
     store,
     runtime,
     bus,
@@ -194,6 +213,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await workers.close();
         await runtime.close();
+        await Promise.all(mcpServers.map((mcp) => mcp.close()));
         await db.close();
       })()),
   };

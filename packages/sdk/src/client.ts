@@ -124,6 +124,14 @@ export class WardrikClient {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/deny`, reason ? { reason } : {});
   }
 
+  setSecret(name: string, value: string): Promise<{ name: string; stored: true }> {
+    return this.request("POST", `/v1/secrets/${enc(name)}`, { value });
+  }
+
+  async listSecrets(): Promise<string[]> {
+    return (await this.request<{ secrets: string[] }>("GET", "/v1/secrets")).secrets;
+  }
+
   reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }> {
     return this.request("POST", "/v1/reload", {});
   }

@@ -23,7 +23,9 @@ export function findProjectDir(start: string): string | undefined {
 export function connect(cwd = process.cwd()): WardrikClient {
   const dir = findProjectDir(cwd);
   if (dir) {
-    const config = loadConfig(dir, { secret: () => "" });
+    // The CLI needs only the address: references it cannot resolve here must not stop it.
+    const env = new Proxy(process.env, { get: (target, key) => (typeof key === "string" ? (target[key] ?? "unset") : undefined) });
+    const config = loadConfig(dir, { env, secret: () => "unset" });
     const tokenPath = join(dir, ADMIN_TOKEN_FILE);
     if (!existsSync(tokenPath)) {
       throw new WardrikError("unauthorized", `${tokenPath} does not exist yet; start the daemon once (wardrik daemon) to create it.`);

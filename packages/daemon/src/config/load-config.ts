@@ -31,6 +31,8 @@ export interface LoadConfigOptions {
 export const CONFIG_FILE = "config.yaml";
 const DEFAULT_DATABASE = ".wardrik/wardrik.db";
 
+/** Tool namespaces Wardrik itself provides. */
+const RESERVED_NAMESPACES = ["files", "workers"];
 const TOP_KEYS = ["org", "listen", "database", "model", "models", "mcp", "policy", "subscribers"];
 const MODEL_KEYS = ["provider", "model", "base_url", "api_key", "headers", "context_window", "price"];
 const PROVIDERS = ["openai", "openai-chat", "anthropic", "openai-compatible", "script"] as const;
@@ -217,6 +219,9 @@ class ConfigReader {
       // The name becomes the tool namespace, and the model sees `namespace__tool`.
       if (!isValidName(name) || name.includes("__")) {
         this.src.fail(path, `MCP server name "${name}" must be ${NAME_RULE}, without "__"`);
+      }
+      if (RESERVED_NAMESPACES.includes(name)) {
+        this.src.fail(path, `MCP server name "${name}" is taken by the built-in ${name} tools; pick another name`);
       }
       servers[name] = this.mcpServer(path, raw);
     }

@@ -268,6 +268,32 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     },
   });
 
+  const SecretBody = z.object({ value: z.string().min(1).max(65_536) });
+  routes.add({
+    method: "post",
+    path: "/v1/secrets/:name",
+    summary: "Store a secret for ${secret:NAME} references (encrypted at rest; takes effect at daemon restart)",
+    body: SecretBody,
+    response: z.object({ name: z.string(), stored: z.literal(true) }),
+    handler: async (c) => {
+      const name = c.req.param("name") ?? "";
+      if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
+        throw new WardrikError("bad_request", `Secret names are letters, digits and _ (not starting with a digit); got "${name.slice(0, 40)}".`);
+      }
+      const body = SecretBody.parse(await readJson(c));
+      await svc.secrets.set(c.get("org"), name, body.value);
+      return c.json({ name, stored: true as const });
+    },
+  });
+
+  routes.add({
+    method: "get",
+    path: "/v1/secrets",
+    summary: "The names of the org's secrets (never their values)",
+    response: z.object({ secrets: z.array(z.string()) }),
+    handler: async (c) => c.json({ secrets: await svc.secrets.names(c.get("org")) }),
+  });
+
   routes.add({
     method: "post",
     path: "/v1/reload",

@@ -1,12 +1,14 @@
 import type { AgentDetail, TurnView } from "@wardrik/protocol";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
 
 /** What the HTTP layer needs from the daemon; the CLI reaches all of it through HTTP. */
 export interface ApiServices {
   org: string;
   store: Store;
+  secrets: SecretStore;
   runtime: Runtime;
   bus: EventBus;
   reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }>;

@@ -106,20 +106,51 @@ async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
   return { text, toolCalls, usage, finishReason, costUsd: costOf(usage, opts.price) };
 }
 
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+/** Error types providers send in a stream that mean "try again later". */
+const TRANSIENT_TYPES = new Set(["overloaded_error", "server_error", "rate_limit_error", "api_error", "internal_server_error"]);
+
+/** The network error code somewhere down an error's cause chain, if any. */
+function networkCode(err: unknown): string | undefined {
+  let cur: unknown = err;
+  for (let depth = 0; depth < 6 && cur; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 function classify(err: unknown): { retryable: boolean; message: string; retryAfterMs?: number } {
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
-    const retryable = err.isRetryable || status === 429 || (status !== undefined && status >= 500);
     const header = err.responseHeaders?.["retry-after"];
     const retryAfterMs = header !== undefined ? parseRetryAfter(header) : undefined;
+    // A stream cut off mid-way arrives as an APICallError with status 200 and the socket error underneath.
+    const code = networkCode(err);
+    if (code && (status === undefined || status < 300)) {
+      return { retryable: true, message: `network error calling the model: the connection failed (${code}): ${err.message}` };
+    }
+    const retryable = err.isRetryable || status === 429 || (status !== undefined && status >= 500);
     const msg = `model API error${status ? ` ${status}` : ""}: ${err.message}`;
     return { retryable, message: msg, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
-  const message = err instanceof Error ? err.message : String(err);
-  // Connection failures surface as TypeError("fetch failed") or errors with a cause code.
-  const cause = err instanceof Error ? (err.cause as { code?: string } | undefined) : undefined;
-  const network = message === "fetch failed" || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "UND_ERR_SOCKET"].includes(cause?.code ?? "");
-  return { retryable: network, message: network ? `network error calling the model: ${cause?.code ?? message}` : message };
+  if (err instanceof Error) {
+    const code = networkCode(err);
+    if (code || err.message === "fetch failed") return { retryable: true, message: `network error calling the model: ${code ?? err.message}` };
+    return { retryable: false, message: err.message };
+  }
+  // Providers pass errors that arrive inside a stream as plain objects ({type, message} or {error: {...}}).
+  if (typeof err === "object" && err !== null) {
+    const outer = err as { message?: unknown; type?: unknown; error?: unknown; isRetryable?: unknown; statusCode?: unknown };
+    const inner = (typeof outer.error === "object" && outer.error !== null ? outer.error : outer) as { message?: unknown; type?: unknown; code?: unknown };
+    const type = typeof inner.type === "string" ? inner.type : typeof outer.type === "string" ? outer.type : undefined;
+    const text = typeof inner.message === "string" ? inner.message : typeof outer.message === "string" ? outer.message : JSON.stringify(err);
+    const status = typeof outer.statusCode === "number" ? outer.statusCode : undefined;
+    const retryable = outer.isRetryable === true || (type !== undefined && TRANSIENT_TYPES.has(type)) || (status !== undefined && status >= 500);
+    return { retryable, message: `model API error${type ? ` (${type})` : ""}: ${text}` };
+  }
+  return { retryable: false, message: String(err) };
 }
 
 function parseRetryAfter(value: string): number | undefined {

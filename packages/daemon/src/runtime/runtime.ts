@@ -125,6 +125,7 @@ export class Runtime {
     const actor = this.actors.get(agent.id);
     this.actors.delete(agent.id);
     if (actor) await actor.close(new TurnStop("cancelled"));
+    await this.tools.release({ org: agent.org, agentId: agent.id });
     await this.store.tx(async (w) => {
       await w.emit({ id: agent.id, org: agent.org }, "agent.removed", { name: agent.name });
       await w.run("UPDATE turns SET status = 'cancelled', reason = 'agent removed', ended_at = ? WHERE agent_id = ? AND status IN ('running', 'parked')", [
@@ -347,6 +348,7 @@ export class Runtime {
       this.actors.delete(actor.id);
       this.sleeping.add(actor.id);
       await actor.close();
+      await this.tools.release({ org: actor.org, agentId: actor.id });
       await this.store.tx(async (w) => {
         await w.run("UPDATE agents SET status = 'asleep' WHERE id = ? AND status = 'idle'", [actor.id]);
         await w.emit(actor.ref, "agent.asleep", { idle_seconds: idle });

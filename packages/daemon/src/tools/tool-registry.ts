@@ -44,6 +44,11 @@ export class ToolRegistry {
     return out;
   }
 
+  /** Tells every toolset that an agent no longer needs live resources (it sleeps or is removed). */
+  async release(scope: ToolScope): Promise<void> {
+    for (const t of this.toolsets.values()) await t.release?.(scope);
+  }
+
   /** Like `find`, but gives a toolset that can wait (workers reconnecting) up to `timeoutMs` to offer the tool. */
   async findOrWait(fullName: string, scope: ToolScope, timeoutMs: number): Promise<ResolvedTool | undefined> {
     const found = await this.find(fullName, scope);

@@ -61,6 +61,8 @@ export interface Toolset {
    * restart), up to `timeoutMs`. Recovery uses it instead of failing at once.
    */
   waitFor?(tool: string, scope: ToolScope, timeoutMs: number): Promise<boolean>;
+  /** The agent fell asleep: release what it held (an MCP server no awake agent uses stops). */
+  release?(scope: ToolScope): void | Promise<void>;
   /** Health of the toolset's sources, for `wardrik agent show` (MCP servers, workers). */
   status?(scope: ToolScope): { name: string; status: string; reason?: string }[];
 }

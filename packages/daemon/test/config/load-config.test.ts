@@ -334,3 +334,9 @@ describe("errors name the key, the file and the line", () => {
     expect(error.message).toMatch(/^config\.yaml:4: invalid YAML: /);
   });
 });
+
+describe("mcp names", () => {
+  it("refuses a server named like a built-in namespace, with file and line", () => {
+    expect(() => parseConfig("mcp:\n  files:\n    command: x\n", "/tmp/p")).toThrow(/config.yaml:2: .*"files" is taken by the built-in files tools/);
+  });
+});
