@@ -139,7 +139,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
   for (const mcp of mcpServers) registry.add(mcp);
 
-  const runtime = new Runtime(store, registry, hooks, { log, ...(options.toolTimeoutMs ? { toolTimeoutMs: options.toolTimeoutMs } : {}) });
+  // The 60 s call timeout can be shortened for tests of a spawned daemon.
+  const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS);
+  const runtime = new Runtime(store, registry, hooks, { log, ...(toolTimeoutMs ? { toolTimeoutMs } : {}) });
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>
@@ -230,4 +232,9 @@ function loadPolicies(dir: string, log: Logger): Map<string, { policy: Policy; c
     }
   }
   return out;
+}
+
+function positiveNumber(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
 }
