@@ -128,37 +128,46 @@ export class AgentActor {
       const inputs = await this.store.queuedInputs(w, conversationId);
       if (inputs.length === 0) return undefined;
       const conv = await this.store.getConversation(conversationId);
-      const run = this.store.ids.next("run");
-      await w.run("INSERT INTO turns (id, agent_id, conversation_id, status, started_at) VALUES (?, ?, ?, 'running', ?)", [
-        run,
-        this.id,
-        conversationId,
-        w.now,
-      ]);
-      for (const input of inputs) {
-        await w.run("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ?", [run, input.id]);
-        const message: StoredMessage = { role: "user", text: input.text, input: input.id };
-        const seq = await this.store.appendMessage(w, conversationId, run, message, w.now);
-        this.prompts.get(conversationId)?.push({ seq, run, message });
-      }
-      await this.store.setAgentStatus(w, this.id, "running");
-      await w.emit(this.ref, "turn.started", { conversation: conv?.key, conversation_id: conversationId, messages: inputs.map((i) => i.id) }, { run });
-      return {
-        id: run,
-        agent_id: this.id,
-        conversation_id: conversationId,
-        status: "running",
-        reason: null,
-        reply: null,
-        iterations: 0,
-        rounds: 0,
-        rounds_done: 0,
-        spend_usd: 0,
-        format: 1,
-        started_at: w.now,
-        ended_at: null,
-      };
+      return this.startTurnIn(w, conversationId, conv?.key ?? conversationId, inputs);
     });
+  }
+
+  /**
+   * Whether a message just queued may start its turn in the same transaction:
+   * only when nothing drives the conversation (the caller re-checks for an open
+   * turn inside the transaction).
+   */
+  canStartAt(conversationId: string): boolean {
+    return !this.closed && !this.runners.has(conversationId);
+  }
+
+  /** Starts a turn that takes `inputs`, inside the caller's transaction. */
+  async startTurnIn(w: Writer, conversationId: string, key: string, inputs: { id: string; text: string }[]): Promise<TurnRow> {
+    const run = this.store.ids.next("run");
+    await w.run("INSERT INTO turns (id, agent_id, conversation_id, status, started_at) VALUES (?, ?, ?, 'running', ?)", [run, this.id, conversationId, w.now]);
+    for (const input of inputs) {
+      await w.run("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ?", [run, input.id]);
+      const message: StoredMessage = { role: "user", text: input.text, input: input.id };
+      const seq = await this.store.appendMessage(w, conversationId, run, message, w.now);
+      this.prompts.get(conversationId)?.push({ seq, run, message });
+    }
+    await this.store.setAgentStatus(w, this.id, "running");
+    await w.emit(this.ref, "turn.started", { conversation: key, conversation_id: conversationId, messages: inputs.map((i) => i.id) }, { run });
+    return {
+      id: run,
+      agent_id: this.id,
+      conversation_id: conversationId,
+      status: "running",
+      reason: null,
+      reply: null,
+      iterations: 0,
+      rounds: 0,
+      rounds_done: 0,
+      spend_usd: 0,
+      format: STATE_FORMAT,
+      started_at: w.now,
+      ended_at: null,
+    };
   }
 
   private async prompt(conversationId: string): Promise<PromptCache> {
