@@ -110,7 +110,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     return p && !("error" in p) ? p.compiled : undefined;
   };
 
-  const deltaListeners = new Map<string, Set<(run: string, text: string) => void>>();
+  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean) => void>>();
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -125,9 +125,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
       return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
     },
-    onDelta: (agentId, run, text) => {
+    onDelta: (agentId, run, text, reset) => {
       const set = deltaListeners.get(agentId);
-      if (set) for (const l of set) l(run, text);
+      if (set) for (const l of set) l(run, text, reset);
     },
   };
 

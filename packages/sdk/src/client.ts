@@ -19,7 +19,8 @@ export interface FollowOptions {
   after?: number;
   signal?: AbortSignal;
   /** Live text deltas of model replies, as they stream. */
-  onDelta?: (run: string, text: string) => void;
+  /** `reset`: the model call is being retried and the text so far is void. */
+  onDelta?: (run: string, text: string, reset?: boolean) => void;
 }
 
 /** The HTTP API client: agents by ID, as the API takes them. The CLI is built on it. */
@@ -174,8 +175,8 @@ export class WardrikClient {
       try {
         for await (const msg of parseSse(res.body)) {
           if (msg.event === "delta") {
-            const d = JSON.parse(msg.data) as { run: string; text: string };
-            options.onDelta?.(d.run, d.text);
+            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean };
+            options.onDelta?.(d.run, d.text, d.reset);
             continue;
           }
           const event = JSON.parse(msg.data) as WardrikCloudEvent;

@@ -263,8 +263,12 @@ async function ask(name: string, message: string, opts: { conversation: string; 
   for await (const e of client.follow(agent.id, {
     after: queued.seq - 1,
     signal: ac.signal,
-    onDelta: (r, text) => {
-      if (r === run && !opts.json) {
+    onDelta: (r, text, reset) => {
+      if (r === run && reset) {
+        if (streamed) process.stdout.write("\n");
+        streamed = false;
+        err("(the model call failed and is being retried; its partial reply above is void)");
+      } else if (r === run && !opts.json) {
         streamed = true;
         process.stdout.write(text);
       }

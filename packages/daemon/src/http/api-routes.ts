@@ -227,8 +227,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
           live.push(e);
           wake?.();
         });
-        const deltaOff = svc.onDelta(agent.id, (run, text) => {
-          void stream.writeSSE({ event: "delta", data: JSON.stringify({ run, text }) });
+        const deltaOff = svc.onDelta(agent.id, (run, text, reset) => {
+          void stream.writeSSE({ event: "delta", data: JSON.stringify(reset ? { run, text, reset: true } : { run, text }) });
         });
         stream.onAbort(() => {
           unsubscribe();

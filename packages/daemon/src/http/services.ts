@@ -15,5 +15,5 @@ export interface ApiServices {
   describeAgent(row: AgentRow): Promise<AgentDetail>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
-  onDelta(agentId: string, listener: (run: string, text: string) => void): () => void;
+  onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean) => void): () => void;
 }

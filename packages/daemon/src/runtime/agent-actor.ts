@@ -286,7 +286,13 @@ export class AgentActor {
       retries: this.def.retries,
       price: resolved.price,
       ...(this.opts.modelBackoffMs !== undefined ? { backoffMs: this.opts.modelBackoffMs } : {}),
-      ...(this.hooks.onDelta ? { onDelta: (d: string) => this.hooks.onDelta?.(this.id, turn.id, d) } : {}),
+      ...(this.hooks.onDelta
+        ? {
+            onDelta: (d: string) => this.hooks.onDelta?.(this.id, turn.id, d),
+            // Text streamed by a failed attempt is void: followers are told to drop it.
+            onRetry: () => this.hooks.onDelta?.(this.id, turn.id, "", true),
+          }
+        : {}),
     });
     cache.recordUsage(reply.usage.input, sentMessages);
     const day = today(this.store.clock.now());
@@ -476,8 +482,13 @@ export class AgentActor {
   private async completeRound(w: Writer, turn: TurnRow, round: number): Promise<void> {
     const row = await w.get<{ rounds_done: number }>("SELECT rounds_done FROM turns WHERE id = ?", [turn.id]);
     if (!row || row.rounds_done >= round) return;
+    // Cheap check first: most calls of a parallel round finish while others still run.
+    const open = await w.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM calls WHERE run = ? AND round = ? AND status NOT IN ('completed', 'failed', 'denied', 'killed')",
+      [turn.id, round],
+    );
+    if ((open?.n ?? 0) > 0) return;
     const calls = await w.all<CallRow & Record<string, never>>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [turn.id, round]);
-    if (calls.some((c) => !FINAL_CALL_STATUSES.has(c.status))) return;
     const results: ToolResultPart[] = calls.map((c) => ({
       modelCallId: c.model_call_id,
       callId: c.id,

@@ -33,7 +33,8 @@ export interface RuntimeHooks {
   decide(call: CallForDecision): DecisionResult;
   budget(agent: AgentDefinition): BudgetCaps;
   /** A live text delta of a model reply; not stored. */
-  onDelta?(agentId: string, run: string, text: string): void;
+  /** `reset`: the model call is retried; text streamed so far will not be kept. */
+  onDelta?(agentId: string, run: string, text: string, reset?: boolean): void;
 }
 
 export const LOST_ANSWER = "This call may have run, but its answer was lost.";
