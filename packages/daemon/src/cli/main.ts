@@ -59,6 +59,8 @@ export function buildProgram(): Command {
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
       });
+      // Everything durable is closed; do not wait for stray timers or sockets.
+      process.exit(0);
     });
 
   program

@@ -247,8 +247,12 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
           while (!stream.aborted && !stream.closed) {
             if (live.length === 0) {
               await new Promise<void>((resolve) => {
-                wake = resolve;
-                setTimeout(resolve, 15_000);
+                const timer = setTimeout(resolve, 15_000);
+                timer.unref();
+                wake = () => {
+                  clearTimeout(timer);
+                  resolve();
+                };
               });
               wake = undefined;
               if (live.length === 0 && !stream.aborted) await stream.write(": keep-alive\n\n");
