@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import type { Script } from "@wardrik/testing";
+import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
@@ -21,6 +21,8 @@ import { FilesToolset } from "./tools/files-toolset.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
+
+export { ADMIN_TOKEN_FILE, ensureAdminToken };
 
 export type Logger = (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
 
@@ -43,22 +45,6 @@ export interface Daemon {
   runtime: Runtime;
   workers: WorkerGateway;
   close(): Promise<void>;
-}
-
-export const ADMIN_TOKEN_FILE = join(".wardrik", "admin-token");
-
-/** Reads the project's admin token, creating it (owner-only) when missing. */
-export function ensureAdminToken(dir: string): string {
-  const path = join(dir, ADMIN_TOKEN_FILE);
-  if (existsSync(path)) {
-    const token = readFileSync(path, "utf8").trim();
-    if (token) return token;
-  }
-  mkdirSync(join(dir, ".wardrik"), { recursive: true, mode: 0o700 });
-  const token = "wdk_" + randomBytes(24).toString("base64url");
-  writeFileSync(path, token + "\n", { mode: 0o600 });
-  chmodSync(path, 0o600);
-  return token;
 }
 
 export const stderrLog: Logger = (level, msg, fields) => {
@@ -151,18 +137,21 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       return problem ? { name: a.name, file: a.file, error: problem } : { name: a.name, file: a.file, definition: a.definition };
     });
   const checkReferences = (def: AgentDefinition, file: string): string | undefined => {
+    // Where the name was written: the agent file's key, or config.yaml's default.
+    const where = (key: "policy" | "model", own: string | undefined) =>
+      own !== undefined ? keyLocation(join(dir, file), file, key) : keyLocation(join(dir, "config.yaml"), "config.yaml", key);
     const policyName = def.policy ?? config.policy;
     if (policyName) {
       const p = policies.get(policyName);
-      if (!p) return `${file}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
-      if ("error" in p) return `${file}: policy "${policyName}" is invalid: ${p.error}`;
+      if (!p) return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
+      if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
     }
     const ref = def.model ?? config.model;
     if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
     try {
       modelFor(ref);
     } catch (err) {
-      return `${file}: model "${ref}": ${(err as Error).message}`;
+      return `${where("model", def.model)}: model "${ref}": ${(err as Error).message}`;
     }
     return undefined;
   };
@@ -237,4 +226,15 @@ function loadPolicies(dir: string, log: Logger): Map<string, { policy: Policy; c
 function positiveNumber(value: string | undefined): number | undefined {
   const n = Number(value);
   return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** `file:line` of a top-level `key:` in a YAML file or a Markdown file's frontmatter; just `file` when not found. */
+function keyLocation(path: string, file: string, key: string): string {
+  try {
+    const lines = readFileSync(path, "utf8").split("\n");
+    const i = lines.findIndex((l) => new RegExp(`^${key}\\s*:`).test(l));
+    return i >= 0 ? `${file}:${i + 1}` : file;
+  } catch {
+    return file;
+  }
 }

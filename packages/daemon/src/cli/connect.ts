@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { WardrikClient } from "@wardrik/sdk";
 import { WardrikError, type AgentSummary } from "@wardrik/protocol";
 import { CONFIG_FILE, loadConfig } from "../config/index.js";
-import { ADMIN_TOKEN_FILE } from "../daemon.js";
+import { ADMIN_TOKEN_FILE } from "../admin-token.js";
 
 /** The project directory that holds `start` (config.yaml or .wardrik/ marks one), if any. */
 export function findProjectDir(start: string): string | undefined {

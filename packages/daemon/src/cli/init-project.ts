@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ensureAdminToken } from "../daemon.js";
+import { ensureAdminToken } from "../admin-token.js";
 
 const CONFIG = `# Wardrik daemon settings. Changes take effect when the daemon restarts.
 org: default

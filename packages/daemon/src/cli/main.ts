@@ -1,15 +1,17 @@
 import { Command, CommanderError, Option } from "commander";
 import { WardrikError, shortType, type WardrikCloudEvent } from "@wardrik/protocol";
-import { startDaemon } from "../daemon.js";
-import { VERSION } from "../http/server.js";
+import { VERSION } from "../version.js";
 import { agentByName, connect } from "./connect.js";
 import { initProject } from "./init-project.js";
 import { formatEvent } from "./format-event.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
 export async function main(argv: string[]): Promise<void> {
+  // `wardrik events NAME | head`: a closed pipe ends the command quietly.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+  });
   const program = buildProgram();
-  program.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -32,7 +34,8 @@ const out = (s: string): void => void process.stdout.write(s + "\n");
 const err = (s: string): void => void process.stderr.write(s + "\n");
 
 export function buildProgram(): Command {
-  const program = new Command("wardrik").description("Run governed, durable LLM agents").version(VERSION);
+  // Set before the subcommands exist: commander copies it to each, so usage errors exit 2.
+  const program = new Command("wardrik").description("Run governed, durable LLM agents").version(VERSION).exitOverride();
 
   program
     .command("init")
@@ -50,6 +53,8 @@ export function buildProgram(): Command {
     .description("run the daemon for the project in the current directory (foreground)")
     .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
     .action(async (opts: { port?: number }) => {
+      // Loaded here so other commands start without the daemon's dependencies.
+      const { startDaemon } = await import("../daemon.js");
       const daemon = await startDaemon(process.cwd(), opts.port !== undefined ? { port: opts.port } : {});
       err(`wardrik daemon listening on ${daemon.url} (org ${daemon.config.org})`);
       await new Promise<void>((resolve) => {

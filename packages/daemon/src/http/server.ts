@@ -6,12 +6,15 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
 import { ConfigError } from "../config/index.js";
+import { VERSION } from "../version.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { RouteTable, type ApiEnv } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
-export const VERSION = "0.1.0";
+/** Past this a too-large body is not read to its end; the connection is closed instead. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+export { VERSION } from "../version.js";
 
 export interface HttpOptions {
   authenticate(token: string): Promise<{ org: string; admin: boolean } | undefined>;
@@ -78,7 +81,23 @@ export function toWardrikError(err: unknown): WardrikError {
 }
 
 export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts: HttpOptions): Promise<Server> {
-  const server = createServer(getRequestListener(app.fetch));
+  const handle = getRequestListener(app.fetch);
+  const server = createServer((req, res) => {
+    // Answer a declared-too-large body at once but keep reading (and dropping)
+    // it, so a client still uploading gets the 413 instead of a reset connection.
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > MAX_BODY_BYTES) {
+      const body = JSON.stringify(new WardrikError("body_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`).toJSON());
+      if (declared > DRAIN_LIMIT) {
+        res.writeHead(413, { "content-type": "application/json", connection: "close" }).end(body);
+        return;
+      }
+      res.writeHead(413, { "content-type": "application/json" }).end(body);
+      req.resume();
+      return;
+    }
+    void handle(req, res);
+  });
   server.on("upgrade", (req, socket, head) => {
     const path = (req.url ?? "").split("?")[0] ?? "";
     const handler = opts.upgrades?.[path];

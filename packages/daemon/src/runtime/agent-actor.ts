@@ -51,6 +51,8 @@ export class AgentActor {
   private readonly runners = new Map<string, Runner>();
   private readonly prompts = new Map<string, PromptCache>();
   readonly turnControllers = new Map<string, AbortController>();
+  /** The iteration whose model.called is already recorded, per running turn. */
+  private readonly announced = new Map<string, number>();
   readonly callControllers = new Map<string, AbortController>();
   /** Kills that arrived between a call's commit as running and its dispatch. */
   readonly pendingKills = new Set<string>();
@@ -153,6 +155,7 @@ export class AgentActor {
     }
     await this.store.setAgentStatus(w, this.id, "running");
     await w.emit(this.ref, "turn.started", { conversation: key, conversation_id: conversationId, messages: inputs.map((i) => i.id) }, { run });
+    await this.announceModelCall(w, run, 1);
     return {
       id: run,
       agent_id: this.id,
@@ -251,6 +254,7 @@ export class AgentActor {
     } finally {
       clearTimeout(timer);
       this.turnControllers.delete(turn.id);
+      this.announced.delete(turn.id);
     }
   }
 
@@ -277,7 +281,13 @@ export class AgentActor {
       }
     }
     const iteration = turn.iterations + 1;
-    const called = { model: resolved.ref, iteration, messages: prompt.length, tools: tools.size, started_at: this.store.clock.now().toISOString() };
+    if (this.announced.get(turn.id) !== iteration) {
+      // Not announced by the commit before (a resumed or recovered turn): record the call before making it.
+      await this.store.tx(async (w) => {
+        await this.assertRunning(w, turn.id);
+        await this.announceModelCall(w, turn.id, iteration);
+      });
+    }
     const reply = await callModel({
       model: resolved.model,
       prompt,
@@ -299,6 +309,7 @@ export class AgentActor {
     const replied = {
       model: resolved.ref,
       iteration,
+      messages: prompt.length,
       input_tokens: reply.usage.input,
       output_tokens: reply.usage.output,
       cached_tokens: reply.usage.cached,
@@ -311,7 +322,6 @@ export class AgentActor {
       await this.assertRunning(w, turn.id);
       await w.run("UPDATE turns SET iterations = ?, rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [iteration, rounds, reply.costUsd, turn.id]);
       await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
-      await w.emit(this.ref, "model.called", called, { run: turn.id });
       await w.emit(this.ref, "model.replied", replied, { run: turn.id });
     };
     if (reply.toolCalls.length === 0) {
@@ -478,6 +488,22 @@ export class AgentActor {
     }
   }
 
+  /**
+   * Records `model.called` in the commit that makes the call the next step
+   * (turn start, a round's last result), so the record shows a call in flight
+   * without a commit of its own.
+   */
+  private async announceModelCall(w: Writer, run: string, iteration: number): Promise<void> {
+    let model: string | undefined;
+    try {
+      model = this.hooks.resolveModel(this.def.model, this.def).ref;
+    } catch {
+      model = this.def.model;
+    }
+    await w.emit(this.ref, "model.called", { model, iteration }, { run });
+    this.announced.set(run, iteration);
+  }
+
   /** Appends a round's results to the history once every call is final (idempotent). */
   private async completeRound(w: Writer, turn: TurnRow, round: number): Promise<void> {
     const row = await w.get<{ rounds_done: number }>("SELECT rounds_done FROM turns WHERE id = ?", [turn.id]);
@@ -498,6 +524,9 @@ export class AgentActor {
     }));
     await this.appendMessage(w, turn.conversation_id, turn.id, { role: "tool", results });
     await w.run("UPDATE turns SET rounds_done = ? WHERE id = ?", [round, turn.id]);
+    // The next step is a model call unless the turn has used its iterations: say so in this same commit.
+    const it = await w.get<{ iterations: number }>("SELECT iterations FROM turns WHERE id = ?", [turn.id]);
+    if (it && it.iterations < this.def.max_iterations) await this.announceModelCall(w, turn.id, it.iterations + 1);
   }
 
   /** Runs every call of the turn's last round that is not final; "parked" when some wait for a person. */

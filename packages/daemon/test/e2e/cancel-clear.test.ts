@@ -1,12 +1,13 @@
 /**
  * `wardrik agent cancel` stops the running turn and drops queued messages;
  * `wardrik agent clear` empties the history while the event record stays.
+ * Each test has an agent of its own, so they run at once.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, runOfMessage, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
-let id: string;
+let ids: Record<string, string>;
 
 // "hang" in the message: the model never answers (until the call is aborted); anything else is echoed.
 const SCRIPT = `scenarios:
@@ -17,24 +18,30 @@ steps:
   - text: "ok: {{message}}"
 `;
 
+const AGENTS = ["sleeper", "splitter", "idler", "clearer", "wiper"];
+
 beforeAll(async () => {
   p = await createProject({
     scripts: { sometimes_hangs: SCRIPT },
-    files: { "agents/sleeper.md": agentFile({ description: "Hangs when told to", model: "sometimes_hangs", tools: ["files"] }) },
+    files: Object.fromEntries(
+      AGENTS.map((name) => [`agents/${name}.md`, agentFile({ description: "Hangs when told to", model: "sometimes_hangs", tools: ["files"] })]),
+    ),
   });
-  id = await p.agentId("sleeper");
+  const agents = await p.apiOk<{ agents: { id: string; name: string }[] }>("GET", "/v1/agents");
+  ids = Object.fromEntries(agents.agents.map((a) => [a.name, a.id]));
 });
 
 interface History {
   messages: { role: string; content: { text?: string } }[];
 }
 
-const history = (conversation = "main") => p.apiOk<History>("GET", `/v1/agents/${id}/conversations/${conversation}/messages`);
+const history = (id: string, conversation = "main") => p.apiOk<History>("GET", `/v1/agents/${id}/conversations/${conversation}/messages`);
 
-describe("wardrik agent cancel", () => {
-  it("ends the running turn as cancelled, drops the queued message, and both waiting asks exit 1 with the reason", async () => {
+describe.concurrent("wardrik agent cancel", () => {
+  it("ends the running turn as cancelled, drops the queued message, both waiting asks exit 1 with the reason, and the conversation works again", async () => {
+    const id = ids.sleeper!;
     const first = p.spawnCli(["ask", "sleeper", "please hang"]);
-    const started = await p.waitForEvent(id, (e) => short(e.type) === "model.called");
+    const started = await p.waitForEvent(id, (e) => short(e.type) === "turn.started");
     const run = started.run!;
     // The agent shows as running meanwhile.
     const ls = await p.apiOk<{ status: string; conversations: { key: string; status: string }[] }>("GET", `/v1/agents/${id}`);
@@ -69,23 +76,21 @@ describe("wardrik agent cancel", () => {
 
     const turn = await p.apiOk<{ status: string; reason: string }>("GET", `/v1/agents/${id}/turns/${run}`);
     expect(turn.status).toBe("cancelled");
-    const agent = await p.apiOk<{ status: string }>("GET", `/v1/agents/${id}`);
-    expect(agent.status).toBe("idle");
-  });
+    expect((await p.apiOk<{ status: string }>("GET", `/v1/agents/${id}`)).status).toBe("idle");
 
-  it("the conversation is usable again after a cancel", async () => {
-    const r = await p.cli(["ask", "sleeper", "are you back?"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe("ok: are you back?");
+    // The conversation is usable again.
+    const { end } = await p.send(id, "are you back?");
+    expect(end.data.reply).toBe("ok: are you back?");
   });
 
   it("--conversation cancels only that conversation", async () => {
+    const id = ids.splitter!;
     const a = await p.apiOk<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text: "hang in A", conversation: "A" });
     const b = await p.apiOk<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text: "hang in B", conversation: "B" });
     const runA = await waitFor(async () => runOfMessage(await p.events(id), a.message), "turn A");
     const runB = await waitFor(async () => runOfMessage(await p.events(id), b.message), "turn B");
 
-    const r = await p.cli(["agent", "cancel", "sleeper", "--conversation", "A"]);
+    const r = await p.cli(["agent", "cancel", "splitter", "--conversation", "A"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe("Cancelled 1 turn(s), dropped 0 queued message(s).");
     expect(short((await p.waitForTurnEnd(id, runA)).type)).toBe("turn.cancelled");
@@ -93,54 +98,55 @@ describe("wardrik agent cancel", () => {
     expect(turnB.status).toBe("running");
 
     // Clearing a conversation with a turn in progress is refused with what to do.
-    const clear = await p.cli(["agent", "clear", "sleeper", "--conversation", "B"]);
-    expect(clear.code).toBe(1);
-    expect(clear.stderr).toMatch(/turn in progress; cancel it first/);
+    const clear = await p.api<{ error: { code: string; message: string } }>("POST", `/v1/agents/${id}/clear`, { conversation: "B" });
+    expect(clear.status).toBe(409);
+    expect(clear.json.error.message).toMatch(/turn in progress; cancel it first \(wardrik agent cancel splitter\)/);
 
-    const all = await p.cli(["agent", "cancel", "sleeper"]);
-    expect(all.stdout.trim()).toBe("Cancelled 1 turn(s), dropped 0 queued message(s).");
+    const all = await p.apiOk<{ cancelled: string[]; dropped: number }>("POST", `/v1/agents/${id}/cancel`, {});
+    expect(all).toEqual({ cancelled: [runB], dropped: 0 });
     expect(short((await p.waitForTurnEnd(id, runB)).type)).toBe("turn.cancelled");
   });
 
   it("with nothing running, cancel does nothing and says so", async () => {
-    const r = await p.cli(["agent", "cancel", "sleeper"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe("Cancelled 0 turn(s), dropped 0 queued message(s).");
+    const r = await p.apiOk<{ cancelled: string[]; dropped: number }>("POST", `/v1/agents/${ids.idler}/cancel`, {});
+    expect(r).toEqual({ cancelled: [], dropped: 0 });
   });
 });
 
-describe("wardrik agent clear", () => {
+describe.concurrent("wardrik agent clear", () => {
   it("empties the history; the events stay; the next turn starts from an empty history", async () => {
-    expect((await history()).messages.length).toBeGreaterThan(0);
+    const id = ids.clearer!;
+    await p.send(id, "before the clear");
+    expect((await history(id)).messages).toHaveLength(2);
     const before = await p.events(id);
 
-    const r = await p.cli(["agent", "clear", "sleeper", "--conversation", "main"]);
+    const r = await p.cli(["agent", "clear", "clearer", "--conversation", "main"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe("Cleared main.");
-    expect((await history()).messages).toEqual([]);
+    expect((await history(id)).messages).toEqual([]);
 
     const after = await p.events(id);
     // Nothing was taken out of the record; one conversation.cleared was added.
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.slice(before.length).map((e) => short(e.type))).toEqual(["conversation.cleared"]);
-    expect(after.some((e) => short(e.type) === "turn.completed" && e.data.reply === "ok: are you back?")).toBe(true);
+    expect(after.some((e) => short(e.type) === "turn.completed" && e.data.reply === "ok: before the clear")).toBe(true);
 
-    const again = await p.cli(["ask", "sleeper", "fresh start", "--json"]);
-    expect(again.code, again.stderr).toBe(0);
-    const turn = JSON.parse(again.stdout) as { id: string };
-    expect((await history()).messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual(["user: fresh start", "assistant: ok: fresh start"]);
+    const turn = { id: (await p.send(id, "fresh start")).run };
+    expect((await history(id)).messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual(["user: fresh start", "assistant: ok: fresh start"]);
     // The model was sent only the system prompt and the new message.
-    const called = (await p.events(id)).find((e) => e.run === turn.id && short(e.type) === "model.called");
+    const called = (await p.events(id)).find((e) => e.run === turn.id && short(e.type) === "model.replied");
     expect(called!.data.messages).toBe(2);
   });
 
   it("without --conversation clears every conversation", async () => {
-    const r = await p.cli(["agent", "clear", "sleeper"]);
+    const id = ids.wiper!;
+    await Promise.all(["main", "A", "B"].map((c) => p.send(id, `hello ${c}`, c)));
+    const r = await p.cli(["agent", "clear", "wiper"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toMatch(/^Cleared (main, A, B|.*)\.$/);
+    expect(r.stdout.trim()).toMatch(/^Cleared .+\.$/);
     for (const c of ["main", "A", "B"]) {
       expect(r.stdout).toContain(c);
-      expect((await history(c)).messages).toEqual([]);
+      expect((await history(id, c)).messages).toEqual([]);
     }
   });
 });

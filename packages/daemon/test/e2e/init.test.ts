@@ -8,7 +8,7 @@ import { runWardrik } from "../helpers/spawn-daemon.js";
 const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-init-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-describe("wardrik init", () => {
+describe.concurrent("wardrik init", () => {
   it("writes config.yaml, an example agent, a policy, a worker file and an owner-only admin token", async () => {
     const r = await runWardrik(["init", "demo"], { cwd: tmp });
     expect(r.stderr).toBe("");

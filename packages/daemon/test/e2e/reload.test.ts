@@ -32,21 +32,19 @@ describe("wardrik reload", () => {
     expect(await names()).toEqual(["helper", "keeper", "newbie"]);
     expect(await p.agentId("newbie")).toMatch(AGENT_ID);
 
-    const ask = await p.cli(["ask", "newbie", "hello newbie"]);
-    expect(ask.code, ask.stderr).toBe(0);
-    expect(ask.stdout.trim()).toBe("You said: hello newbie");
+    const { end } = await p.send("newbie", "hello newbie");
+    expect(end.data.reply).toBe("You said: hello newbie");
   });
 
   it("an unchanged directory reloads to nothing", async () => {
-    const r = await p.cli(["reload"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/added none; updated none; removed none/);
+    const r = await p.apiOk("POST", "/v1/reload", {});
+    expect(r).toEqual({ added: [], updated: [], removed: [], unreadable: [] });
   });
 
   it("updates an edited agent: same ID, conversation history kept, new definition used", async () => {
     const id = await p.agentId("keeper");
-    const first = await p.cli(["ask", "keeper", "before the edit", "--conversation", "talk"]);
-    expect(first.code, first.stderr).toBe(0);
+    const first = await p.send(id, "before the edit", "talk");
+    expect(short(first.end.type)).toBe("turn.completed");
 
     p.write("agents/keeper.md", agentFile({ description: "Keeps its history (edited)", model: "script/echo", title: "Keeper v2" }));
     const r = await p.cli(["reload"]);
@@ -54,9 +52,8 @@ describe("wardrik reload", () => {
     expect(r.stdout).toMatch(/added none; updated keeper; removed none/);
     expect(await p.agentId("keeper")).toBe(id);
 
-    const second = await p.cli(["ask", "keeper", "after the edit", "--conversation", "talk"]);
-    expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout.trim()).toBe("You said: after the edit");
+    const second = await p.send(id, "after the edit", "talk");
+    expect(second.end.data.reply).toBe("You said: after the edit");
 
     const h = await p.apiOk<History>("GET", `/v1/agents/${id}/conversations/talk/messages`);
     expect(h.messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual([
@@ -83,8 +80,8 @@ describe("wardrik reload", () => {
     expect(broken.reason).toMatch(/agents\/keeper\.md:3/);
 
     p.write("agents/keeper.md", agentFile({ description: "Fixed", model: "script/echo" }));
-    const fixed = await p.cli(["reload"]);
-    expect(fixed.stdout).toMatch(/updated keeper/);
+    const fixed = await p.apiOk<{ updated: string[] }>("POST", "/v1/reload", {});
+    expect(fixed.updated).toEqual(["keeper"]);
     const again = await p.apiOk<{ id: string; status: string }>("GET", `/v1/agents/${id}`);
     expect(again.status).toBe("idle");
     const h = await p.apiOk<History>("GET", `/v1/agents/${id}/conversations/talk/messages`);
@@ -102,15 +99,12 @@ describe("wardrik reload", () => {
     const gone = await p.api<{ error: { code: string } }>("GET", `/v1/agents/${id}`);
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe("not_found");
-    const ask = await p.cli(["ask", "newbie", "are you there?"]);
-    expect(ask.code).toBe(1);
-    expect(ask.stderr).toMatch(/No agent newbie/);
   });
 
   it("a file added back later is a new agent with a new ID", async () => {
     p.write("agents/newbie.md", agentFile({ description: "Back again", model: "script/echo" }));
-    const r = await p.cli(["reload"]);
-    expect(r.stdout).toMatch(/added newbie/);
+    const r = await p.apiOk<{ added: string[] }>("POST", "/v1/reload", {});
+    expect(r.added).toEqual(["newbie"]);
     const id = await p.agentId("newbie");
     expect(id).toMatch(AGENT_ID);
     expect(id).not.toBe(removedId);

@@ -51,9 +51,8 @@ describe("daemon restart", () => {
     expect(after).toEqual(ids);
 
     expect(await userTexts(ids.echoer!)).toEqual(["before restart"]);
-    const ask = await p.cli(["ask", "echoer", "after restart"]);
-    expect(ask.code, ask.stderr).toBe(0);
-    expect(ask.stdout.trim()).toBe("You said: after restart");
+    const { end } = await p.send(ids.echoer!, "after restart");
+    expect(end.data.reply).toBe("You said: after restart");
     expect(await userTexts(ids.echoer!)).toEqual(["before restart", "after restart"]);
   });
 

@@ -4,9 +4,9 @@
  *
  * Needs `npm run build` first (the tests run what a user runs: dist/).
  *
- * Every project and process made here is cleaned up after the test that made
- * it (when made inside a test) or after the file (when made in beforeAll or
- * at the top level): daemons get SIGTERM then SIGKILL, temp dirs are removed.
+ * Every project and process made here is cleaned up after the file (daemons
+ * and CLI processes are killed, temp dirs removed), or after one test when
+ * given that test's context as `scope`.
  *
  * Ports: by default the harness picks a free port, writes it to the project's
  * config.yaml `listen:` and lets both the daemon and the CLI find it there, as a
@@ -20,12 +20,16 @@ import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, onTestFinished } from "vitest";
+import { afterAll, vi } from "vitest";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DAEMON_PKG = join(REPO_ROOT, "packages", "daemon");
 export const BIN = join(DAEMON_PKG, "bin", "wardrik.js");
 const DIST_MAIN = join(DAEMON_PKG, "dist", "cli", "main.js");
+
+// Every step here starts processes; on a small, busy machine a CLI run alone can
+// take seconds. Generous limits keep slowness from looking like failure.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 if (!existsSync(DIST_MAIN)) {
   throw new Error(
@@ -46,6 +50,8 @@ export interface CliResult {
 
 export interface CliOptions {
   cwd: string;
+  /** Kill the process after this test instead of after the file (pass the test's context). */
+  scope?: TestScope;
   /** Added to the environment (WARDRIK_URL / WARDRIK_TOKEN of the test runner are removed first). */
   env?: Record<string, string | undefined>;
   timeoutMs?: number;
@@ -78,7 +84,7 @@ function track(child: ChildProcess): void {
 
 /** Runs `wardrik ARGS` to completion. */
 export function runWardrik(args: string[], opts: CliOptions): Promise<CliResult> {
-  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const timeoutMs = opts.timeoutMs ?? 60_000;
   const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
   track(child);
   let stdout = "";
@@ -145,7 +151,7 @@ export function spawnWardrik(args: string[], opts: CliOptions): CliProcess {
     stderr: () => err,
     lines: () => out.split("\n").slice(0, -1),
     done,
-    waitForOutput(test, timeoutMs = 15_000) {
+    waitForOutput(test, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (test(out, err)) {
@@ -181,7 +187,7 @@ export function spawnWardrik(args: string[], opts: CliOptions): CliProcess {
       return done;
     },
   };
-  cleanupLater(() => proc.stop("SIGKILL").then(() => undefined));
+  cleanupLater(() => proc.stop("SIGKILL").then(() => undefined), opts.scope);
   return proc;
 }
 
@@ -206,7 +212,7 @@ export interface ProjectOptions {
   files?: Record<string, string>;
   /** Files of the init template to remove (e.g. agents/helper.md). */
   remove?: string[];
-  /** Extra environment for the daemon (and, unless cliEnv says otherwise, nothing else). */
+  /** Extra environment for the daemon only (the CLI gets cliEnv). */
   env?: Record<string, string | undefined>;
   /** Extra environment for every CLI run. */
   cliEnv?: Record<string, string | undefined>;
@@ -216,6 +222,8 @@ export interface ProjectOptions {
   start?: boolean;
   /** How long a start may take before it counts as failed (default 20 s). */
   startTimeoutMs?: number;
+  /** Dispose of the project after this test instead of after the file (pass the test's context). */
+  scope?: TestScope;
 }
 
 export interface ApiResult<T = unknown> {
@@ -273,8 +281,8 @@ export interface TestProject {
   daemonStdout(): string;
   /** `wardrik ARGS` in the project directory. */
   cli(args: string[], opts?: { env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<CliResult>;
-  /** A long-running `wardrik ARGS` in the project directory. */
-  spawnCli(args: string[], opts?: { env?: Record<string, string | undefined> }): CliProcess;
+  /** A long-running `wardrik ARGS` in the project directory (killed after the file, or after the test of `scope`). */
+  spawnCli(args: string[], opts?: { env?: Record<string, string | undefined>; scope?: TestScope }): CliProcess;
   /** An HTTP request to the daemon with the admin token; `body` is sent as JSON. */
   api<T = unknown>(method: string, path: string, body?: unknown, opts?: ApiOptions): Promise<ApiResult<T>>;
   /** Like api(), but throws unless the status is 2xx; returns the JSON body. */
@@ -292,6 +300,11 @@ export interface TestProject {
   waitForEvent(agent: string, match: (e: WireEvent) => boolean, timeoutMs?: number): Promise<WireEvent>;
   /** Polls the agent's events until the turn `run` has ended; returns the ending event. */
   waitForTurnEnd(agent: string, run: string, timeoutMs?: number): Promise<WireEvent>;
+  /**
+   * Sends a message through the API (no CLI process, no event stream) and polls
+   * until its turn has ended. For tests whose subject is not `wardrik ask`.
+   */
+  send(agent: string, text: string, conversation?: string, timeoutMs?: number): Promise<{ message: string; run: string; end: WireEvent }>;
   /** Starts the daemon (waits until /v1/health answers). */
   start(): Promise<void>;
   /** SIGTERM, waits up to `graceMs` (default 20 s), then SIGKILL. */
@@ -300,7 +313,7 @@ export interface TestProject {
   kill(): Promise<StopResult>;
   /** stop() then start(), on the same port when it is still free. */
   restart(graceMs?: number): Promise<StopResult>;
-  /** Stops the daemon and deletes the temp directory. */
+  /** Kills the daemon (SIGKILL) and deletes the temp directory; runs by itself after the test or file. */
   dispose(): Promise<void>;
 }
 
@@ -314,17 +327,20 @@ afterAll(async () => {
   for (const c of all) await c().catch(() => undefined);
 });
 
-/** Runs `fn` after the current test when called inside one, else after the file. */
-function cleanupLater(fn: Cleanup): void {
-  try {
-    onTestFinished(async () => {
-      await fn();
-    });
-    return;
-  } catch {
-    // Not inside a test: the file's afterAll runs it.
-  }
-  fileCleanups.push(fn);
+/** A test's context (the argument of an `it` callback), for cleanup after that test. */
+export interface TestScope {
+  onTestFinished(fn: () => Promise<void> | void): void;
+}
+
+/**
+ * Runs `fn` after the test whose context is `scope`, or else after the file.
+ * (Not vitest's global onTestFinished: under describe.concurrent it can attach
+ * the cleanup to whichever test happens to be current, and kill another test's
+ * processes early.) Other helpers use it for their own resources.
+ */
+export function cleanupLater(fn: Cleanup, scope?: TestScope): void {
+  if (scope) scope.onTestFinished(() => fn());
+  else fileCleanups.push(fn);
 }
 
 // ---- helpers ----
@@ -345,7 +361,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `fn` until it returns something other than undefined/false. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -425,7 +441,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     daemonStderr: () => stderr,
     daemonStdout: () => stdout,
     cli: (args, opts = {}) => runWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }),
-    spawnCli: (args, opts = {}) => spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env } }),
+    spawnCli: (args, opts = {}) => spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.scope ? { scope: opts.scope } : {}) }),
     async api<T>(method: string, path: string, body?: unknown, opts: ApiOptions = {}): Promise<ApiResult<T>> {
       if (!url) throw new Error("The daemon is not running.");
       const headers: Record<string, string> = { ...opts.headers };
@@ -468,13 +484,13 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
       const out: WireEvent[] = [];
       for (;;) {
-        const page = await project.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?after=${after}&limit=1000`);
+        const page: { events: WireEvent[] } = await project.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?after=${after}&limit=1000`);
         out.push(...page.events);
         if (page.events.length < 1000) return out;
         after = page.events[page.events.length - 1]!.seq;
       }
     },
-    async waitForEvent(agent, match, timeoutMs = 15_000) {
+    async waitForEvent(agent, match, timeoutMs = 30_000) {
       const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
       let after = 0;
       return waitFor(
@@ -490,6 +506,13 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     },
     waitForTurnEnd(agent, run, timeoutMs) {
       return project.waitForEvent(agent, (e) => e.run === run && /\.turn\.(completed|failed|cancelled)$/.test(e.type), timeoutMs);
+    },
+    async send(agent, text, conversation = "main", timeoutMs = 30_000) {
+      const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
+      const q = await project.apiOk<{ message: string; seq: number }>("POST", `/v1/agents/${id}/messages`, { text, conversation });
+      const started = await project.waitForEvent(id, (e) => short(e.type) === "turn.started" && ((e.data.messages as string[] | undefined) ?? []).includes(q.message), timeoutMs);
+      const end = await project.waitForTurnEnd(id, started.run!, timeoutMs);
+      return { message: q.message, run: started.run!, end };
     },
     async start() {
       if (child) throw new Error("The daemon is already running.");
@@ -517,7 +540,8 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     async dispose() {
       if (disposed) return;
       disposed = true;
-      if (child) await stopWith("SIGTERM", 2000);
+      // Cleanup needs no graceful stop: the temp project goes away with it.
+      if (child) await stopWith("SIGKILL", 5000);
       rmSync(tmp, { recursive: true, force: true });
     },
   };
@@ -604,7 +628,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     return { code: e.code, signal: e.signal, ms: Date.now() - t0, forced };
   }
 
-  cleanupLater(() => project.dispose());
+  cleanupLater(() => project.dispose(), options.scope);
 
   // The real `wardrik init`.
   const init = await runWardrik(["init", dir], { cwd: tmp });
