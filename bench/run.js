@@ -13,6 +13,9 @@ const workloads = {
   policy: ["policy.ts"],
   tools: ["tools.ts"],
   mcp: ["mcp.ts"],
+  faults: ["faults.ts"],
+  recovery: ["recovery.ts"],
+  sleep: ["sleep.ts"],
 };
 const [name, ...rest] = process.argv.slice(2);
 const entry = workloads[name];

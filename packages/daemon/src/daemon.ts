@@ -177,7 +177,6 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   await runtime.syncFileAgents(config.org, readAgents());
-  await runtime.recover();
 
   const httpOpts = {
     authenticate: (t: string) => store.authenticate(t),
@@ -186,6 +185,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
   const { app } = buildApp(svc, httpOpts);
   const server: Server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
+  // Recover once the server listens, so workers can reconnect while turns resume.
+  await runtime.recover();
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;

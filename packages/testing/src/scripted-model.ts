@@ -94,13 +94,18 @@ export type Script = ScriptDefinition | ScriptFunction;
 export interface ScriptedModelOptions {
   /** Reported as `modelId`; `resolveModel` passes the script's name. */
   modelId?: string;
+  /** How many recent calls `calls` keeps (default 1,000). */
+  keepCalls?: number;
   /** Delay before every step that sets none; overrides the script's `delay_ms`. */
   delayMs?: number;
 }
 
 export interface ScriptedModel extends LanguageModelV3 {
   /** Every call's options, in order. */
+  /** The most recent calls (up to `keepCalls`, default 1,000), oldest first. */
   readonly calls: LanguageModelV3CallOptions[];
+  /** How many calls were made in all, including those no longer kept. */
+  readonly callCount: number;
   doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult>;
   doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult>;
 }
@@ -144,6 +149,12 @@ class ScriptedLanguageModel implements ScriptedModel {
   readonly modelId: string;
   readonly supportedUrls: Record<string, RegExp[]> = {};
   readonly calls: LanguageModelV3CallOptions[] = [];
+  #count = 0;
+  readonly #keep: number;
+
+  get callCount(): number {
+    return this.#count;
+  }
 
   readonly #play: ScriptFunction | CompiledScript;
   readonly #delayMs: number | undefined;
@@ -153,6 +164,7 @@ class ScriptedLanguageModel implements ScriptedModel {
     this.modelId = options.modelId ?? "script";
     this.#play = typeof script === "function" ? script : compileScript(script, this.modelId);
     this.#delayMs = options.delayMs;
+    this.#keep = options.keepCalls ?? 1000;
   }
 
   async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
@@ -185,8 +197,11 @@ class ScriptedLanguageModel implements ScriptedModel {
   }
 
   async #answer(options: LanguageModelV3CallOptions): Promise<Reply> {
-    const callIndex = this.calls.length;
+    const callIndex = this.#count;
     this.calls.push({ ...options });
+    this.#count++;
+    // A daemon running a script for weeks must not keep every prompt.
+    if (this.calls.length > this.#keep) this.calls.splice(0, this.calls.length - this.#keep);
     const signal = options.abortSignal;
     if (signal?.aborted) throw abortError(signal);
 

@@ -24,10 +24,12 @@ export async function describeAgent(
   const waiting = await deps.store.waitingCalls(row.id);
   const spend = await deps.store.spendOn(row.id, today(deps.store.clock.now()));
   const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
+  // Health of every source in a namespace the agent's tool patterns reach.
+  const reaches = (ns: string) => (def.tools ?? []).some((p) => p === "*" || p === ns || p.startsWith(ns + "/"));
   const sources = deps.registry
     .namespaces()
-    .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? [])
-    .filter((s) => (def.tools ?? []).some((p) => p === "*" || p === s.name || p.startsWith(s.name + "/")));
+    .filter(reaches)
+    .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? []);
   return {
     ...summarise(row),
     ...(def.model ? { model: def.model } : {}),

@@ -14,7 +14,8 @@ import {
 import type { CallRow, NewCall, Store, TurnRow, Writer } from "../store/store.js";
 import { FINAL_CALL_STATUSES, STATE_FORMAT, StateError } from "../store/store.js";
 import type { ResolvedTool, ToolRegistry } from "../tools/tool-registry.js";
-import { fromModelToolName, type ToolOutcome } from "../tools/toolset.js";
+import { compileToolPattern } from "../policy/match-tool.js";
+import { fromModelToolName, toModelToolName, type ToolOutcome } from "../tools/toolset.js";
 import { callModel, ModelCallError, type ModelReply } from "./call-model.js";
 import type { StoredMessage, ToolResultPart } from "./messages.js";
 import { LOST_ANSWER, type BudgetCaps, type ResolvedModelRef, type RuntimeHooks } from "./types.js";
@@ -51,6 +52,8 @@ export class AgentActor {
   private readonly runners = new Map<string, Runner>();
   private readonly prompts = new Map<string, PromptCache>();
   readonly turnControllers = new Map<string, AbortController>();
+  /** Turns picked up from the store (recovery, approval) rather than started here. */
+  private readonly resumed = new Set<string>();
   /** The iteration whose model.called is already recorded, per running turn. */
   private readonly announced = new Map<string, number>();
   readonly callControllers = new Map<string, AbortController>();
@@ -103,6 +106,11 @@ export class AgentActor {
     this.runners.set(conversationId, runner);
   }
 
+  /** Conversations this actor has touched (for dropping per-conversation caches when it sleeps). */
+  conversationIds(): string[] {
+    return [...new Set([...this.prompts.keys(), ...this.runners.keys()])];
+  }
+
   /** Drops cached prompts (history cleared, compaction, sleep). */
   forgetPrompt(conversationId?: string): void {
     if (conversationId) this.prompts.delete(conversationId);
@@ -119,6 +127,7 @@ export class AgentActor {
     while (!this.closed) {
       let turn = await this.store.openTurnOf(conversationId);
       if (turn?.status === "parked") return;
+      if (turn && !this.turnControllers.has(turn.id) && !this.announced.has(turn.id)) this.resumed.add(turn.id);
       turn ??= await this.startTurn(conversationId);
       if (!turn) return;
       await this.driveTurn(turn);
@@ -255,6 +264,7 @@ export class AgentActor {
       clearTimeout(timer);
       this.turnControllers.delete(turn.id);
       this.announced.delete(turn.id);
+      this.resumed.delete(turn.id);
     }
   }
 
@@ -266,7 +276,14 @@ export class AgentActor {
   private async modelStep(turn: TurnRow, signal: AbortSignal): Promise<{ turn: TurnRow; fresh: Set<string> } | "ended"> {
     const resolved = this.hooks.resolveModel(this.def.model, this.def);
     const caps = this.hooks.budget(this.def);
-    const tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
+    let tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
+    if (this.resumed.delete(turn.id) && turn.rounds > 0) {
+      // After a restart: offer the model the tools this turn used, once their workers are back.
+      const used = (await this.store.turnCalls(turn.id)).map((c) => toModelToolName(c.tool));
+      const before = tools.size;
+      await this.waitForMissingTools(used, tools);
+      if (tools.size !== before) tools = await this.tools.resolve(this.def.tools, { org: this.org, agentId: this.id });
+    }
     let cache = await this.prompt(turn.conversation_id);
     if (await this.maybeCompact(turn, resolved, cache, signal)) cache = await this.prompt(turn.conversation_id);
     const prompt = cache.build(this.def.instructions);
@@ -333,6 +350,7 @@ export class AgentActor {
       return "ended";
     }
     const round = turn.rounds + 1;
+    await this.waitForMissingTools(reply.toolCalls.map((tc) => tc.toolName), tools);
     const calls = reply.toolCalls.map((tc) => this.planCall(tc, tools));
     // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
     const over = await this.budgetReason(turn, caps, reply.costUsd);
@@ -430,6 +448,22 @@ export class AgentActor {
     });
     this.forgetPrompt(turn.conversation_id);
     return true;
+  }
+
+  /**
+   * A tool the model names that this agent may use but nobody serves yet (a
+   * worker still reconnecting after a restart): wait for it, up to the call
+   * timeout, and add it to `tools`, instead of failing the call as unknown.
+   */
+  private async waitForMissingTools(modelNames: string[], tools: Map<string, ResolvedTool>): Promise<void> {
+    const scope = { org: this.org, agentId: this.id };
+    for (const modelName of new Set(modelNames)) {
+      if (tools.has(modelName)) continue;
+      const full = fromModelToolName(modelName);
+      if (!this.def.tools.some((p) => compileToolPattern(p)(full))) continue;
+      const found = await this.tools.findOrWait(full, scope, this.opts.toolTimeoutMs);
+      if (found) tools.set(modelName, found);
+    }
   }
 
   private planCall(tc: ModelReply["toolCalls"][number], tools: Map<string, ResolvedTool>): NewCall {

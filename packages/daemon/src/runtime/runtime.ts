@@ -350,13 +350,16 @@ export class Runtime {
       const idle = actor.def.idle_timeout;
       if (idle === "infinity" || actor.busy || now - actor.lastActive < idle * 1000) continue;
       this.actors.delete(actor.id);
-      this.sleeping.add(actor.id);
       await actor.close();
       await this.tools.release({ org: actor.org, agentId: actor.id });
-      await this.store.tx(async (w) => {
-        await w.run("UPDATE agents SET status = 'asleep' WHERE id = ? AND status = 'idle'", [actor.id]);
+      const asleep = await this.store.tx(async (w) => {
+        const r = await w.run("UPDATE agents SET status = 'asleep' WHERE id = ? AND status = 'idle'", [actor.id]);
         await w.emit(actor.ref, "agent.asleep", { idle_seconds: idle });
+        return r.changes > 0;
       });
+      // A parked agent keeps its status; remember it slept so waking says so.
+      if (!asleep) this.sleeping.add(actor.id);
+      this.store.forget(actor.id, actor.conversationIds());
     }
   }
 

@@ -174,6 +174,12 @@ export class Store {
   /** Next message sequence per conversation, likewise. */
   private readonly nextMessageSeq = new Map<string, number>();
 
+  /** Drops an asleep agent's cached sequence numbers; they are reloaded from the store on wake. */
+  forget(agentId: string, conversationIds: string[]): void {
+    this.nextSeq.delete(agentId);
+    for (const c of conversationIds) this.nextMessageSeq.delete(c);
+  }
+
   private async insertEvent(
     tx: Tx,
     agent: AgentRef,

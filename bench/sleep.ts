@@ -1,0 +1,124 @@
+/**
+ * `npm run bench -- sleep [AGENTS]` (after `npm run build`): what sleeping agents cost.
+ *
+ * The built daemon in a fresh project. First its RSS while empty (no agents:
+ * the init template's agent is removed). Then AGENTS (default
+ * 10,000) agents are created through POST /v1/agents (model script/echo,
+ * idle_timeout 1 s), each is sent one message, and once every agent reports
+ * status `asleep` (GET /v1/agents) and 20 s more have passed (WARDRIK_BENCH_SETTLE_MS;
+ * the same wait precedes the empty reading), the RSS again.
+ * RSS is VmRSS from /proc/PID/status (Linux); VmHWM gives the peak.
+ *
+ * WARDRIK_BENCH_DAEMON_NODE_OPTIONS passes Node flags to the daemon (for
+ * diagnosis, e.g. "--max-semi-space-size=1" to see how much of the delta is
+ * the young generation grown during the burst); by default it runs as users run it.
+ *
+ * Afterwards (not counted) it checks that every agent answered its message
+ * with exactly one completed turn and fell asleep (agent.asleep).
+ *
+ * Prints one JSON line:
+ * {"workload":"sleep","agents":N,"rss_empty_mb":..,"rss_asleep_mb":..,"delta_mb":..,...}
+ * Target: delta_mb under 50.
+ */
+import { readFileSync } from "node:fs";
+import { api, sleep, standaloneProject, waitUntil, type StandaloneProject } from "../packages/daemon/test/faults/fault-kit.js";
+
+const AGENTS = Number(process.argv[2] ?? 10_000);
+const IN_FLIGHT = 32;
+const SETTLE_MS = Number(process.env.WARDRIK_BENCH_SETTLE_MS ?? 20_000);
+
+function status(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Math.round((Number(m[1]) / 1024) * 10) / 10;
+}
+
+async function lanes(count: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(IN_FLIGHT, count) }, async () => {
+      while (next < count) await fn(next++);
+    }),
+  );
+}
+
+async function listStatuses(p: StandaloneProject): Promise<Map<string, { id: string; status: string }>> {
+  const r = await api<{ agents: { id: string; name: string; status: string }[] }>(p, "GET", "/v1/agents");
+  return new Map(r.agents.map((a) => [a.name, { id: a.id, status: a.status }]));
+}
+
+const nodeOptions = process.env.WARDRIK_BENCH_DAEMON_NODE_OPTIONS;
+const project = await standaloneProject({ files: {}, scripts: {}, ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}) });
+try {
+  await project.start();
+  const pid = project.pid!;
+  await sleep(SETTLE_MS);
+  const rssEmpty = status(pid, "VmRSS");
+
+  const t0 = performance.now();
+  const ids: string[] = new Array<string>(AGENTS);
+  await lanes(AGENTS, async (i) => {
+    const a = await api<{ id: string }>(project, "POST", "/v1/agents", {
+      name: `sleeper-${i}`,
+      description: "Answers one message, then sleeps.",
+      model: "script/echo",
+      idle_timeout: 1,
+    });
+    ids[i] = a.id;
+  });
+  const createdS = (performance.now() - t0) / 1000;
+  await lanes(AGENTS, async (i) => {
+    await api(project, "POST", `/v1/agents/${ids[i]}/messages`, { text: `hello ${i}` });
+  });
+  const sentS = (performance.now() - t0) / 1000;
+
+  const asleep = await waitUntil(
+    async () => {
+      const all = await listStatuses(project);
+      const n = [...all.values()].filter((a) => a.status === "asleep").length;
+      return n === AGENTS && all.size === AGENTS ? n : undefined;
+    },
+    `all ${AGENTS} agents to report asleep`,
+    600_000,
+    1000,
+  );
+  const asleepS = (performance.now() - t0) / 1000;
+  await sleep(SETTLE_MS);
+  const rssAsleep = status(pid, "VmRSS");
+  const rssPeak = status(pid, "VmHWM");
+  if (project.pid !== pid) throw new Error("the daemon restarted during the run");
+
+  // Not measured: each agent answered exactly one message and fell asleep.
+  let answered = 0;
+  let fellAsleep = 0;
+  await lanes(AGENTS, async (i) => {
+    const r = await api<{ events: { type: string; data: Record<string, unknown> }[] }>(
+      project,
+      "GET",
+      `/v1/agents/${ids[i]}/events?type=turn.completed,agent.asleep&limit=100`,
+    );
+    const done = r.events.filter((e) => e.type.endsWith("turn.completed"));
+    if (done.length === 1 && done[0]!.data.reply === `You said: hello ${i}`) answered += 1;
+    if (r.events.some((e) => e.type.endsWith("agent.asleep"))) fellAsleep += 1;
+  });
+
+  console.log(
+    JSON.stringify({
+      workload: "sleep",
+      agents: AGENTS,
+      rss_empty_mb: rssEmpty,
+      rss_asleep_mb: rssAsleep,
+      delta_mb: Math.round((rssAsleep - rssEmpty) * 10) / 10,
+      rss_peak_mb: rssPeak,
+      asleep,
+      answered,
+      agent_asleep_events: fellAsleep,
+      seconds_to_create: Number(createdS.toFixed(1)),
+      seconds_to_send: Number((sentS - createdS).toFixed(1)),
+      seconds_to_all_asleep: Number((asleepS - sentS).toFixed(1)),
+      ...(nodeOptions ? { daemon_node_options: nodeOptions } : {}),
+    }),
+  );
+} finally {
+  await project.dispose();
+}

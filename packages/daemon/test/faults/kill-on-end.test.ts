@@ -1,0 +1,75 @@
+/**
+ * Fault injection, kill point "between a call's end and its result being
+ * stored": the call finished in the worker, but the daemon died before it
+ * stored the result.
+ *
+ * How it is hit: the test cannot be fast enough to land a SIGKILL between the
+ * worker's answer and the daemon's commit, so the worker does it. The test
+ * writes a kill order (the daemon's pid and the target tool) to a file the
+ * worker reads; the target execution logs "end", SIGKILLs the daemon and only
+ * then returns its result, which never reaches a live daemon. So the worker's
+ * record has the "end" and the daemon's record has no result: exactly the window.
+ *
+ * The round's other two calls are quick and stored before the kill (the test
+ * waits for their call.completed before writing the order): they must keep
+ * their results and never run again.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { LOST_ANSWER, SAFE, TOOLS, type FaultTool, type TurnShape } from "./fault-kit.js";
+import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
+
+let f: FaultProject;
+beforeAll(async () => {
+  const shapes: Record<string, TurnShape> = {};
+  for (const t of TOOLS) shapes[`end-${t}`] = { toolMs: { lookup: 100, upsert: 100, charge: 100, [t]: 1200 }, rerunMs: 100 };
+  f = await faultProject(shapes);
+});
+
+describe("SIGKILL after a call ended in the worker, before its result was stored", () => {
+  it.each(TOOLS.map((t) => [t]))("%s", { timeout: 60_000 }, async (target: FaultTool) => {
+    const others = TOOLS.filter((t) => t !== target);
+    const prefix = `end-${target}-1`;
+    const { seen } = await f.watch((_e, all) => ofType(all, "call.completed").length === 2);
+    const m = await f.send(prefix);
+    await seen;
+    // The two quick calls are stored; the target still runs. Order the kill on its end.
+    expect(f.logOf(`${prefix}/${target}`).some((l) => l.phase === "end")).toBe(false);
+    f.w.killOnEnd({ pid: f.d.pid!, tag: `${prefix}/${target}` });
+    await f.d.waitForExit(20_000);
+    const ended = f.logOf(`${prefix}/${target}`).find((l) => l.phase === "end")!;
+    expect(ended).toBeDefined();
+    await f.restart();
+    const { events, approved, report } = await f.settleAndCheck([m]);
+    const turn = turnEvents(events, m);
+
+    const calls = callsByTool(turn);
+    const runs = (tool: string) => f.w.log().filter((l) => l.key === calls[tool] && l.phase === "start");
+    // Completed calls keep their results: stored before the kill, never run again.
+    for (const tool of others) {
+      expect(runs(tool), tool).toHaveLength(1);
+      const done = ofType(turn, "call.completed", calls[tool]);
+      expect(done).toHaveLength(1);
+      expect(Date.parse(done[0]!.time)).toBeLessThan(ended.time);
+      expect(ofType(turn, "call.started", calls[tool])).toHaveLength(1);
+    }
+    // The target's first run finished, but its answer was lost with the daemon.
+    const targetRuns = runs(target);
+    expect(targetRuns).toHaveLength(2);
+    expect(targetRuns[0]!.exec).toBe(ended.exec);
+    const done = ofType(turn, "call.completed", calls[target]);
+    expect(done).toHaveLength(1);
+    expect((done[0]!.data.output as { exec: number }).exec).toBe(targetRuns[1]!.exec);
+    expect(report.stats.lost_results).toBeGreaterThanOrEqual(1);
+    if (SAFE[target]) {
+      // Safe to repeat: it ran again at once with the same key; nobody was asked.
+      expect(approved.size).toBe(0);
+      expect(new Set(targetRuns.map((r) => r.key))).toEqual(new Set([calls[target]]));
+    } else {
+      // It did run: a second run needs a person, asked with the lost-answer reason, and starts only after the approval.
+      expect(ofType(turn, "approval.requested", calls[target]).map((e) => e.data.reason)).toEqual([LOST_ANSWER]);
+      expect([...approved]).toEqual([[calls[target], 1]]);
+      const granted = ofType(turn, "approval.granted", calls[target])[0]!;
+      expect(targetRuns[1]!.time).toBeGreaterThanOrEqual(Date.parse(granted.time));
+    }
+  });
+});
