@@ -125,6 +125,10 @@ export class WardrikClient {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/deny`, reason ? { reason } : {});
   }
 
+  createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
+    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
+  }
+
   setSecret(name: string, value: string): Promise<{ name: string; stored: true }> {
     return this.request("POST", `/v1/secrets/${enc(name)}`, { value });
   }

@@ -231,6 +231,17 @@ export function buildProgram(): Command {
       for (const m of h.messages) out(`#${m.seq} ${m.role}: ${historyText(m.content)}`);
     });
 
+  program
+    .command("token")
+    .description("create a bearer token for an org (prints it once)")
+    .argument("<org>", "the org the token belongs to")
+    .option("--name <name>", "a label for the token")
+    .action(async (org: string, opts: { name?: string }) => {
+      const t = await connect().createToken(org, opts.name);
+      out(t.token);
+      err(`Created a token for org ${t.org} ("${t.name}"). Use it as WARDRIK_TOKEN; it is not shown again.`);
+    });
+
   const secret = program.command("secret").description("secrets for ${secret:NAME} in config.yaml (encrypted in the database)");
   secret
     .command("set")

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
@@ -269,6 +270,27 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
           deltaOff();
         }
       });
+    },
+  });
+
+  const TokenBody = z.object({
+    org: z.string().regex(/^[A-Za-z0-9_-]{1,55}$/, "org names are 1-55 letters, digits, _ or -"),
+    name: z.string().min(1).max(100).optional(),
+  });
+  routes.add({
+    method: "post",
+    path: "/v1/tokens",
+    summary: "Create a bearer token for an org (admin token only); the token is shown once",
+    body: TokenBody,
+    response: z.object({ org: z.string(), name: z.string(), token: z.string() }),
+    status: 201,
+    handler: async (c) => {
+      if (!c.get("admin")) throw new WardrikError("unauthorized", "Only the admin token can create tokens.", { status: 403 });
+      const body = TokenBody.parse(await readJson(c));
+      const token = "wdk_" + randomBytes(24).toString("base64url");
+      const name = body.name ?? `${body.org} token`;
+      await svc.store.addToken(body.org, name, token, false);
+      return c.json({ org: body.org, name, token }, 201);
     },
   });
 
