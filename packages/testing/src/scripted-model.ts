@@ -309,18 +309,27 @@ function readPrompt(prompt: LanguageModelV3Prompt): PromptView {
   }
 
   let chars = 0;
-  for (const message of prompt) {
-    if (message.role === "system") {
-      chars += message.content.length;
-      continue;
-    }
+  for (const message of prompt) chars += messageChars(message);
+  return { stepIndex, lastUserMessage, lastToolResults, chars };
+}
+
+// Callers that resend the same message objects (a runtime's prompt cache) pay for each message once.
+const charsOf = new WeakMap<object, number>();
+
+function messageChars(message: LanguageModelV3Prompt[number]): number {
+  const known = charsOf.get(message);
+  if (known !== undefined) return known;
+  let chars = 0;
+  if (message.role === "system") chars = message.content.length;
+  else {
     for (const part of message.content) {
       if (part.type === "text" || part.type === "reasoning") chars += part.text.length;
       else if (part.type === "tool-call") chars += part.toolName.length + (JSON.stringify(part.input) ?? "").length;
       else if (part.type === "tool-result") chars += resultText(outputValue(part.output)).length;
     }
   }
-  return { stepIndex, lastUserMessage, lastToolResults, chars };
+  charsOf.set(message, chars);
+  return chars;
 }
 
 function outputValue(output: LanguageModelV3ToolResultOutput): unknown {
