@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { WardrikError } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
 import { STATE_FORMAT, type AgentRow, type CallRow, type Store, type TurnRow, type Writer } from "../store/store.js";
@@ -29,6 +31,7 @@ export class Runtime {
   private readonly opts: ActorOptions;
   private closed = false;
   private sleepTimer: NodeJS.Timeout | undefined;
+  private lastCollect = 0;
 
   constructor(
     readonly store: Store,
@@ -346,6 +349,7 @@ export class Runtime {
 
   private async sleepIdle(): Promise<void> {
     const now = Date.now();
+    let slept = 0;
     for (const actor of [...this.actors.values()]) {
       const idle = actor.def.idle_timeout;
       if (idle === "infinity" || actor.busy || now - actor.lastActive < idle * 1000) continue;
@@ -360,6 +364,12 @@ export class Runtime {
       // A parked agent keeps its status; remember it slept so waking says so.
       if (!asleep) this.sleeping.add(actor.id);
       this.store.forget(actor.id, actor.conversationIds());
+      slept++;
+    }
+    // Many agents just let go of their memory: collect now, so the process gives it back.
+    if (slept >= 100 && now - this.lastCollect > 10_000) {
+      this.lastCollect = now;
+      collectGarbage();
     }
   }
 
@@ -383,5 +393,19 @@ export function readDefinition(row: AgentRow): AgentDefinition {
     return JSON.parse(row.definition) as AgentDefinition;
   } catch (err) {
     throw new WardrikError("unreadable", `Agent ${row.name}'s saved definition cannot be read: ${(err as Error).message}`);
+  }
+}
+
+let gc: (() => void) | undefined;
+/** A full collection (V8's gc, enabled at first use); after a mass sleep it lets RSS shrink. */
+function collectGarbage(): void {
+  try {
+    if (!gc) {
+      setFlagsFromString("--expose-gc");
+      gc = runInNewContext("gc") as () => void;
+    }
+    gc();
+  } catch {
+    // Not available in this runtime: memory is returned by V8 on its own schedule.
   }
 }
