@@ -456,18 +456,7 @@ interface EventRow {
   data: string;
 }
 
-function toEvent(r: {
-  agent_id: string;
-  org: string;
-  seq: number;
-  id: string;
-  type: string;
-  time: string;
-  subject: string | null;
-  run: string | null;
-  source: string;
-  data: Record<string, unknown>;
-}): StoredEvent {
+function toEvent(r: Omit<EventRow, "data"> & { source: string; data: Record<string, unknown> }): StoredEvent {
   return {
     specversion: "1.0",
     id: r.id,
