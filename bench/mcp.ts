@@ -5,6 +5,7 @@
  * from `call()` to its outcome (JSON-RPC over the pipe, result conversion).
  */
 import { createRequire } from "node:module";
+import { percentile } from "./lib.js";
 import type { ToolCallContext } from "wardrik";
 
 // A deep path (as bench/tools.ts does) until the package's index exports McpToolset.
@@ -60,9 +61,6 @@ const seconds = (performance.now() - t0) / 1000;
 latencies.sort((a, b) => a - b);
 await toolset.close();
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 console.log(
   JSON.stringify({

@@ -19,6 +19,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { sleep, waitFor } from "../helpers/wait.js";
+
+export { sleep };
 
 export { LOST_ANSWER };
 
@@ -176,23 +179,9 @@ export async function eventsOf(d: FaultDaemon, agentId: string, after = 0): Prom
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export async function waitUntil<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000, everyMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-    await sleep(everyMs);
-  }
+/** `waitFor` with the fault kit's tighter defaults (20 s, every 25 ms). */
+export function waitUntil<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000, everyMs = 25): Promise<T> {
+  return waitFor(fn, what, timeoutMs, everyMs);
 }
 
 /** Follows the agent's live events (SSE) from `after`; `onEvent` returning true stops following. */

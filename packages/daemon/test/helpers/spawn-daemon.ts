@@ -21,6 +21,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, vi } from "vitest";
+import { sleep, waitFor } from "./wait.js";
+
+export { sleep, waitFor };
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DAEMON_PKG = join(REPO_ROOT, "packages", "daemon");
@@ -354,26 +357,6 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `fn` until it returns something other than undefined/false. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-    await sleep(everyMs);
-  }
 }
 
 /** A YAML value written as JSON (YAML 1.2 reads JSON). */
