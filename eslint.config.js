@@ -12,7 +12,10 @@ export default tseslint.config(
       "@typescript-eslint/await-thenable": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
-      "no-restricted-imports": ["error", { patterns: [{ group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." }] }],
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." }] },
+      ],
     },
   },
 );

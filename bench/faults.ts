@@ -98,7 +98,8 @@ async function trial(p: TrialPlan): Promise<string[]> {
     const report = checkInvariants({ events: settled.events, log: worker.log(), accepted });
     for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += report.stats[k];
     const failures = [...report.failures];
-    for (const e of settled.unexpectedApprovals) failures.push(`unexpected approval request for ${String(e.data.call)}: ${String(e.data.reason)}`);
+    for (const e of settled.unexpectedApprovals)
+      failures.push(`unexpected approval request for ${String(e.data.call)}: ${String(e.data.reason)}`);
     return failures;
   } catch (err) {
     return [`error: ${(err as Error).message.split("\n")[0]}`];
@@ -120,7 +121,8 @@ for (let i = 0; i < trials; i++) {
     const more = problems.length > 1 ? ` (+${problems.length - 1} more)` : "";
     failures.push(`trial ${i} (kill after ${p.killDelayMs} ms): ${problems[0]!.slice(0, 240)}${more}`);
   }
-  if (process.env.WARDRIK_BENCH_VERBOSE) console.error(`trial ${i}: kill after ${p.killDelayMs} ms: ${problems.length === 0 ? "ok" : problems.join("; ")}`);
+  if (process.env.WARDRIK_BENCH_VERBOSE)
+    console.error(`trial ${i}: kill after ${p.killDelayMs} ms: ${problems.length === 0 ? "ok" : problems.join("; ")}`);
 }
 console.log(
   JSON.stringify({

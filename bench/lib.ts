@@ -20,7 +20,13 @@ import {
 export const fastTool: Toolset = {
   namespace: "bench",
   list: () => [
-    { name: "bench/lookup", description: "Look an ID up.", inputSchema: { type: "object", properties: { id: { type: "string" } } }, readOnly: true, idempotent: true },
+    {
+      name: "bench/lookup",
+      description: "Look an ID up.",
+      inputSchema: { type: "object", properties: { id: { type: "string" } } },
+      readOnly: true,
+      idempotent: true,
+    },
   ],
   call: (_tool, args) => Promise.resolve({ ok: true, output: { id: (args as { id?: string }).id ?? "x", status: "ok" } }),
 };

@@ -16,7 +16,11 @@ for (let i = 0; i < TURNS; i++) {
   if (end.type !== "dev.wardrik.turn.completed") throw new Error(JSON.stringify(end.data));
   times.push(performance.now() - t0);
 }
-const p50 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const p50 = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 const first = p50(times.slice(0, 50));
 const last = p50(times.slice(450, 500));
 console.log(

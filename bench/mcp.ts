@@ -19,7 +19,8 @@ const everythingPath = createRequire(import.meta.url).resolve("@modelcontextprot
 const toolset = new McpToolset("everything", { command: process.execPath, args: [everythingPath, "stdio"] });
 const scope = { org: "bench", agentId: "agt_bench" };
 const tools = await toolset.list(scope);
-if (!tools.some((t) => t.name === "everything/echo" && t.readOnly)) throw new Error(`server-everything offers no read-only echo: ${JSON.stringify(toolset.status(scope))}`);
+if (!tools.some((t) => t.name === "everything/echo" && t.readOnly))
+  throw new Error(`server-everything offers no read-only echo: ${JSON.stringify(toolset.status(scope))}`);
 
 let seq = 0;
 async function call(): Promise<number> {

@@ -57,7 +57,12 @@ try {
       }
     }),
   );
-  await waitUntil(() => worker.log().filter((l) => l.phase === "start").length >= TURNS, `${TURNS} calls blocked in the worker`, 120_000, 50);
+  await waitUntil(
+    () => worker.log().filter((l) => l.phase === "start").length >= TURNS,
+    `${TURNS} calls blocked in the worker`,
+    120_000,
+    50,
+  );
   const before = (await eventsOf(project, agent)).at(-1)!.seq;
 
   await project.kill();
@@ -73,7 +78,10 @@ try {
     return ended.size >= TURNS;
   });
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([follow.done, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("turns did not all end within 120 s")), 120_000)))]);
+  await Promise.race([
+    follow.done,
+    new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("turns did not all end within 120 s")), 120_000))),
+  ]);
   clearTimeout(timer);
   follow.stop();
   const lastEnd = Math.max(...[...ended.values()].map((e) => Date.parse(e.time)));

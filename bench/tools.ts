@@ -30,7 +30,10 @@ function relaunch(args: string[], env: Record<string, string> = {}): ChildProces
 }
 
 if (role !== undefined) {
-  process.stdin.on("end", () => process.exit(1)).resume().unref();
+  process.stdin
+    .on("end", () => process.exit(1))
+    .resume()
+    .unref();
 }
 
 if (role === undefined) {
@@ -68,16 +71,20 @@ if (role === undefined) {
     const controller = new AbortController();
     seq += 1;
     const start = performance.now();
-    const outcome = await gateway.call("ping", { n: seq }, {
-      agent: "agt_bench",
-      org: "bench",
-      run: "run_bench",
-      callId: `call_${seq}`,
-      idempotencyKey: `key_${seq}`,
-      signal: controller.signal,
-      cost: () => {},
-      timeoutMs: 60_000,
-    });
+    const outcome = await gateway.call(
+      "ping",
+      { n: seq },
+      {
+        agent: "agt_bench",
+        org: "bench",
+        run: "run_bench",
+        callId: `call_${seq}`,
+        idempotencyKey: `key_${seq}`,
+        signal: controller.signal,
+        cost: () => {},
+        timeoutMs: 60_000,
+      },
+    );
     if (!outcome.ok) throw new Error(`call failed: ${outcome.error}`);
     return performance.now() - start;
   };
@@ -100,7 +107,8 @@ if (role === undefined) {
   const latencies = await run(CALLS);
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort();
-  const pct = (p: number): number => Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(3));
+  const pct = (p: number): number =>
+    Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(3));
   console.log(
     JSON.stringify({
       workload: "tools",

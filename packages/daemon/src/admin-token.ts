@@ -17,4 +17,3 @@ export function ensureAdminToken(dir: string): string {
   chmodSync(path, 0o600);
   return token;
 }
-

@@ -58,7 +58,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // the database (a secret there is an error), then again with the secrets.
   const PLACEHOLDER = "\u0000secret";
   const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
-  if (bootstrap.database.includes(PLACEHOLDER)) throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
+  if (bootstrap.database.includes(PLACEHOLDER))
+    throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
   const token = ensureAdminToken(dir);
   if (!bootstrap.database.startsWith("sqlite:")) {
     throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${bootstrap.database.split(":")[0]} URL).`);
@@ -143,7 +144,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     const policyName = def.policy ?? config.policy;
     if (policyName) {
       const p = policies.get(policyName);
-      if (!p) return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
+      if (!p)
+        return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
       if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
     }
     const ref = def.model ?? config.model;
@@ -180,7 +182,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   const httpOpts = {
     authenticate: (t: string) => store.authenticate(t),
-    upgrades: { "/v1/workers": (req: Parameters<WorkerGateway["handleUpgrade"]>[0], socket: Parameters<WorkerGateway["handleUpgrade"]>[1], head: Buffer) => workers.handleUpgrade(req, socket, head) },
+    upgrades: {
+      "/v1/workers": (
+        req: Parameters<WorkerGateway["handleUpgrade"]>[0],
+        socket: Parameters<WorkerGateway["handleUpgrade"]>[1],
+        head: Buffer,
+      ) => workers.handleUpgrade(req, socket, head),
+    },
     log,
   };
   const { app } = buildApp(svc, httpOpts);

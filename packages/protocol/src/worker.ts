@@ -101,14 +101,7 @@ export type WorkerPong = z.infer<typeof WorkerPong>;
 export const WorkerDrain = z.object({ type: z.literal("drain") });
 export type WorkerDrain = z.infer<typeof WorkerDrain>;
 
-export const WorkerMessage = z.discriminatedUnion("type", [
-  WorkerHello,
-  WorkerRegister,
-  WorkerResult,
-  WorkerCost,
-  WorkerPong,
-  WorkerDrain,
-]);
+export const WorkerMessage = z.discriminatedUnion("type", [WorkerHello, WorkerRegister, WorkerResult, WorkerCost, WorkerPong, WorkerDrain]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 
 // Daemon -> worker.

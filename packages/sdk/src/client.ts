@@ -1,11 +1,4 @@
-import type {
-  AgentDetail,
-  AgentSummary,
-  CreateAgentBody,
-  PostMessageResult,
-  TurnView,
-  WardrikCloudEvent,
-} from "@wardrik/protocol";
+import type { AgentDetail, AgentSummary, CreateAgentBody, PostMessageResult, TurnView, WardrikCloudEvent } from "@wardrik/protocol";
 import { WardrikError, type ErrorCode } from "@wardrik/protocol";
 
 export interface ClientOptions {
@@ -46,9 +39,13 @@ export class WardrikClient {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (err) {
-      throw new WardrikError("unavailable", `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`, {
-        retryable: true,
-      });
+      throw new WardrikError(
+        "unavailable",
+        `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`,
+        {
+          retryable: true,
+        },
+      );
     }
     const text = await res.text();
     let json: unknown;
@@ -101,7 +98,10 @@ export class WardrikClient {
     return this.request("GET", `/v1/agents/${enc(id)}/turns/${enc(run)}`);
   }
 
-  history(id: string, conversation = "main"): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
+  history(
+    id: string,
+    conversation = "main",
+  ): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
     return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages`);
   }
 

@@ -154,7 +154,10 @@ export function serializeResult(value: unknown): { ok: true; json: string } | { 
     });
   } catch (err) {
     const why = errorMessage(err).replace(/\s*\n\s*/g, " ");
-    return { ok: false, error: `The tool's result cannot be sent as JSON: ${why}. Return plain data: objects, arrays, strings, numbers, booleans.` };
+    return {
+      ok: false,
+      error: `The tool's result cannot be sent as JSON: ${why}. Return plain data: objects, arrays, strings, numbers, booleans.`,
+    };
   }
   return json === undefined ? { ok: false, error: "The tool's result cannot be sent as JSON." } : { ok: true, json };
 }

@@ -121,7 +121,9 @@ export class Wardrik {
       if (this.closing) break;
       if (end.welcomed) failures = 0;
       const delay = backoff(failures++, this.initialDelayMs, this.maxDelayMs);
-      this.warn(`Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.`);
+      this.warn(
+        `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.`,
+      );
       await this.sleep(delay);
     }
     await this.idle();
@@ -130,7 +132,10 @@ export class Wardrik {
   /** Waits for every call still running, except those already aborted (the daemon has moved on). */
   private async idle(): Promise<void> {
     for (;;) {
-      const waiting = this.running.values().filter((c) => !c.aborted()).map((c) => c.done);
+      const waiting = this.running
+        .values()
+        .filter((c) => !c.aborted())
+        .map((c) => c.done);
       if (waiting.length === 0) return;
       await Promise.allSettled(waiting);
     }

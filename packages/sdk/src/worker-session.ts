@@ -1,11 +1,5 @@
 import WebSocket from "ws";
-import {
-  DaemonMessage,
-  WORKER_CLOSE_CODES,
-  WORKER_PROTOCOL_VERSION,
-  type DaemonCall,
-  type WorkerMessage,
-} from "@wardrik/protocol";
+import { DaemonMessage, WORKER_CLOSE_CODES, WORKER_PROTOCOL_VERSION, type DaemonCall, type WorkerMessage } from "@wardrik/protocol";
 import { CallTable } from "./call-table.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
 
@@ -87,7 +81,9 @@ export class WorkerSession {
         if (status === 401 || status === 403) {
           this.fatal = new Error(`The daemon refused the worker token (${status}: ${message}). Check WARDRIK_TOKEN.`);
         } else if (status === 404) {
-          this.fatal = new Error(`${host.wsUrl} is not a Wardrik worker endpoint (404). Set WARDRIK_URL to the daemon's address, such as http://127.0.0.1:7373.`);
+          this.fatal = new Error(
+            `${host.wsUrl} is not a Wardrik worker endpoint (404). Set WARDRIK_URL to the daemon's address, such as http://127.0.0.1:7373.`,
+          );
         }
         this.daemonError = `the daemon answered ${status}${message ? `: ${message}` : ""}`;
         this.socket.terminate();
@@ -278,7 +274,10 @@ export class WorkerSession {
     if (serialized.json.length * 3 > this.maxResultBytes) {
       const bytes = Buffer.byteLength(serialized.json);
       if (bytes > this.maxResultBytes) {
-        return failureFrame(message, `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`);
+        return failureFrame(
+          message,
+          `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`,
+        );
       }
     }
     return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;

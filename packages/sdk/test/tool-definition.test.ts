@@ -6,7 +6,13 @@ const base = { description: "d", input: z.object({ a: z.string().describe("The A
 
 describe("checkTool", () => {
   test("a valid tool gets its input-side JSON Schema, .describe() texts kept, no $schema", () => {
-    const result = checkTool({ ...base, name: "find_order", title: "Find", readOnly: true, input: z.object({ a: z.string().describe("The A"), n: z.number().default(3) }) });
+    const result = checkTool({
+      ...base,
+      name: "find_order",
+      title: "Find",
+      readOnly: true,
+      input: z.object({ a: z.string().describe("The A"), n: z.number().default(3) }),
+    });
     expect(result).toMatchObject({
       ok: true,
       tool: {
@@ -16,7 +22,11 @@ describe("checkTool", () => {
           description: "d",
           readOnly: true,
           idempotent: false,
-          inputSchema: { type: "object", properties: { a: { type: "string", description: "The A" }, n: { type: "number", default: 3 } }, required: ["a"] },
+          inputSchema: {
+            type: "object",
+            properties: { a: { type: "string", description: "The A" }, n: { type: "number", default: 3 } },
+            required: ["a"],
+          },
         },
       },
     });
@@ -59,7 +69,8 @@ describe("arguments", () => {
     const input = z.object({ items: z.array(z.object({ sku: z.string() })), note: z.string() });
     expect(await parseArgs("order", input, { items: [{ sku: 1 }] })).toEqual({
       ok: false,
-      error: "Invalid arguments for order: items[0].sku: Invalid input: expected string, received number; note: Invalid input: expected string, received undefined",
+      error:
+        "Invalid arguments for order: items[0].sku: Invalid input: expected string, received number; note: Invalid input: expected string, received undefined",
     });
   });
 
@@ -96,6 +107,8 @@ describe("serializeResult", () => {
     const loop: Record<string, unknown> = {};
     loop.self = loop;
     const result = serializeResult(loop);
-    expect(result.ok ? "" : result.error).toMatch(/^The tool's result cannot be sent as JSON: Converting circular structure to JSON [^\n]+$/);
+    expect(result.ok ? "" : result.error).toMatch(
+      /^The tool's result cannot be sent as JSON: Converting circular structure to JSON [^\n]+$/,
+    );
   });
 });

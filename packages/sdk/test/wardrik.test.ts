@@ -25,7 +25,9 @@ async function fakeDaemon(status?: number): Promise<FakeDaemon> {
   const connections: FakeDaemon["connections"] = [];
   server.on("upgrade", (req, socket, head) => {
     if (status) {
-      socket.end(`HTTP/1.1 ${status} Nope\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"error":{"code":"x","message":"go away"}}`);
+      socket.end(
+        `HTTP/1.1 ${status} Nope\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"error":{"code":"x","message":"go away"}}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -35,7 +37,10 @@ async function fakeDaemon(status?: number): Promise<FakeDaemon> {
         const parsed = JSON.parse(data.toString()) as Record<string, unknown> | Record<string, unknown>[];
         for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
           conn.received.push(m);
-          if (m.type === "hello") ws.send(JSON.stringify({ type: "welcome", protocol: 1, workerId: "wkr_1", org: "o", heartbeatMs: 10_000, maxResultBytes: 1_000_000 }));
+          if (m.type === "hello")
+            ws.send(
+              JSON.stringify({ type: "welcome", protocol: 1, workerId: "wkr_1", org: "o", heartbeatMs: 10_000, maxResultBytes: 1_000_000 }),
+            );
           if (m.type === "drain") ws.send(JSON.stringify({ type: "draining" }));
         }
       });
@@ -99,10 +104,24 @@ test("URL and token default to WARDRIK_URL and WARDRIK_TOKEN; hello, then the to
   const conn = daemon.connections[0]!;
   expect(conn.req.url).toBe("/v1/workers");
   expect(conn.req.headers.authorization).toBe("Bearer tok_env");
-  expect(conn.received[0]).toMatchObject({ type: "hello", protocol: 1, name: "billing", sdk: expect.any(String), instance: expect.any(String) });
+  expect(conn.received[0]).toMatchObject({
+    type: "hello",
+    protocol: 1,
+    name: "billing",
+    sdk: expect.any(String),
+    instance: expect.any(String),
+  });
   expect(conn.received[1]).toEqual({
     type: "register",
-    tools: [{ name: "a", description: "A", inputSchema: { type: "object", properties: { x: { type: "string", description: "the x" } }, required: ["x"] }, readOnly: true, idempotent: false }],
+    tools: [
+      {
+        name: "a",
+        description: "A",
+        inputSchema: { type: "object", properties: { x: { type: "string", description: "the x" } }, required: ["x"] },
+        readOnly: true,
+        idempotent: false,
+      },
+    ],
   });
   // A tool added while listening is registered at once.
   wardrik.tool({ name: "b", description: "B", input: z.object({}), run: () => "b" });

@@ -105,7 +105,10 @@ class ScriptValidator {
     const replies = kinds.filter((k) => k === "text" || k === "tool_calls").length > 0 ? 1 : 0;
     const others = kinds.filter((k) => k === "error" || k === "hang").length;
     if (replies + others !== 1) {
-      this.fail(path, `a step has exactly one of text (with or without tool_calls), error or hang; found ${kinds.length === 0 ? "none" : kinds.join(", ")}`);
+      this.fail(
+        path,
+        `a step has exactly one of text (with or without tool_calls), error or hang; found ${kinds.length === 0 ? "none" : kinds.join(", ")}`,
+      );
     }
     const modifiers: { delay_ms?: number; usage?: ScriptUsage } = {};
     if (raw.delay_ms !== undefined) modifiers.delay_ms = this.number(raw.delay_ms, [...path, "delay_ms"]);

@@ -292,8 +292,7 @@ function readPrompt(prompt: LanguageModelV3Prompt): PromptView {
     }
   }
   const userMessage = prompt[lastUser];
-  const lastUserMessage =
-    userMessage?.role === "user" ? userMessage.content.map((p) => (p.type === "text" ? p.text : "")).join("") : "";
+  const lastUserMessage = userMessage?.role === "user" ? userMessage.content.map((p) => (p.type === "text" ? p.text : "")).join("") : "";
   const stepIndex = prompt.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
 
   // The trailing tool messages answer the latest assistant message's calls.

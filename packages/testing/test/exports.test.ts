@@ -2,5 +2,12 @@ import { expect, it } from "vitest";
 import * as testing from "@wardrik/testing";
 
 it("pins the public export map", () => {
-  expect(Object.keys(testing).sort()).toEqual(["COMPACTION_MARKER", "ScriptFileError", "builtinScripts", "createScriptedModel", "loadScriptFile", "parseScript"]);
+  expect(Object.keys(testing).sort()).toEqual([
+    "COMPACTION_MARKER",
+    "ScriptFileError",
+    "builtinScripts",
+    "createScriptedModel",
+    "loadScriptFile",
+    "parseScript",
+  ]);
 });

@@ -58,11 +58,18 @@ describe("parseScript", () => {
   it("gives a parsed script to the scripted model", async () => {
     const model = createScriptedModel(parseScript(VALID), { delayMs: 0 });
     const { content } = await model.doGenerate({ prompt: [{ role: "user", content: [{ type: "text", text: "refund pi_1" }] }] });
-    expect(content).toContainEqual({ type: "tool-call", toolCallId: "call_script_1", toolName: "orders__find_order", input: '{"payment_intent":"refund pi_1"}' });
+    expect(content).toContainEqual({
+      type: "tool-call",
+      toolCallId: "call_script_1",
+      toolName: "orders__find_order",
+      input: '{"payment_intent":"refund pi_1"}',
+    });
   });
 
   it("defaults a tool call's args to an empty object", () => {
-    expect(parseScript("steps:\n  - tool_calls: [{ tool: files/list }]\n").steps).toEqual([{ tool_calls: [{ tool: "files/list", args: {} }] }]);
+    expect(parseScript("steps:\n  - tool_calls: [{ tool: files/list }]\n").steps).toEqual([
+      { tool_calls: [{ tool: "files/list", args: {} }] },
+    ]);
   });
 
   it("names file, line and key on mistakes", () => {
@@ -74,7 +81,12 @@ describe("parseScript", () => {
     expectError("steps:\n  - error: { status: 200 }\n", "steps[0].error.status", 2, /400-599/);
     expectError("steps:\n  - hang: false\n", "steps[0].hang", 2, /must be true/);
     expectError("steps:\n  - text: 'hi {{user}}'\n", "steps[0].text", 2, /unknown template \{\{user\}\}/);
-    expectError("steps:\n  - tool_calls: [{ tool: a/b, args: { x: ['{{msg}}'] } }]\n", "steps[0].tool_calls[0].args.x[0]", 2, /unknown template/);
+    expectError(
+      "steps:\n  - tool_calls: [{ tool: a/b, args: { x: ['{{msg}}'] } }]\n",
+      "steps[0].tool_calls[0].args.x[0]",
+      2,
+      /unknown template/,
+    );
     expectError("scenarios:\n  - match: '('\n    steps: [{ text: x }]\n", "scenarios[0].match", 2, /not a valid regular expression/);
     expectError("scenarios:\n  - match: x\n", "scenarios[0]", 2, /needs steps/);
     expectError("steps: []\n", "steps", 1, /must not be empty/);

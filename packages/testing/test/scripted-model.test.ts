@@ -1,5 +1,11 @@
 import { APICallError } from "@ai-sdk/provider";
-import type { JSONValue, LanguageModelV3CallOptions, LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type {
+  JSONValue,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { builtinScripts, createScriptedModel } from "@wardrik/testing";
 import type { ScriptContext, ScriptedModel } from "@wardrik/testing";
@@ -29,7 +35,10 @@ async function collect(model: ScriptedModel, options: LanguageModelV3CallOptions
   return parts;
 }
 
-async function reply(model: ScriptedModel, prompt: LanguageModelV3Prompt): Promise<{ text: string; calls: { toolName: string; input: unknown }[] }> {
+async function reply(
+  model: ScriptedModel,
+  prompt: LanguageModelV3Prompt,
+): Promise<{ text: string; calls: { toolName: string; input: unknown }[] }> {
   const parts = await collect(model, { prompt });
   return {
     text: parts.map((p) => (p.type === "text-delta" ? p.delta : "")).join(""),
@@ -39,10 +48,7 @@ async function reply(model: ScriptedModel, prompt: LanguageModelV3Prompt): Promi
 
 describe("step selection", () => {
   const script = {
-    steps: [
-      { tool_calls: [{ tool: "files/list", args: {} }] },
-      { text: "first turn done" },
-    ],
+    steps: [{ tool_calls: [{ tool: "files/list", args: {} }] }, { text: "first turn done" }],
   };
 
   it("plays steps by the number of assistant messages since the latest user message", async () => {
@@ -89,7 +95,9 @@ describe("step selection", () => {
     const seen: ScriptContext[] = [];
     const model = createScriptedModel((ctx) => {
       seen.push(ctx);
-      return ctx.stepIndex === 0 ? { tool_calls: [{ tool: "files/read", args: { path: "a" } }] } : { text: `got ${String(ctx.lastToolResults[0]?.output)}` };
+      return ctx.stepIndex === 0
+        ? { tool_calls: [{ tool: "files/read", args: { path: "a" } }] }
+        : { text: `got ${String(ctx.lastToolResults[0]?.output)}` };
     });
     const tools = [{ type: "function" as const, name: "files__read", inputSchema: { type: "object" as const } }];
     await model.doStream({ prompt: [user("go")], tools });
@@ -104,7 +112,11 @@ describe("templates", () => {
   it("fills {{message}}, {{result}} and {{call_count}} in text and, recursively, in args", async () => {
     const model = createScriptedModel({
       steps: [
-        { tool_calls: [{ tool: "notes/save", args: { title: "Q: {{message}}", tags: ["{{call_count}}"], meta: { n: 1, q: "{{ message }}" } } }] },
+        {
+          tool_calls: [
+            { tool: "notes/save", args: { title: "Q: {{message}}", tags: ["{{call_count}}"], meta: { n: 1, q: "{{ message }}" } } },
+          ],
+        },
         { text: "result={{result}} call={{call_count}} unknown={{nope}}" },
       ],
     });
@@ -126,7 +138,12 @@ describe("templates", () => {
     ]);
     expect(r.text).toBe('I saved your question in notes/last-question.md. Reading it back: "What changed today?"');
     // The same when the runtime sends the object as JSON text.
-    const asText = await reply(model, [user("q"), assistantText(""), assistantCall("c2", "files__read", {}), toolResult("c2", "files__read", JSON.stringify(readResult))]);
+    const asText = await reply(model, [
+      user("q"),
+      assistantText(""),
+      assistantCall("c2", "files__read", {}),
+      toolResult("c2", "files__read", JSON.stringify(readResult)),
+    ]);
     expect(asText.text).toContain('"What changed today?"');
   });
 
@@ -134,7 +151,11 @@ describe("templates", () => {
     const model = createScriptedModel(builtinScripts.demo!);
     const first = await reply(model, [user("Hello there")]);
     expect(first.calls).toEqual([{ toolName: "files__write", input: { path: "notes/last-question.md", content: "Hello there" } }]);
-    const second = await reply(model, [user("Hello there"), assistantCall("c1", "files__write", {}), toolResult("c1", "files__write", "ok")]);
+    const second = await reply(model, [
+      user("Hello there"),
+      assistantCall("c1", "files__write", {}),
+      toolResult("c1", "files__write", "ok"),
+    ]);
     expect(second.calls).toEqual([{ toolName: "files__read", input: { path: "notes/last-question.md" } }]);
   });
 
@@ -146,7 +167,15 @@ describe("templates", () => {
 describe("stream and generate results", () => {
   it("streams stream-start, text parts, tool calls, then finish", async () => {
     const model = createScriptedModel({
-      steps: [{ text: "Let me write that file for you now.", tool_calls: [{ tool: "files/write", args: { path: "a.md" } }, { tool: "files/read", args: { path: "a.md" } }] }],
+      steps: [
+        {
+          text: "Let me write that file for you now.",
+          tool_calls: [
+            { tool: "files/write", args: { path: "a.md" } },
+            { tool: "files/read", args: { path: "a.md" } },
+          ],
+        },
+      ],
     });
     const parts = await collect(model, { prompt: [user("write it")] });
     const types = parts.map((p) => p.type);
@@ -166,14 +195,18 @@ describe("stream and generate results", () => {
     const script = { steps: [{ tool_calls: [{ tool: "a/b", args: {} }] }] };
     const one = createScriptedModel(script);
     const two = createScriptedModel(script);
-    const ids = async (m: ScriptedModel) => (await collect(m, { prompt: [user("x")] })).flatMap((p) => (p.type === "tool-call" ? [p.toolCallId] : []));
+    const ids = async (m: ScriptedModel) =>
+      (await collect(m, { prompt: [user("x")] })).flatMap((p) => (p.type === "tool-call" ? [p.toolCallId] : []));
     expect(await ids(one)).toEqual(["call_script_1"]);
     expect(await ids(one)).toEqual(["call_script_2"]);
     expect(await ids(two)).toEqual(["call_script_1"]);
   });
 
   it("estimates usage from characters, or reports the step's usage", async () => {
-    const model = createScriptedModel({ scenarios: [{ match: "set", steps: [{ text: "ok", usage: { input: 1000, output: 50, cached_input: 800 } }] }], steps: [{ text: "12345678" }] });
+    const model = createScriptedModel({
+      scenarios: [{ match: "set", steps: [{ text: "ok", usage: { input: 1000, output: 50, cached_input: 800 } }] }],
+      steps: [{ text: "12345678" }],
+    });
     const prompt: LanguageModelV3Prompt = [{ role: "system", content: "x".repeat(10) }, user("y".repeat(7))];
     const { usage, finishReason } = await model.doGenerate({ prompt });
     expect(finishReason).toEqual({ unified: "stop", raw: "stop" });
@@ -185,7 +218,9 @@ describe("stream and generate results", () => {
   });
 
   it("returns text and tool calls from doGenerate", async () => {
-    const model = createScriptedModel({ steps: [{ text: "calling", tool_calls: [{ tool: "files/write", args: { path: "{{message}}" } }] }] });
+    const model = createScriptedModel({
+      steps: [{ text: "calling", tool_calls: [{ tool: "files/write", args: { path: "{{message}}" } }] }],
+    });
     const result = await model.doGenerate({ prompt: [user("p.md")] });
     expect(result.content).toEqual([
       { type: "text", text: "calling" },

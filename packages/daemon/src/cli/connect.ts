@@ -35,7 +35,10 @@ export function connect(cwd = process.cwd()): WardrikClient {
     return new WardrikClient({ url, token: readFileSync(tokenPath, "utf8").trim() });
   }
   if (!process.env.WARDRIK_URL || !process.env.WARDRIK_TOKEN) {
-    throw new WardrikError("bad_request", "Not inside a Wardrik project (no config.yaml here or above), and WARDRIK_URL / WARDRIK_TOKEN are not set.");
+    throw new WardrikError(
+      "bad_request",
+      "Not inside a Wardrik project (no config.yaml here or above), and WARDRIK_URL / WARDRIK_TOKEN are not set.",
+    );
   }
   return new WardrikClient({ url: process.env.WARDRIK_URL, token: process.env.WARDRIK_TOKEN });
 }
@@ -48,7 +51,10 @@ export async function agentByName(client: WardrikClient, ref: string): Promise<A
   const agent = await client.findAgent(name);
   if (!agent || (org !== undefined && agent.org !== org)) {
     const known = (await client.listAgents()).map((a) => a.name);
-    throw new WardrikError("not_found", `No agent ${ref}.${known.length ? ` Agents: ${known.join(", ")}.` : " There are no agents; add a file to agents/ and run wardrik reload."}`);
+    throw new WardrikError(
+      "not_found",
+      `No agent ${ref}.${known.length ? ` Agents: ${known.join(", ")}.` : " There are no agents; add a file to agents/ and run wardrik reload."}`,
+    );
   }
   return agent;
 }

@@ -104,7 +104,8 @@ export function buildProgram(): Command {
       if (agents.length === 0) return out(filter ? "Nothing needs attention." : "No agents.");
       const w = Math.max(4, ...agents.map((a) => a.name.length));
       out(`${"NAME".padEnd(w)}  ${"STATUS".padEnd(10)}  DESCRIPTION`);
-      for (const a of agents) out(`${a.name.padEnd(w)}  ${a.status.padEnd(10)}  ${a.status === "unreadable" ? a.reason ?? "" : a.description}`);
+      for (const a of agents)
+        out(`${a.name.padEnd(w)}  ${a.status.padEnd(10)}  ${a.status === "unreadable" ? (a.reason ?? "") : a.description}`);
     });
   void ls;
 
@@ -124,11 +125,17 @@ export function buildProgram(): Command {
       out(`  model: ${d.model ?? "(config default)"}   policy: ${d.policy ?? "(default)"}`);
       out(`  tools: ${d.tools.join(", ") || "none"}`);
       out(`  limits: max_iterations ${d.max_iterations}, timeout ${d.timeout} s, retries ${d.retries}, idle_timeout ${d.idle_timeout}`);
-      const caps = [d.spend.per_turn_cap_usd !== undefined ? `$${d.spend.per_turn_cap_usd}/turn` : "", d.spend.per_day_cap_usd !== undefined ? `$${d.spend.per_day_cap_usd}/day` : ""].filter(Boolean);
-      out(`  spend today: $${d.spend.today_usd.toFixed(4)} (model $${d.spend.model_usd.toFixed(4)}, tools $${d.spend.tools_usd.toFixed(4)})${caps.length ? `; caps ${caps.join(", ")}` : ""}`);
+      const caps = [
+        d.spend.per_turn_cap_usd !== undefined ? `$${d.spend.per_turn_cap_usd}/turn` : "",
+        d.spend.per_day_cap_usd !== undefined ? `$${d.spend.per_day_cap_usd}/day` : "",
+      ].filter(Boolean);
+      out(
+        `  spend today: $${d.spend.today_usd.toFixed(4)} (model $${d.spend.model_usd.toFixed(4)}, tools $${d.spend.tools_usd.toFixed(4)})${caps.length ? `; caps ${caps.join(", ")}` : ""}`,
+      );
       for (const s of d.tool_sources) out(`  tool source ${s.name}: ${s.status}${s.reason ? ` (${s.reason})` : ""}`);
       if (d.conversations.length) out(`  conversations: ${d.conversations.map((c) => `${c.key} (${c.status})`).join(", ")}`);
-      for (const c of d.waiting_calls) out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}\n    approve: wardrik approve ${d.name} ${c.call}`);
+      for (const c of d.waiting_calls)
+        out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}\n    approve: wardrik approve ${d.name} ${c.call}`);
     });
   agent
     .command("cancel")
@@ -345,7 +352,12 @@ async function readStdin(): Promise<string> {
 }
 
 function historyText(content: unknown): string {
-  const m = content as { role?: string; text?: string; toolCalls?: { tool: string; args: unknown }[]; results?: { tool: string; output: unknown; isError: boolean }[] };
+  const m = content as {
+    role?: string;
+    text?: string;
+    toolCalls?: { tool: string; args: unknown }[];
+    results?: { tool: string; output: unknown; isError: boolean }[];
+  };
   if (m.results) return m.results.map((r) => `${r.tool} ${r.isError ? "error" : "->"} ${JSON.stringify(r.output)}`).join("; ");
   const calls = m.toolCalls?.length ? ` [calls ${m.toolCalls.map((c) => `${c.tool} ${JSON.stringify(c.args)}`).join(", ")}]` : "";
   return `${m.text ?? ""}${calls}`;

@@ -56,8 +56,7 @@ export function validateAgentDefinition(input: unknown, where: string): AgentDef
   const map = readMap(src, [], input, JSON_KEYS);
   const name = readString(src, ["name"], readRequired(src, [], map, "name"));
   if (!isValidName(name)) src.fail(["name"], `name must be ${NAME_RULE}`);
-  const instructions =
-    map.instructions === undefined ? "" : readString(src, ["instructions"], map.instructions, { allowEmpty: true });
+  const instructions = map.instructions === undefined ? "" : readString(src, ["instructions"], map.instructions, { allowEmpty: true });
   return readAgent(src, map, name, instructions.trim());
 }
 
@@ -111,7 +110,13 @@ function splitFrontmatter(text: string, file: string): { frontmatter: string; bo
   }
   const close = lines.findIndex((line, i) => i > 0 && isFence(line));
   if (close === -1) throw new ConfigError({ file, line: 1, detail: "the frontmatter opened here has no closing --- line" });
-  return { frontmatter: lines.slice(1, close).join("\n"), body: lines.slice(close + 1).join("\n").trim() };
+  return {
+    frontmatter: lines.slice(1, close).join("\n"),
+    body: lines
+      .slice(close + 1)
+      .join("\n")
+      .trim(),
+  };
 }
 
 function readAgent(src: Source, map: Record<string, unknown>, name: string, instructions: string): AgentDefinition {
@@ -124,8 +129,7 @@ function readAgent(src: Source, map: Record<string, unknown>, name: string, inst
     description: text(["description"], readRequired(src, [], map, "description")),
     title: optional("title", text) ?? name,
     tools: optional("tools", (path, value) => readTools(src, path, value)) ?? [],
-    max_iterations:
-      optional("max_iterations", (p, v) => readNumber(src, p, v, "a positive integer")) ?? AGENT_DEFAULTS.max_iterations,
+    max_iterations: optional("max_iterations", (p, v) => readNumber(src, p, v, "a positive integer")) ?? AGENT_DEFAULTS.max_iterations,
     timeout: optional("timeout", (p, v) => readNumber(src, p, v, "a positive number")) ?? AGENT_DEFAULTS.timeout,
     retries: optional("retries", (p, v) => readNumber(src, p, v, "an integer >= 0")) ?? AGENT_DEFAULTS.retries,
     idle_timeout: optional("idle_timeout", (p, v) => readIdleTimeout(src, p, v)) ?? AGENT_DEFAULTS.idle_timeout,

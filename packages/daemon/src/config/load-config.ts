@@ -1,14 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { isValidName } from "@wardrik/protocol";
-import {
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  type McpServerEntry,
-  type ModelEntry,
-  type ProjectConfig,
-  type SubscriberEntry,
-} from "./types.js";
+import { DEFAULT_HOST, DEFAULT_PORT, type McpServerEntry, type ModelEntry, type ProjectConfig, type SubscriberEntry } from "./types.js";
 import {
   type KeyPath,
   type Source,
@@ -114,9 +107,7 @@ class ConfigReader {
 
   stringMap(path: KeyPath, value: unknown): Record<string, string> {
     const map = readMap(this.src, path, value);
-    return Object.fromEntries(
-      Object.entries(map).map(([key, item]) => [key, this.string([...path, key], item, { allowEmpty: true })]),
-    );
+    return Object.fromEntries(Object.entries(map).map(([key, item]) => [key, this.string([...path, key], item, { allowEmpty: true })]));
   }
 
   stringList(path: KeyPath, value: unknown): string[] {
@@ -192,7 +183,11 @@ class ConfigReader {
     };
     if (map.base_url !== undefined) entry.base_url = this.url([...path, "base_url"], map.base_url);
     else if (provider === "openai-compatible") {
-      this.src.fail([...path, "base_url"], `key "${formatKeyPath([...path, "base_url"])}" is required for provider openai-compatible`, path);
+      this.src.fail(
+        [...path, "base_url"],
+        `key "${formatKeyPath([...path, "base_url"])}" is required for provider openai-compatible`,
+        path,
+      );
     }
     if (map.api_key !== undefined) entry.api_key = this.string([...path, "api_key"], map.api_key);
     if (map.headers !== undefined) entry.headers = this.stringMap([...path, "headers"], map.headers);
@@ -205,8 +200,7 @@ class ConfigReader {
 
   private price(path: KeyPath, value: unknown): NonNullable<ModelEntry["price"]> {
     const map = readMap(this.src, path, value, PRICE_KEYS);
-    const usd = (key: string): number =>
-      readNumber(this.src, [...path, key], readRequired(this.src, path, map, key), "a number >= 0");
+    const usd = (key: string): number => readNumber(this.src, [...path, key], readRequired(this.src, path, map, key), "a number >= 0");
     const price: NonNullable<ModelEntry["price"]> = { input: usd("input"), output: usd("output") };
     if (map.cached_input !== undefined) price.cached_input = usd("cached_input");
     return price;

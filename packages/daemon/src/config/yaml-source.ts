@@ -136,12 +136,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** A mapping; with `allowed`, any other key is an error at that key's line. */
-export function readMap(
-  src: Source,
-  path: KeyPath,
-  value: unknown,
-  allowed?: readonly string[],
-): Record<string, unknown> {
+export function readMap(src: Source, path: KeyPath, value: unknown, allowed?: readonly string[]): Record<string, unknown> {
   if (!isPlainObject(value)) return src.fail(path, `${describe(path)} must be a mapping`);
   if (allowed !== undefined) {
     for (const key of Object.keys(value)) {

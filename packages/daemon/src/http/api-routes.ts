@@ -37,7 +37,11 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     const id = c.req.param("id") ?? "";
     const row = await svc.store.getAgent(id);
     // Another org's agent answers exactly like a missing one.
-    if (!row || row.org !== c.get("org")) throw new WardrikError("not_found", `No agent ${id}. Agent IDs look like agt_01JF8X5RQ2M3V9ZK0B7Y4T6WHN; list them with GET /v1/agents.`);
+    if (!row || row.org !== c.get("org"))
+      throw new WardrikError(
+        "not_found",
+        `No agent ${id}. Agent IDs look like agt_01JF8X5RQ2M3V9ZK0B7Y4T6WHN; list them with GET /v1/agents.`,
+      );
     return row;
   };
 
@@ -98,7 +102,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c) => {
       const agent = await agentOf(c);
       const body = PostMessageBody.parse(await readJson(c));
-      if (agent.status === "unreadable") throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
+      if (agent.status === "unreadable")
+        throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
       return c.json(await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text), 202);
     },
   });
@@ -130,7 +135,13 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const rows = await svc.store.historyWithTimes(conv.id, q.after, q.limit);
       return c.json({
         summary: conv.summary,
-        messages: rows.map((r) => ({ seq: r.seq, role: r.role, ...(r.run ? { run: r.run } : {}), content: JSON.parse(r.content) as unknown, created_at: r.created_at })),
+        messages: rows.map((r) => ({
+          seq: r.seq,
+          role: r.role,
+          ...(r.run ? { run: r.run } : {}),
+          content: JSON.parse(r.content) as unknown,
+          created_at: r.created_at,
+        })),
       });
     },
   });
@@ -143,7 +154,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c) => {
       const agent = await agentOf(c);
       const turn = await svc.store.getTurn(c.req.param("run") ?? "");
-      if (!turn || turn.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no turn ${c.req.param("run")}.`);
+      if (!turn || turn.agent_id !== agent.id)
+        throw new WardrikError("not_found", `Agent ${agent.name} has no turn ${c.req.param("run")}.`);
       return c.json(await svc.describeTurn(turn));
     },
   });
@@ -219,7 +231,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c) => {
       const agent = await agentOf(c);
       const header = c.req.header("last-event-id");
-      let after = header !== undefined && /^\d+$/.test(header) ? Number(header) : EventsQuery.pick({ after: true }).parse(c.req.query()).after;
+      let after =
+        header !== undefined && /^\d+$/.test(header) ? Number(header) : EventsQuery.pick({ after: true }).parse(c.req.query()).after;
       return streamSSE(c, async (stream) => {
         // Subscribe first, then backfill, so nothing falls between the two.
         const live: StoredEvent[] = [];
@@ -304,7 +317,10 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c) => {
       const name = c.req.param("name") ?? "";
       if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
-        throw new WardrikError("bad_request", `Secret names are letters, digits and _ (not starting with a digit); got "${name.slice(0, 40)}".`);
+        throw new WardrikError(
+          "bad_request",
+          `Secret names are letters, digits and _ (not starting with a digit); got "${name.slice(0, 40)}".`,
+        );
       }
       const body = SecretBody.parse(await readJson(c));
       await svc.secrets.set(c.get("org"), name, body.value);
@@ -324,7 +340,12 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     method: "post",
     path: "/v1/reload",
     summary: "Reread agents/: add new files, update edited ones, remove deleted ones",
-    response: z.object({ added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unreadable: z.array(z.string()) }),
+    response: z.object({
+      added: z.array(z.string()),
+      updated: z.array(z.string()),
+      removed: z.array(z.string()),
+      unreadable: z.array(z.string()),
+    }),
     handler: async (c) => {
       if (c.get("org") !== svc.org) throw new WardrikError("not_found", "Reload is for the project's org only.");
       return c.json(await svc.reload());

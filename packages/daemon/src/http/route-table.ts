@@ -35,7 +35,12 @@ export class RouteTable {
     const paths: Record<string, Record<string, unknown>> = {};
     for (const s of this.specs) {
       const path = s.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-      const params = [...s.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+      const params = [...s.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+        name: m[1],
+        in: "path",
+        required: true,
+        schema: { type: "string" },
+      }));
       if (s.query) {
         for (const [name, schema] of Object.entries(s.query.shape)) {
           params.push({ name, in: "query", required: false, schema: jsonSchema(schema as z.ZodType) as { type: string } });

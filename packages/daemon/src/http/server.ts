@@ -33,7 +33,10 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     return c.json(e.toJSON(), e.status as 400);
   });
   app.notFound((c) =>
-    c.json(new WardrikError("not_found", `No route ${c.req.method} ${c.req.path}. The routes are listed at /v1/openapi.json.`).toJSON(), 404),
+    c.json(
+      new WardrikError("not_found", `No route ${c.req.method} ${c.req.path}. The routes are listed at /v1/openapi.json.`).toJSON(),
+      404,
+    ),
   );
   app.use(
     "/v1/*",
@@ -43,7 +46,13 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     }),
   );
 
-  routes.add({ method: "get", path: "/v1/health", summary: "Liveness; needs no token", public: true, handler: (c) => c.json({ ok: true, version: VERSION }) });
+  routes.add({
+    method: "get",
+    path: "/v1/health",
+    summary: "Liveness; needs no token",
+    public: true,
+    handler: (c) => c.json({ ok: true, version: VERSION }),
+  });
   routes.add({
     method: "get",
     path: "/v1/openapi.json",
@@ -56,7 +65,11 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     if (c.req.path === "/v1/health" || c.req.path === "/v1/openapi.json") return next();
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new WardrikError("unauthorized", "Send a bearer token: Authorization: Bearer <token> (the local admin token is in .wardrik/admin-token).");
+    if (!match)
+      throw new WardrikError(
+        "unauthorized",
+        "Send a bearer token: Authorization: Bearer <token> (the local admin token is in .wardrik/admin-token).",
+      );
     const who = await opts.authenticate(match[1]!);
     if (!who) throw new WardrikError("unauthorized", "The bearer token is not valid.");
     c.set("org", who.org);

@@ -6,7 +6,6 @@ export const COMPACTION_THRESHOLD = 0.6;
 /** After compaction, the verbatim recent part aims at this share of the window. */
 export const KEEP_RECENT_SHARE = 0.3;
 
-
 export const COMPACTION_INSTRUCTIONS = `${COMPACTION_MARKER}
 You compress the earlier part of a conversation between a user and an AI agent
 that uses tools. Write a summary the agent can continue from: the user's goals
@@ -60,7 +59,10 @@ export function transcript(entries: HistoryEntry[]): string {
         }
         case "tool":
           return m.results
-            .map((r) => `  [${r.tool} ${r.isError ? "failed" : "returned"}: ${clip(typeof r.output === "string" ? r.output : JSON.stringify(r.output), 4000)}]`)
+            .map(
+              (r) =>
+                `  [${r.tool} ${r.isError ? "failed" : "returned"}: ${clip(typeof r.output === "string" ? r.output : JSON.stringify(r.output), 4000)}]`,
+            )
             .join("\n");
       }
     })

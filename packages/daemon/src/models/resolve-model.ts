@@ -125,13 +125,21 @@ function createModel(entry: ModelEntry, name: string | undefined, dir: string, o
             : `Model ${label} needs base_url: set models.${name}.base_url in config.yaml (e.g. http://127.0.0.1:11434/v1)`,
         );
       }
-      const provider = createOpenAICompatible({ name: name ?? "openai-compatible", baseURL, apiKey, headers: entry.headers, includeUsage: true });
+      const provider = createOpenAICompatible({
+        name: name ?? "openai-compatible",
+        baseURL,
+        apiKey,
+        headers: entry.headers,
+        includeUsage: true,
+      });
       return redactingSecret(provider.chatModel(entry.model), apiKey);
     }
     case "script":
       return createScriptedModel(findScript(entry.model, label, dir, opts), { modelId: entry.model });
     default:
-      throw new ModelConfigError(`Model ${label} has an unknown provider "${String(entry.provider)}": use one of ${MODEL_PROVIDERS.join(", ")}`);
+      throw new ModelConfigError(
+        `Model ${label} has an unknown provider "${String(entry.provider)}": use one of ${MODEL_PROVIDERS.join(", ")}`,
+      );
   }
 }
 
@@ -158,7 +166,14 @@ function nonEmpty(value: string | undefined): string | undefined {
 /** A model whose every call fails with `message`. */
 function failingModel(entry: ModelEntry, message: string): LanguageModelV3 {
   const fail = () => Promise.reject(new ModelConfigError(message));
-  return { specificationVersion: "v3", provider: entry.provider, modelId: entry.model, supportedUrls: {}, doGenerate: fail, doStream: fail };
+  return {
+    specificationVersion: "v3",
+    provider: entry.provider,
+    modelId: entry.model,
+    supportedUrls: {},
+    doGenerate: fail,
+    doStream: fail,
+  };
 }
 
 /**

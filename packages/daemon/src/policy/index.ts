@@ -8,12 +8,5 @@ export {
   type ArgsPredicate,
   type ConditionOperator,
 } from "./conditions.js";
-export {
-  DECISIONS,
-  NEEDS_APPROVAL_DEFAULT,
-  READ_ONLY_DEFAULT,
-  compilePolicy,
-  decide,
-  type CompiledPolicy,
-} from "./decide-call.js";
+export { DECISIONS, NEEDS_APPROVAL_DEFAULT, READ_ONLY_DEFAULT, compilePolicy, decide, type CompiledPolicy } from "./decide-call.js";
 export { PolicyLoadError, loadPoliciesDir, parsePolicyFile, type PolicyLoadFailure } from "./load-policy.js";

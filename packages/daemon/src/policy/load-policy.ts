@@ -117,7 +117,12 @@ class PolicyReader {
       throw new PolicyLoadError(this.file, 1, undefined, `the file is empty; a policy is a map of ${POLICY_KEYS.join(", ")}`);
     }
     if (!isMap(root)) {
-      throw new PolicyLoadError(this.file, this.line(root), undefined, `a policy must be a map of ${POLICY_KEYS.join(", ")} (got ${describe(root)})`);
+      throw new PolicyLoadError(
+        this.file,
+        this.line(root),
+        undefined,
+        `a policy must be a map of ${POLICY_KEYS.join(", ")} (got ${describe(root)})`,
+      );
     }
     const policy: Policy = { name, rules: [] };
     for (const [key, value] of this.entries(root, "", POLICY_KEYS)) {
@@ -157,7 +162,8 @@ class PolicyReader {
     for (const [key, value] of this.entries(rule, `${at}.`, RULE_KEYS)) {
       if (key === "tool") {
         tool = this.string(value, `${at}.tool`);
-        if (/\s/.test(tool)) this.fail(value, `${at}.tool`, `must be a tool pattern like files/* without spaces (got ${JSON.stringify(tool)})`);
+        if (/\s/.test(tool))
+          this.fail(value, `${at}.tool`, `must be a tool pattern like files/* without spaces (got ${JSON.stringify(tool)})`);
       } else if (key === "decision") {
         const raw = this.scalar(value);
         if (typeof raw !== "string" || !(DECISIONS as readonly string[]).includes(raw)) {
@@ -196,7 +202,8 @@ class PolicyReader {
         for (const op of valueNode.items) {
           const opKeyNode = op.key as Node | null;
           const operator = this.scalar(opKeyNode);
-          if (typeof operator !== "string") this.fail(opKeyNode ?? valueNode, pathKey, `has an operator that is not a name (got ${describe(opKeyNode)})`);
+          if (typeof operator !== "string")
+            this.fail(opKeyNode ?? valueNode, pathKey, `has an operator that is not a name (got ${describe(opKeyNode)})`);
           const operandNode = op.value as Node | null;
           operatorNodes.set(operator, opKeyNode);
           raw[operator] = operandNode === null ? null : operandNode.toJS(this.doc);

@@ -155,7 +155,12 @@ export class AgentActor {
   /** Starts a turn that takes `inputs`, inside the caller's transaction. */
   async startTurnIn(w: Writer, conversationId: string, key: string, inputs: { id: string; text: string }[]): Promise<TurnRow> {
     const run = this.store.ids.next("run");
-    await w.run("INSERT INTO turns (id, agent_id, conversation_id, status, started_at) VALUES (?, ?, ?, 'running', ?)", [run, this.id, conversationId, w.now]);
+    await w.run("INSERT INTO turns (id, agent_id, conversation_id, status, started_at) VALUES (?, ?, ?, 'running', ?)", [
+      run,
+      this.id,
+      conversationId,
+      w.now,
+    ]);
     for (const input of inputs) {
       await w.run("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ?", [run, input.id]);
       const message: StoredMessage = { role: "user", text: input.text, input: input.id };
@@ -163,7 +168,12 @@ export class AgentActor {
       this.prompts.get(conversationId)?.push({ seq, run, message });
     }
     await this.store.setAgentStatus(w, this.id, "running");
-    await w.emit(this.ref, "turn.started", { conversation: key, conversation_id: conversationId, messages: inputs.map((i) => i.id) }, { run });
+    await w.emit(
+      this.ref,
+      "turn.started",
+      { conversation: key, conversation_id: conversationId, messages: inputs.map((i) => i.id) },
+      { run },
+    );
     await this.announceModelCall(w, run, 1);
     return {
       id: run,
@@ -216,7 +226,9 @@ export class AgentActor {
     if (turn.format > STATE_FORMAT) {
       clearTimeout(timer);
       this.turnControllers.delete(turn.id);
-      await this.markUnreadable(`Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`);
+      await this.markUnreadable(
+        `Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`,
+      );
       return;
     }
     // Calls this process marked running when it saved their round: start them, don't treat them as interrupted.
@@ -232,7 +244,11 @@ export class AgentActor {
           continue;
         }
         if (turn.iterations >= this.def.max_iterations) {
-          await this.endTurn(turn, "failed", `The turn reached max_iterations (${this.def.max_iterations} model calls) without a final answer.`);
+          await this.endTurn(
+            turn,
+            "failed",
+            `The turn reached max_iterations (${this.def.max_iterations} model calls) without a final answer.`,
+          );
           return;
         }
         const step = await this.modelStep(turn, signal);
@@ -337,7 +353,12 @@ export class AgentActor {
     };
     const recordReply = async (w: Writer, rounds: number) => {
       await this.assertRunning(w, turn.id);
-      await w.run("UPDATE turns SET iterations = ?, rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [iteration, rounds, reply.costUsd, turn.id]);
+      await w.run("UPDATE turns SET iterations = ?, rounds = ?, spend_usd = spend_usd + ? WHERE id = ?", [
+        iteration,
+        rounds,
+        reply.costUsd,
+        turn.id,
+      ]);
       await this.store.addSpend(w, this.id, day, reply.costUsd, 0);
       await w.emit(this.ref, "model.replied", replied, { run: turn.id });
     };
@@ -350,7 +371,10 @@ export class AgentActor {
       return "ended";
     }
     const round = turn.rounds + 1;
-    await this.waitForMissingTools(reply.toolCalls.map((tc) => tc.toolName), tools);
+    await this.waitForMissingTools(
+      reply.toolCalls.map((tc) => tc.toolName),
+      tools,
+    );
     const calls = reply.toolCalls.map((tc) => this.planCall(tc, tools));
     // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
     const over = await this.budgetReason(turn, caps, reply.costUsd);
@@ -499,7 +523,13 @@ export class AgentActor {
       Object.assign(c, { status: "denied", decision: "deny", reason: overBudget, result: `Refused: ${overBudget}` });
       return;
     }
-    const d = this.hooks.decide({ agent: { ...this.def, id: this.id, org: this.org }, tool: c.tool, args: c.args, readOnly: c.readOnly, idempotent: c.idempotent });
+    const d = this.hooks.decide({
+      agent: { ...this.def, id: this.id, org: this.org },
+      tool: c.tool,
+      args: c.args,
+      readOnly: c.readOnly,
+      idempotent: c.idempotent,
+    });
     c.decision = d.decision;
     c.reason = d.reason;
     c.rule = d.ruleSource ?? null;
@@ -514,9 +544,19 @@ export class AgentActor {
       await w.emit(this.ref, "call.failed", { call: c.id, tool: c.tool, cost_usd: 0, error: c.result }, opts);
       return;
     }
-    await w.emit(this.ref, "call.decided", { call: c.id, tool: c.tool, decision: c.decision, reason: c.reason, rule: c.rule ?? null }, opts);
+    await w.emit(
+      this.ref,
+      "call.decided",
+      { call: c.id, tool: c.tool, decision: c.decision, reason: c.reason, rule: c.rule ?? null },
+      opts,
+    );
     if (c.status === "waiting") {
-      await w.emit(this.ref, "approval.requested", { call: c.id, tool: c.tool, args: c.args, reason: c.reason, rule: c.rule ?? null }, opts);
+      await w.emit(
+        this.ref,
+        "approval.requested",
+        { call: c.id, tool: c.tool, args: c.args, reason: c.reason, rule: c.rule ?? null },
+        opts,
+      );
     } else if (c.status === "running") {
       await w.emit(this.ref, "call.started", { call: c.id, tool: c.tool, attempt: 1, idempotency_key: c.id }, opts);
     }
@@ -548,7 +588,10 @@ export class AgentActor {
       [turn.id, round],
     );
     if ((open?.n ?? 0) > 0) return;
-    const calls = await w.all<CallRow & Record<string, never>>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [turn.id, round]);
+    const calls = await w.all<CallRow & Record<string, never>>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [
+      turn.id,
+      round,
+    ]);
     const results: ToolResultPart[] = calls.map((c) => ({
       modelCallId: c.model_call_id,
       callId: c.id,
@@ -614,8 +657,16 @@ export class AgentActor {
     if (call.status === "planned") {
       // A round saved before decisions were made at save time; decide now.
       const tools = await this.tools.resolve(this.def.tools, scope);
-      const c: NewCall = { id: call.id, modelCallId: call.model_call_id, tool: call.tool, args, readOnly: call.read_only === 1, idempotent: call.idempotent === 1 };
-      if (!tool || !tools.has(tool.modelName)) Object.assign(c, { status: "failed", result: `Unknown tool ${call.tool}. ${availableToolsText(tools)}` });
+      const c: NewCall = {
+        id: call.id,
+        modelCallId: call.model_call_id,
+        tool: call.tool,
+        args,
+        readOnly: call.read_only === 1,
+        idempotent: call.idempotent === 1,
+      };
+      if (!tool || !tools.has(tool.modelName))
+        Object.assign(c, { status: "failed", result: `Unknown tool ${call.tool}. ${availableToolsText(tools)}` });
       else this.decideNew(c, await this.budgetReason(turn, this.hooks.budget(this.def), 0));
       await this.store.tx(async (w) => {
         await this.assertRunning(w, turn.id);
@@ -660,10 +711,15 @@ export class AgentActor {
     await this.store.tx(async (w) => {
       await this.assertRunning(w, turn.id);
       await w.run("UPDATE calls SET status = 'waiting', decision = 'ask', reason = ? WHERE id = ?", [LOST_ANSWER, call.id]);
-      await w.emit(this.ref, "approval.requested", { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true }, {
-        run: turn.id,
-        subject: call.id,
-      });
+      await w.emit(
+        this.ref,
+        "approval.requested",
+        { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true },
+        {
+          run: turn.id,
+          subject: call.id,
+        },
+      );
     });
   }
 
@@ -672,20 +728,31 @@ export class AgentActor {
     const attempt = call.attempts + 1;
     await this.store.tx(async (w) => {
       await this.assertRunning(w, turn.id);
-      await w.run("UPDATE calls SET status = 'running', decision = COALESCE(decision, 'allow'), attempts = ?, started_at = ? WHERE id = ?", [
-        attempt,
-        w.now,
-        call.id,
-      ]);
-      await w.emit(this.ref, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, {
-        run: turn.id,
-        subject: call.id,
-      });
+      await w.run(
+        "UPDATE calls SET status = 'running', decision = COALESCE(decision, 'allow'), attempts = ?, started_at = ? WHERE id = ?",
+        [attempt, w.now, call.id],
+      );
+      await w.emit(
+        this.ref,
+        "call.started",
+        { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key },
+        {
+          run: turn.id,
+          subject: call.id,
+        },
+      );
     });
     await this.dispatch(turn, call, tool, args, turnSignal, attempt);
   }
 
-  private async dispatch(turn: TurnRow, call: CallRow, tool: ResolvedTool, args: unknown, turnSignal: AbortSignal, attempt: number): Promise<void> {
+  private async dispatch(
+    turn: TurnRow,
+    call: CallRow,
+    tool: ResolvedTool,
+    args: unknown,
+    turnSignal: AbortSignal,
+    attempt: number,
+  ): Promise<void> {
     const controller = new AbortController();
     const onTurnAbort = () => controller.abort(turnSignal.reason);
     turnSignal.addEventListener("abort", onTurnAbort, { once: true });
@@ -743,7 +810,13 @@ export class AgentActor {
       try {
         serialised = JSON.stringify(outcome.output ?? null);
       } catch (err) {
-        await this.finishCall(turn, call, "failed", `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`, cost);
+        await this.finishCall(
+          turn,
+          call,
+          "failed",
+          `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`,
+          cost,
+        );
         return;
       }
       await this.finishCall(turn, call, "completed", JSON.parse(serialised), cost);
@@ -761,7 +834,13 @@ export class AgentActor {
   }
 
   /** Stores a call's outcome; the last call of a round also appends the round's results. */
-  private async finishCall(turn: TurnRow, call: CallRow, status: "completed" | "failed" | "killed", output: unknown, cost: number): Promise<void> {
+  private async finishCall(
+    turn: TurnRow,
+    call: CallRow,
+    status: "completed" | "failed" | "killed",
+    output: unknown,
+    cost: number,
+  ): Promise<void> {
     await this.store.tx(async (w) => {
       await this.assertRunning(w, turn.id);
       await w.run("UPDATE calls SET status = ?, result = ?, cost_usd = cost_usd + ?, ended_at = ? WHERE id = ?", [
@@ -810,7 +889,12 @@ export class AgentActor {
     });
   }
 
-  async endTurn(turn: TurnRow, status: "completed" | "failed" | "cancelled", reason: string | null, extraEvent?: "model.failed"): Promise<void> {
+  async endTurn(
+    turn: TurnRow,
+    status: "completed" | "failed" | "cancelled",
+    reason: string | null,
+    extraEvent?: "model.failed",
+  ): Promise<void> {
     await this.store.tx(async (w) => {
       const row = await w.get<{ status: string }>("SELECT status FROM turns WHERE id = ?", [turn.id]);
       if (row?.status !== "running" && row?.status !== "parked") return;
@@ -820,7 +904,13 @@ export class AgentActor {
   }
 
   /** Ends a turn inside a transaction: open calls are closed, the status and event written. */
-  async finishTurn(w: Writer, turn: TurnRow, status: "completed" | "failed" | "cancelled", reason: string | null, reply: string | null): Promise<void> {
+  async finishTurn(
+    w: Writer,
+    turn: TurnRow,
+    status: "completed" | "failed" | "cancelled",
+    reason: string | null,
+    reply: string | null,
+  ): Promise<void> {
     await w.run("UPDATE turns SET status = ?, reason = ?, reply = ?, ended_at = ? WHERE id = ?", [status, reason, reply, w.now, turn.id]);
     if (status !== "completed") {
       const open = await w.all<{ id: string; tool: string }>(
@@ -828,8 +918,17 @@ export class AgentActor {
         [turn.id],
       );
       for (const c of open) {
-        await w.run("UPDATE calls SET status = 'killed', result = ?, ended_at = ? WHERE id = ?", [JSON.stringify(`The turn ended: ${reason}`), w.now, c.id]);
-        await w.emit(this.ref, "call.killed", { call: c.id, tool: c.tool, error: `The turn ended: ${reason}` }, { run: turn.id, subject: c.id });
+        await w.run("UPDATE calls SET status = 'killed', result = ?, ended_at = ? WHERE id = ?", [
+          JSON.stringify(`The turn ended: ${reason}`),
+          w.now,
+          c.id,
+        ]);
+        await w.emit(
+          this.ref,
+          "call.killed",
+          { call: c.id, tool: c.tool, error: `The turn ended: ${reason}` },
+          { run: turn.id, subject: c.id },
+        );
       }
     }
     await this.refreshStatus(w);
@@ -865,7 +964,10 @@ export class AgentActor {
 
   /** Recomputes the agent's stored status from its open turns. */
   async refreshStatus(w: Writer): Promise<void> {
-    const rows = await w.all<{ status: string }>("SELECT DISTINCT status FROM turns WHERE agent_id = ? AND status IN ('running', 'parked')", [this.id]);
+    const rows = await w.all<{ status: string }>(
+      "SELECT DISTINCT status FROM turns WHERE agent_id = ? AND status IN ('running', 'parked')",
+      [this.id],
+    );
     const status = rows.some((r) => r.status === "running") ? "running" : rows.length > 0 ? "parked" : "idle";
     await w.run("UPDATE agents SET status = ? WHERE id = ? AND status != 'unreadable'", [status, this.id]);
   }
@@ -912,7 +1014,12 @@ function availableToolsText(tools: Map<string, ResolvedTool>): string {
 }
 
 function toFunctionTool(t: ResolvedTool): LanguageModelV3FunctionTool {
-  return { type: "function", name: t.modelName, description: t.description, inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"] };
+  return {
+    type: "function",
+    name: t.modelName,
+    description: t.description,
+    inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"],
+  };
 }
 
 export function today(d: Date): string {

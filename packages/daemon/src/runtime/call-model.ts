@@ -106,7 +106,16 @@ async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
   return { text, toolCalls, usage, finishReason, costUsd: costOf(usage, opts.price) };
 }
 
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+]);
 /** Error types providers send in a stream that mean "try again later". */
 const TRANSIENT_TYPES = new Set(["overloaded_error", "server_error", "rate_limit_error", "api_error", "internal_server_error"]);
 
@@ -137,17 +146,24 @@ function classify(err: unknown): { retryable: boolean; message: string; retryAft
   }
   if (err instanceof Error) {
     const code = networkCode(err);
-    if (code || err.message === "fetch failed") return { retryable: true, message: `network error calling the model: ${code ?? err.message}` };
+    if (code || err.message === "fetch failed")
+      return { retryable: true, message: `network error calling the model: ${code ?? err.message}` };
     return { retryable: false, message: err.message };
   }
   // Providers pass errors that arrive inside a stream as plain objects ({type, message} or {error: {...}}).
   if (typeof err === "object" && err !== null) {
     const outer = err as { message?: unknown; type?: unknown; error?: unknown; isRetryable?: unknown; statusCode?: unknown };
-    const inner = (typeof outer.error === "object" && outer.error !== null ? outer.error : outer) as { message?: unknown; type?: unknown; code?: unknown };
+    const inner = (typeof outer.error === "object" && outer.error !== null ? outer.error : outer) as {
+      message?: unknown;
+      type?: unknown;
+      code?: unknown;
+    };
     const type = typeof inner.type === "string" ? inner.type : typeof outer.type === "string" ? outer.type : undefined;
-    const text = typeof inner.message === "string" ? inner.message : typeof outer.message === "string" ? outer.message : JSON.stringify(err);
+    const text =
+      typeof inner.message === "string" ? inner.message : typeof outer.message === "string" ? outer.message : JSON.stringify(err);
     const status = typeof outer.statusCode === "number" ? outer.statusCode : undefined;
-    const retryable = outer.isRetryable === true || (type !== undefined && TRANSIENT_TYPES.has(type)) || (status !== undefined && status >= 500);
+    const retryable =
+      outer.isRetryable === true || (type !== undefined && TRANSIENT_TYPES.has(type)) || (status !== undefined && status >= 500);
     return { retryable, message: `model API error${type ? ` (${type})` : ""}: ${text}` };
   }
   return { retryable: false, message: String(err) };

@@ -52,7 +52,10 @@ export class Runtime {
   // ---- agents ----
 
   /** Brings the file agents of `org` in line with agents/: add, update, mark unreadable, remove. */
-  async syncFileAgents(org: string, entries: FileAgent[]): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }> {
+  async syncFileAgents(
+    org: string,
+    entries: FileAgent[],
+  ): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }> {
     const report = { added: [] as string[], updated: [] as string[], removed: [] as string[], unreadable: [] as string[] };
     const existing = new Map((await this.store.listAgents(org)).filter((a) => a.source === "file").map((a) => [a.name, a]));
     for (const entry of entries) {
@@ -84,7 +87,8 @@ export class Runtime {
         }
         const ref = { id, org };
         if (entry.error) await w.emit(ref, "agent.unreadable", { name: entry.name, file: entry.file, reason: entry.error });
-        else await w.emit(ref, prior ? "agent.updated" : "agent.loaded", { name: entry.name, file: entry.file, definition: entry.definition });
+        else
+          await w.emit(ref, prior ? "agent.updated" : "agent.loaded", { name: entry.name, file: entry.file, definition: entry.definition });
       });
       (entry.error ? report.unreadable : prior ? report.updated : report.added).push(entry.name);
       const actor = this.actors.get(id);
@@ -119,7 +123,10 @@ export class Runtime {
 
   async removeAgent(agent: AgentRow): Promise<void> {
     if (agent.source === "file") {
-      throw new WardrikError("conflict", `Agent ${agent.name} comes from ${agent.file ?? "agents/"}; delete the file and run wardrik reload instead.`);
+      throw new WardrikError(
+        "conflict",
+        `Agent ${agent.name} comes from ${agent.file ?? "agents/"}; delete the file and run wardrik reload instead.`,
+      );
     }
     await this.remove(agent);
   }
@@ -131,10 +138,10 @@ export class Runtime {
     await this.tools.release({ org: agent.org, agentId: agent.id });
     await this.store.tx(async (w) => {
       await w.emit({ id: agent.id, org: agent.org }, "agent.removed", { name: agent.name });
-      await w.run("UPDATE turns SET status = 'cancelled', reason = 'agent removed', ended_at = ? WHERE agent_id = ? AND status IN ('running', 'parked')", [
-        w.now,
-        agent.id,
-      ]);
+      await w.run(
+        "UPDATE turns SET status = 'cancelled', reason = 'agent removed', ended_at = ? WHERE agent_id = ? AND status IN ('running', 'parked')",
+        [w.now, agent.id],
+      );
       await w.run("UPDATE inputs SET status = 'dropped' WHERE agent_id = ? AND status = 'queued'", [agent.id]);
       for (const table of ["files", "spend"]) await w.run(`DELETE FROM ${table} WHERE agent_id = ?`, [agent.id]);
       await w.run("DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE agent_id = ?)", [agent.id]);
@@ -183,7 +190,11 @@ export class Runtime {
 
   // ---- messages and turns ----
 
-  async enqueue(agent: AgentRow, conversationKey: string, text: string): Promise<{ message: string; conversation: string; conversation_id: string; seq: number }> {
+  async enqueue(
+    agent: AgentRow,
+    conversationKey: string,
+    text: string,
+  ): Promise<{ message: string; conversation: string; conversation_id: string; seq: number }> {
     const actor = await this.actor(agent.id);
     const message = this.store.ids.next("message");
     const { conv, seq } = await this.store.tx(async (w) => {
@@ -197,7 +208,10 @@ export class Runtime {
       ]);
       const event = await w.emit(actor.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
       // An idle conversation starts the turn in the same commit: one fewer write per turn.
-      if (actor.canStartAt(conv.id) && !(await w.get("SELECT id FROM turns WHERE conversation_id = ? AND status IN ('running', 'parked') LIMIT 1", [conv.id]))) {
+      if (
+        actor.canStartAt(conv.id) &&
+        !(await w.get("SELECT id FROM turns WHERE conversation_id = ? AND status IN ('running', 'parked') LIMIT 1", [conv.id]))
+      ) {
         await actor.startTurnIn(w, conv.id, conversationKey, await this.store.queuedInputs(w, conv.id));
       }
       return { conv, seq: event.seq };
@@ -219,7 +233,8 @@ export class Runtime {
         ? await w.run("UPDATE inputs SET status = 'dropped' WHERE conversation_id = ? AND status = 'queued'", [convId])
         : await w.run("UPDATE inputs SET status = 'dropped' WHERE agent_id = ? AND status = 'queued'", [agent.id]);
       dropped = res.changes;
-      if (dropped > 0) await w.emit(actor.ref, "messages.dropped", { count: dropped, ...(conversationKey ? { conversation: conversationKey } : {}) });
+      if (dropped > 0)
+        await w.emit(actor.ref, "messages.dropped", { count: dropped, ...(conversationKey ? { conversation: conversationKey } : {}) });
     });
     for (const t of turns) actor.turnControllers.get(t.id)?.abort(new TurnStop("cancelled"));
     return { cancelled: turns.map((t) => t.id), dropped };
@@ -250,7 +265,12 @@ export class Runtime {
           w.now,
           callId,
         ]);
-        await w.emit(actor.ref, "call.killed", { call: callId, tool: call.tool, error: "A person stopped this call before it finished." }, { run: call.run, subject: callId });
+        await w.emit(
+          actor.ref,
+          "call.killed",
+          { call: callId, tool: call.tool, error: "A person stopped this call before it finished." },
+          { run: call.run, subject: callId },
+        );
         await this.resumeTurnIn(w, actor, turn);
       });
       actor.kick(turn.conversation_id);
@@ -262,11 +282,15 @@ export class Runtime {
   async clear(agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
     const actor = await this.actor(agent.id);
     const convs = (await this.store.listConversations(agent.id)).filter((c) => !conversationKey || c.key === conversationKey);
-    if (conversationKey && convs.length === 0) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
+    if (conversationKey && convs.length === 0)
+      throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
     const open = await this.store.openTurns(agent.id);
     const busy = convs.filter((c) => open.some((t) => t.conversation_id === c.id));
     if (busy.length > 0) {
-      throw new WardrikError("conflict", `Conversation ${busy.map((c) => c.key).join(", ")} has a turn in progress; cancel it first (wardrik agent cancel ${agent.name}).`);
+      throw new WardrikError(
+        "conflict",
+        `Conversation ${busy.map((c) => c.key).join(", ")} has a turn in progress; cancel it first (wardrik agent cancel ${agent.name}).`,
+      );
     }
     await this.store.tx(async (w) => {
       for (const c of convs) {
@@ -300,7 +324,11 @@ export class Runtime {
         await w.emit(actor.ref, "approval.granted", { call: callId, tool: call.tool }, { run: call.run, subject: callId });
       } else {
         const why = reason?.trim() ? reason.trim() : "No reason given.";
-        await w.run("UPDATE calls SET status = 'denied', result = ?, ended_at = ? WHERE id = ?", [JSON.stringify(`A person refused this call: ${why}`), w.now, callId]);
+        await w.run("UPDATE calls SET status = 'denied', result = ?, ended_at = ? WHERE id = ?", [
+          JSON.stringify(`A person refused this call: ${why}`),
+          w.now,
+          callId,
+        ]);
         await w.emit(actor.ref, "approval.denied", { call: callId, tool: call.tool, reason: why }, { run: call.run, subject: callId });
       }
       const turn = await w.get<TurnRow & Record<string, never>>("SELECT * FROM turns WHERE id = ?", [call.run]);
@@ -387,7 +415,10 @@ export function readDefinition(row: AgentRow): AgentDefinition {
     throw new WardrikError("unreadable", `Agent ${row.name} is unreadable: ${row.reason ?? "no usable definition"}`);
   }
   if (row.format > STATE_FORMAT) {
-    throw new WardrikError("unreadable", `Agent ${row.name} was saved by a newer Wardrik (state format ${row.format}; this one reads up to ${STATE_FORMAT}).`);
+    throw new WardrikError(
+      "unreadable",
+      `Agent ${row.name} was saved by a newer Wardrik (state format ${row.format}; this one reads up to ${STATE_FORMAT}).`,
+    );
   }
   try {
     return JSON.parse(row.definition) as AgentDefinition;

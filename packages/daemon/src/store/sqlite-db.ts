@@ -59,8 +59,7 @@ export class SqliteDb implements Db {
     run: (sql, params = []) => Promise.resolve({ changes: this.statement(sql).run(...params).changes }),
     get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) =>
       Promise.resolve(this.statement(sql).get(...params) as R | undefined),
-    all: <R extends Row>(sql: string, params: readonly SqlValue[] = []) =>
-      Promise.resolve(this.statement(sql).all(...params) as R[]),
+    all: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => Promise.resolve(this.statement(sql).all(...params) as R[]),
   };
 
   run(sql: string, params?: readonly SqlValue[]) {
@@ -104,18 +103,19 @@ export class SqliteDb implements Db {
               item.reject(err);
               continue;
             }
-          } else for (const item of batch) {
-            this.db.exec("SAVEPOINT tx");
-            try {
-              const value = await item.fn(this.direct);
-              this.db.exec("RELEASE tx");
-              settled.push(() => item.resolve(value));
-            } catch (err) {
-              this.db.exec("ROLLBACK TO tx");
-              this.db.exec("RELEASE tx");
-              settled.push(() => item.reject(err));
+          } else
+            for (const item of batch) {
+              this.db.exec("SAVEPOINT tx");
+              try {
+                const value = await item.fn(this.direct);
+                this.db.exec("RELEASE tx");
+                settled.push(() => item.resolve(value));
+              } catch (err) {
+                this.db.exec("ROLLBACK TO tx");
+                this.db.exec("RELEASE tx");
+                settled.push(() => item.reject(err));
+              }
             }
-          }
           this.db.exec("COMMIT");
         } catch (err) {
           // The commit itself failed (disk full, I/O error): nothing of the batch is durable.

@@ -198,10 +198,17 @@ export class Store {
     const id = this.ids.next("event");
     const fullType = EVENT_TYPE_PREFIX + type;
     const source = `/orgs/${agent.org}/agents/${agent.id}`;
-    await tx.run(
-      "INSERT INTO events (agent_id, seq, id, org, type, time, subject, run, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      [agent.id, row.seq, id, agent.org, fullType, time, options.subject ?? null, options.run ?? null, JSON.stringify(data)],
-    );
+    await tx.run("INSERT INTO events (agent_id, seq, id, org, type, time, subject, run, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+      agent.id,
+      row.seq,
+      id,
+      agent.org,
+      fullType,
+      time,
+      options.subject ?? null,
+      options.run ?? null,
+      JSON.stringify(data),
+    ]);
     return toEvent({
       agent_id: agent.id,
       org: agent.org,
@@ -313,7 +320,11 @@ export class Store {
     });
   }
 
-  async historyWithTimes(conversationId: string, afterSeq = 0, limit = 1000): Promise<{ seq: number; run: string | null; role: string; content: string; created_at: string }[]> {
+  async historyWithTimes(
+    conversationId: string,
+    afterSeq = 0,
+    limit = 1000,
+  ): Promise<{ seq: number; run: string | null; role: string; content: string; created_at: string }[]> {
     return this.db.all(
       "SELECT seq, run, role, content, created_at FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
       [conversationId, afterSeq, limit],
@@ -420,10 +431,10 @@ export class Store {
   }
 
   async spendOn(agentId: string, day: string): Promise<SpendToday> {
-    const row = await this.db.get<{ model_usd: number; tools_usd: number }>("SELECT model_usd, tools_usd FROM spend WHERE agent_id = ? AND day = ?", [
-      agentId,
-      day,
-    ]);
+    const row = await this.db.get<{ model_usd: number; tools_usd: number }>(
+      "SELECT model_usd, tools_usd FROM spend WHERE agent_id = ? AND day = ?",
+      [agentId, day],
+    );
     return row ?? { model_usd: 0, tools_usd: 0 };
   }
 
@@ -434,7 +445,9 @@ export class Store {
       "SELECT e.*, a.org AS agent_org FROM events e LEFT JOIN agents a ON a.id = e.agent_id WHERE e.agent_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
       [agentId, afterSeq, limit],
     );
-    const out = rows.map((r) => toEvent({ ...r, source: `/orgs/${r.org}/agents/${r.agent_id}`, data: JSON.parse(r.data) as Record<string, unknown> }));
+    const out = rows.map((r) =>
+      toEvent({ ...r, source: `/orgs/${r.org}/agents/${r.agent_id}`, data: JSON.parse(r.data) as Record<string, unknown> }),
+    );
     return types ? out.filter((e) => types.includes(e.type) || types.includes(e.type.slice(EVENT_TYPE_PREFIX.length))) : out;
   }
 

@@ -21,7 +21,10 @@ const TOOLS: ToolInfo[] = [
   {
     name: "files/write",
     description: "Create or replace a file in your file space.",
-    inputSchema: obj({ path: pathSchema, content: { type: "string", description: "The whole new content of the file" } }, ["path", "content"]),
+    inputSchema: obj({ path: pathSchema, content: { type: "string", description: "The whole new content of the file" } }, [
+      "path",
+      "content",
+    ]),
     readOnly: false,
     idempotent: true,
   },
@@ -63,7 +66,8 @@ export function normaliseFilePath(raw: unknown): string {
   if (raw.length > MAX_PATH) throw new FileError(`path is longer than ${MAX_PATH} characters`);
   if (raw.includes("\0")) throw new FileError("path must not contain NUL bytes");
   if (raw.includes("\\")) throw new FileError(`path "${raw}" must use / as separator`);
-  if (raw.startsWith("/") || raw.startsWith("~")) throw new FileError(`path "${raw}" must be relative to your file space, such as notes/today.md`);
+  if (raw.startsWith("/") || raw.startsWith("~"))
+    throw new FileError(`path "${raw}" must be relative to your file space, such as notes/today.md`);
   const norm = posix.normalize(raw);
   if (norm === ".." || norm.startsWith("../")) throw new FileError(`path "${raw}" leaves your file space; paths cannot go above its root`);
   if (norm === "." || norm.endsWith("/")) throw new FileError(`path "${raw}" names a folder, not a file`);
@@ -128,7 +132,10 @@ export class FilesToolset implements Toolset {
       case "search": {
         if (typeof a.query !== "string" || a.query === "") throw new FileError("query must be a non-empty string");
         const q = a.query.toLowerCase();
-        const rows = await this.db.all<{ path: string; content: string }>("SELECT path, content FROM files WHERE agent_id = ? ORDER BY path", [agent]);
+        const rows = await this.db.all<{ path: string; content: string }>(
+          "SELECT path, content FROM files WHERE agent_id = ? ORDER BY path",
+          [agent],
+        );
         const hits: { path: string; line?: number; text?: string }[] = [];
         for (const r of rows) {
           if (hits.length >= MAX_SEARCH_HITS) break;

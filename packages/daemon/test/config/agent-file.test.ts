@@ -16,7 +16,8 @@ const FILE = "agents/triage.md";
 
 describe("parseAgentFile", () => {
   it("reads the seed example and fills every default", () => {
-    const text = "---\ndescription: Keeps notes on the incident queue.\ntools: [files, linear/*]\npolicy: careful\n---\n\nYou help the on-call engineer.\n\n";
+    const text =
+      "---\ndescription: Keeps notes on the incident queue.\ntools: [files, linear/*]\npolicy: careful\n---\n\nYou help the on-call engineer.\n\n";
     expect(parseAgentFile(text, FILE)).toStrictEqual({
       name: "triage",
       description: "Keeps notes on the incident queue.",
@@ -151,9 +152,7 @@ describe("parseAgentFile", () => {
   });
 
   it("rejects frontmatter that is not a mapping", () => {
-    expect(configError(() => parseAgentFile(agent("- a\n"), FILE)).message).toBe(
-      "agents/triage.md:1: the top level must be a mapping",
-    );
+    expect(configError(() => parseAgentFile(agent("- a\n"), FILE)).message).toBe("agents/triage.md:1: the top level must be a mapping");
   });
 
   it("rejects a file name that is not a valid agent name", () => {

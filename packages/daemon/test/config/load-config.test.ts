@@ -142,14 +142,11 @@ describe("listen", () => {
     expect(listenOf("127.0.0.1:0")).toEqual({ host: "127.0.0.1", port: 0 });
   });
 
-  it.each(["localhost", "host:", "host:70000", "a:b:1", "-1", "80.5", "host:port"])(
-    "rejects %j with the key and line",
-    (value) => {
-      const error = configError(() => parse(`org: a\nlisten: "${value}"\n`));
-      expect(error.message).toBe('config.yaml:2: listen must be "host:port", ":port" or a port number (0-65535)');
-      expect(error.key).toBe("listen");
-    },
-  );
+  it.each(["localhost", "host:", "host:70000", "a:b:1", "-1", "80.5", "host:port"])("rejects %j with the key and line", (value) => {
+    const error = configError(() => parse(`org: a\nlisten: "${value}"\n`));
+    expect(error.message).toBe('config.yaml:2: listen must be "host:port", ":port" or a port number (0-65535)');
+    expect(error.key).toBe("listen");
+  });
 });
 
 describe("database", () => {
@@ -205,9 +202,7 @@ describe("${env:} and ${secret:}", () => {
   it("names file, line and key of a missing secret, and works without a secret source", () => {
     const text = "subscribers:\n  - url: https://h.example.com\n    secret: ${secret:HOOK}\n";
     const withSource = configError(() => parse(text, { secret: () => undefined }));
-    expect(withSource.message).toBe(
-      "config.yaml:3: subscribers[0].secret: secret HOOK is not set (wardrik secret set HOOK)",
-    );
+    expect(withSource.message).toBe("config.yaml:3: subscribers[0].secret: secret HOOK is not set (wardrik secret set HOOK)");
     expect(configError(() => parse(text)).line).toBe(3);
   });
 
@@ -281,9 +276,7 @@ describe("errors name the key, the file and the line", () => {
   });
 
   it("rejects an invalid org and a default model that names no entry", () => {
-    expect(configError(() => parse("org: acme corp\n")).message).toBe(
-      "config.yaml:1: org must be 1-55 letters, digits, _ or -",
-    );
+    expect(configError(() => parse("org: acme corp\n")).message).toBe("config.yaml:1: org must be 1-55 letters, digits, _ or -");
     expect(configError(() => parse(`org: ${"a".repeat(56)}\n`)).key).toBe("org");
     expect(configError(() => parse("org: a\nmodel: gpt\n")).message).toBe(
       'config.yaml:2: model must be "provider/model-id" or the name of an entry in models',
@@ -311,9 +304,7 @@ describe("errors name the key, the file and the line", () => {
   });
 
   it("rejects subscribers that are not a list, or items with bad types", () => {
-    expect(configError(() => parse("subscribers: {url: http://h}\n")).message).toBe(
-      "config.yaml:1: subscribers must be a list",
-    );
+    expect(configError(() => parse("subscribers: {url: http://h}\n")).message).toBe("config.yaml:1: subscribers must be a list");
     expect(configError(() => parse("subscribers:\n  - url: http://h\n    types: [a, 3]\n")).message).toBe(
       "config.yaml:3: subscribers[0].types[1] must be a string",
     );
@@ -337,6 +328,8 @@ describe("errors name the key, the file and the line", () => {
 
 describe("mcp names", () => {
   it("refuses a server named like a built-in namespace, with file and line", () => {
-    expect(() => parseConfig("mcp:\n  files:\n    command: x\n", "/tmp/p")).toThrow(/config.yaml:2: .*"files" is taken by the built-in files tools/);
+    expect(() => parseConfig("mcp:\n  files:\n    command: x\n", "/tmp/p")).toThrow(
+      /config.yaml:2: .*"files" is taken by the built-in files tools/,
+    );
   });
 });

@@ -35,7 +35,12 @@ describe("orgs", () => {
     expect(made.status).toBe(201);
     const acme = String(made.json.token);
 
-    const spy = await call(acme, "POST", "/v1/agents", { name: "helper", description: "acme's own helper", model: "demo", tools: ["files"] });
+    const spy = await call(acme, "POST", "/v1/agents", {
+      name: "helper",
+      description: "acme's own helper",
+      model: "demo",
+      tools: ["files"],
+    });
     expect(spy.status).toBe(201);
     expect(spy.json.org).toBe("acme");
     const spyId = String(spy.json.id);

@@ -36,8 +36,17 @@ describe("what an agent file names", () => {
     });
     const byName = Object.fromEntries((await agents(d, token)).map((a) => [a.name, a]));
     expect(byName.helper!.status).toBe("idle");
-    expect(byName.nopolicy).toMatchObject({ status: "unreadable", reason: expect.stringMatching(/agents\/nopolicy.md:3: policy "ghost" does not exist/) });
-    expect(byName.badpolicy).toMatchObject({ status: "unreadable", reason: expect.stringMatching(/policies\/broken.yaml:3: rules\[0\].decision must be one of allow, ask, deny/) });
-    expect(byName.nomodel).toMatchObject({ status: "unreadable", reason: expect.stringMatching(/agents\/nomodel.md:3: model "nowhere\/model-x"/) });
+    expect(byName.nopolicy).toMatchObject({
+      status: "unreadable",
+      reason: expect.stringMatching(/agents\/nopolicy.md:3: policy "ghost" does not exist/),
+    });
+    expect(byName.badpolicy).toMatchObject({
+      status: "unreadable",
+      reason: expect.stringMatching(/policies\/broken.yaml:3: rules\[0\].decision must be one of allow, ask, deny/),
+    });
+    expect(byName.nomodel).toMatchObject({
+      status: "unreadable",
+      reason: expect.stringMatching(/agents\/nomodel.md:3: model "nowhere\/model-x"/),
+    });
   });
 });

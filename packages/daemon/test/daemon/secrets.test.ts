@@ -20,8 +20,21 @@ async function chatServer(seen: string[]): Promise<{ url: string; server: Server
     req.on("end", () => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       const chunk = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
-      chunk({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "hello" }, finish_reason: null }] });
-      chunk({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
+      chunk({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: { role: "assistant", content: "hello" }, finish_reason: null }],
+      });
+      chunk({
+        id: "c1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+        usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+      });
       res.end("data: [DONE]\n\n");
     });
   });
@@ -85,6 +98,8 @@ describe("secrets", () => {
     const dir = join(base, "p");
     initProject(dir);
     writeFileSync(join(dir, "config.yaml"), "models:\n  x:\n    provider: openai\n    model: gpt-4o\n    api_key: ${secret:MISSING}\n");
-    await expect(startDaemon(dir, { port: 0, log: () => undefined })).rejects.toThrow(/secret MISSING is not set \(wardrik secret set MISSING\)/);
+    await expect(startDaemon(dir, { port: 0, log: () => undefined })).rejects.toThrow(
+      /secret MISSING is not set \(wardrik secret set MISSING\)/,
+    );
   });
 });

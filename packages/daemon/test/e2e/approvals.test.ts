@@ -28,7 +28,12 @@ beforeAll(async () => {
     scripts: { writer: SCRIPT },
     files: {
       "policies/careful.yaml": POLICY,
-      ...Object.fromEntries(["asker", "denier", "crasher"].map((n) => [`agents/${n}.md`, agentFile({ description: "Writes with approval", model: "writer", tools: ["files"], policy: "careful" })])),
+      ...Object.fromEntries(
+        ["asker", "denier", "crasher"].map((n) => [
+          `agents/${n}.md`,
+          agentFile({ description: "Writes with approval", model: "writer", tools: ["files"], policy: "careful" }),
+        ]),
+      ),
     },
   });
 });

@@ -15,13 +15,17 @@ const server = createServer((req, res: ServerResponse) => {
   req.on("end", () => {
     res.writeHead(200, { "content-type": "text/event-stream" });
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+      );
     send({ role: "assistant", content: "First half, " });
     // The rest comes only when the test has seen the first half on ask's stdout.
     void gate.then(() => {
       send({ content: "second half." });
       send({}, "stop");
-      res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 } })}\n\n`,
+      );
       res.end("data: [DONE]\n\n");
     });
   });
@@ -52,7 +56,10 @@ describe("wardrik ask streaming", () => {
     const done = await ask.done;
     expect(done.code).toBe(0);
     expect(done.stdout).toBe("First half, second half.\n");
-    const history = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>("GET", `/v1/agents/${id}/conversations/main/messages`);
+    const history = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>(
+      "GET",
+      `/v1/agents/${id}/conversations/main/messages`,
+    );
     expect(history.messages.map((m) => m.content.text)).toEqual(["tell me", "First half, second half."]);
   });
 });

@@ -35,7 +35,10 @@ describe.concurrent("wardrik ask", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(demoReply("What is 2+2?") + "\n");
     const progress = r.stderr.split("\n").filter(Boolean);
-    expect(progress).toEqual([expect.stringMatching(/files\/write \(call_[0-9A-Z]{26}\)/), expect.stringMatching(/files\/read \(call_[0-9A-Z]{26}\)/)]);
+    expect(progress).toEqual([
+      expect.stringMatching(/files\/write \(call_[0-9A-Z]{26}\)/),
+      expect.stringMatching(/files\/read \(call_[0-9A-Z]{26}\)/),
+    ]);
   });
 
   it("--json prints the turn: completed, the reply, the calls", async () => {

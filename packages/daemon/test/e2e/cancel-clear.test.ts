@@ -24,7 +24,10 @@ beforeAll(async () => {
   p = await createProject({
     scripts: { sometimes_hangs: SCRIPT },
     files: Object.fromEntries(
-      AGENTS.map((name) => [`agents/${name}.md`, agentFile({ description: "Hangs when told to", model: "sometimes_hangs", tools: ["files"] })]),
+      AGENTS.map((name) => [
+        `agents/${name}.md`,
+        agentFile({ description: "Hangs when told to", model: "sometimes_hangs", tools: ["files"] }),
+      ]),
     ),
   });
   const agents = await p.apiOk<{ agents: { id: string; name: string }[] }>("GET", "/v1/agents");
@@ -132,7 +135,10 @@ describe.concurrent("wardrik agent clear", () => {
     expect(after.some((e) => short(e.type) === "turn.completed" && e.data.reply === "ok: before the clear")).toBe(true);
 
     const turn = { id: (await p.send(id, "fresh start")).run };
-    expect((await history(id)).messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual(["user: fresh start", "assistant: ok: fresh start"]);
+    expect((await history(id)).messages.map((m) => `${m.role}: ${m.content.text ?? ""}`)).toEqual([
+      "user: fresh start",
+      "assistant: ok: fresh start",
+    ]);
     // The model was sent only the system prompt and the new message.
     const called = (await p.events(id)).find((e) => e.run === turn.id && short(e.type) === "model.replied");
     expect(called!.data.messages).toBe(2);

@@ -54,7 +54,10 @@ describe.concurrent("conversations", () => {
     // "two" arrived while the first turn ran, and its turn started only after the first ended.
     expect(queued2).toBeLessThan(seqOf(events, "turn.completed", run1));
     expect(seqOf(events, "turn.completed", run1)).toBeLessThan(seqOf(events, "turn.started", run2));
-    const h = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>("GET", `/v1/agents/${id}/conversations/Q/messages`);
+    const h = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>(
+      "GET",
+      `/v1/agents/${id}/conversations/Q/messages`,
+    );
     expect(h.messages.map((m) => m.content.text)).toEqual(["hold one", "done: hold one", "two", "done: two"]);
   });
 
@@ -80,7 +83,9 @@ describe.concurrent("conversations", () => {
   it("eight conversations at once all complete, each with its own reply", async () => {
     const keys = Array.from({ length: 8 }, (_, i) => `par${i}`);
     // "hold": 1.5 s each, so all eight are surely queued before the first can end.
-    const posted = await Promise.all(keys.map((k) => p.apiOk<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text: `hold ${k}`, conversation: k })));
+    const posted = await Promise.all(
+      keys.map((k) => p.apiOk<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text: `hold ${k}`, conversation: k })),
+    );
     const runs = await waitFor(async () => {
       const events = await p.events(id);
       const rs = posted.map((q) => runOfMessage(events, q.message));

@@ -13,7 +13,11 @@ describe("config errors at daemon start", () => {
       config: (text) => text.replace(/^(models:\n {2}demo:\n {4}provider: script\n {4}model: demo\n)/m, "$1    colour: red\n"),
     });
     expect(p.read("config.yaml")).toMatch(/colour: red/);
-    const line = p.read("config.yaml").split("\n").findIndex((l) => l.includes("colour")) + 1;
+    const line =
+      p
+        .read("config.yaml")
+        .split("\n")
+        .findIndex((l) => l.includes("colour")) + 1;
     await expect(p.start()).rejects.toThrow(/exited with 1/);
     expect(p.daemonStderr()).toContain(`config.yaml:${line}:`);
     expect(p.daemonStderr()).toMatch(/models\.demo\.colour/);

@@ -21,11 +21,25 @@ describe.concurrent("wardrik events", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split("\n");
     const parsed = lines.map((l) => /^\s*(\d+) (\S+) (\S+)\s+(\S+) ?(.*)$/.exec(l));
-    expect(parsed.every((m) => m !== null), r.stdout).toBe(true);
+    expect(
+      parsed.every((m) => m !== null),
+      r.stdout,
+    ).toBe(true);
     expect(parsed.map((m) => Number(m![1]))).toEqual(lines.map((_, i) => i + 1));
     const types = parsed.map((m) => m![3]);
     expect(types[0]).toBe("agent.loaded");
-    expect(types).toEqual(expect.arrayContaining(["message.queued", "turn.started", "model.called", "model.replied", "round.saved", "call.started", "call.completed", "turn.completed"]));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "message.queued",
+        "turn.started",
+        "model.called",
+        "model.replied",
+        "round.saved",
+        "call.started",
+        "call.completed",
+        "turn.completed",
+      ]),
+    );
     for (const m of parsed) {
       expect(Number.isNaN(Date.parse(m![2]!))).toBe(false);
       expect(m![4]).toBe(TURN_TYPES.test(m![3]!) ? run : "-");

@@ -66,8 +66,18 @@ describe.concurrent("the files tool through the daemon", () => {
     const content = "alpha line\nthe Needle is here\nomega";
     expect(results).toEqual([
       { tool: "files/write", ok: true, output: { path: "docs/plan.md", bytes: content.length }, error: undefined },
-      { tool: "files/list", ok: true, output: { files: [expect.objectContaining({ path: "docs/plan.md", size: content.length })] }, error: undefined },
-      { tool: "files/search", ok: true, output: { query: "needle", hits: [{ path: "docs/plan.md", line: 2, text: "the Needle is here" }] }, error: undefined },
+      {
+        tool: "files/list",
+        ok: true,
+        output: { files: [expect.objectContaining({ path: "docs/plan.md", size: content.length })] },
+        error: undefined,
+      },
+      {
+        tool: "files/search",
+        ok: true,
+        output: { query: "needle", hits: [{ path: "docs/plan.md", line: 2, text: "the Needle is here" }] },
+        error: undefined,
+      },
       { tool: "files/read", ok: true, output: { path: "docs/plan.md", content }, error: undefined },
       { tool: "files/delete", ok: true, output: { path: "docs/plan.md", deleted: true }, error: undefined },
       { tool: "files/list", ok: true, output: { files: [] }, error: undefined },

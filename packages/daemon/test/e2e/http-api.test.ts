@@ -19,7 +19,19 @@ interface OpenApiDoc {
   info: { title: string; version: string };
   security?: unknown[];
   components: { securitySchemes: Record<string, { type: string; scheme?: string }>; schemas: Record<string, unknown> };
-  paths: Record<string, Record<string, { summary?: string; parameters?: { name: string; in: string; required?: boolean }[]; security?: unknown[]; requestBody?: unknown; responses: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        summary?: string;
+        parameters?: { name: string; in: string; required?: boolean }[];
+        security?: unknown[];
+        requestBody?: unknown;
+        responses: Record<string, unknown>;
+      }
+    >
+  >;
 }
 
 let doc: OpenApiDoc;
@@ -129,7 +141,11 @@ describe.concurrent("authentication", () => {
     const guarded = ops.filter(({ op }) => !(Array.isArray(op.security) && op.security.length === 0));
     expect(guarded.length).toBeGreaterThanOrEqual(12);
     for (const { path, method } of guarded) {
-      const concrete = path.replace("{id}", id).replace("{key}", "main").replace("{run}", "run_00000000000000000000000000").replace("{call}", "call_00000000000000000000000000");
+      const concrete = path
+        .replace("{id}", id)
+        .replace("{key}", "main")
+        .replace("{run}", "run_00000000000000000000000000")
+        .replace("{call}", "call_00000000000000000000000000");
       const body = method === "get" || method === "delete" ? undefined : {};
       for (const token of [null, "wdk_not-the-token"]) {
         const r = await p.api(method.toUpperCase(), concrete, body, { token });
@@ -140,7 +156,10 @@ describe.concurrent("authentication", () => {
   });
 
   it("a malformed Authorization header is 401 too", async () => {
-    const r = await p.api("GET", "/v1/agents", undefined, { token: null, headers: { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` } });
+    const r = await p.api("GET", "/v1/agents", undefined, {
+      token: null,
+      headers: { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` },
+    });
     expectError(r, 401, "unauthorized");
   });
 
@@ -177,7 +196,11 @@ describe.concurrent("errors that say what to fix", () => {
   });
 
   it("a body that is not JSON is 400 invalid_json", async () => {
-    const e = expectError(await p.api("POST", `/v1/agents/${id}/messages`, undefined, { raw: '{"text": "unterminated' }), 400, "invalid_json");
+    const e = expectError(
+      await p.api("POST", `/v1/agents/${id}/messages`, undefined, { raw: '{"text": "unterminated' }),
+      400,
+      "invalid_json",
+    );
     expect(e.message).toMatch(/not valid JSON/);
   });
 
@@ -213,14 +236,22 @@ describe("agents made through the API", () => {
     const bad = expectError(await p.api("POST", "/v1/agents", { name: "api-made", description: "x", colour: "blue" }), 400, "bad_request");
     expect(bad.message).toMatch(/colour/);
 
-    const created = await p.api<{ id: string; source: string }>("POST", "/v1/agents", { name: "api-made", description: "Made by API", model: "script/echo" });
+    const created = await p.api<{ id: string; source: string }>("POST", "/v1/agents", {
+      name: "api-made",
+      description: "Made by API",
+      model: "script/echo",
+    });
     expect(created.status).toBe(201);
     expect(created.json.source).toBe("api");
     const ask = await p.cli(["ask", "api-made", "hello api"]);
     expect(ask.code, ask.stderr).toBe(0);
     expect(ask.stdout.trim()).toBe("You said: hello api");
 
-    const dup = expectError(await p.api("POST", "/v1/agents", { name: "api-made", description: "again", model: "script/echo" }), 409, "conflict");
+    const dup = expectError(
+      await p.api("POST", "/v1/agents", { name: "api-made", description: "again", model: "script/echo" }),
+      409,
+      "conflict",
+    );
     expect(dup.message).toMatch(/already exists/);
 
     const rmFile = await p.cli(["agent", "rm", "echoer"]);
@@ -236,7 +267,10 @@ describe("agents made through the API", () => {
 describe("the event stream (server-sent events)", () => {
   it("delivers the backlog and live events, then resumes after Last-Event-ID", async () => {
     const ac = new AbortController();
-    const res = await fetch(`${p.url}/v1/agents/${id}/events/stream`, { headers: { authorization: `Bearer ${p.token}`, accept: "text/event-stream" }, signal: ac.signal });
+    const res = await fetch(`${p.url}/v1/agents/${id}/events/stream`, {
+      headers: { authorization: `Bearer ${p.token}`, accept: "text/event-stream" },
+      signal: ac.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/text\/event-stream/);
 
@@ -265,7 +299,12 @@ describe("the event stream (server-sent events)", () => {
     const queued = got.find((g) => short(g.event.type) === "message.queued" && g.event.data.message === message);
     expect(queued).toBeDefined();
     const run = got.at(-1)!.event.run!;
-    expect(deltas.filter((d) => d.run === run).map((d) => d.text).join("")).toBe("You said: streamed");
+    expect(
+      deltas
+        .filter((d) => d.run === run)
+        .map((d) => d.text)
+        .join(""),
+    ).toBe("You said: streamed");
 
     // Reconnect with Last-Event-ID: only what came after it.
     const from = queued!.event.seq;
@@ -287,7 +326,10 @@ describe("the event stream (server-sent events)", () => {
 
   it("?after= works like Last-Event-ID", async () => {
     const ac = new AbortController();
-    const res = await fetch(`${p.url}/v1/agents/${id}/events/stream?after=2`, { headers: { authorization: `Bearer ${p.token}` }, signal: ac.signal });
+    const res = await fetch(`${p.url}/v1/agents/${id}/events/stream?after=2`, {
+      headers: { authorization: `Bearer ${p.token}` },
+      signal: ac.signal,
+    });
     let first: WireEvent | undefined;
     await readSse(res, (f) => {
       if (f.event !== "event") return;

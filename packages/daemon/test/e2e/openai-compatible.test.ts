@@ -6,7 +6,15 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
-import { chunk, contentText, splitAwkwardly, sse, startOpenAiLoopback, usageChunk, type OpenAiLoopback } from "../helpers/openai-loopback.js";
+import {
+  chunk,
+  contentText,
+  splitAwkwardly,
+  sse,
+  startOpenAiLoopback,
+  usageChunk,
+  type OpenAiLoopback,
+} from "../helpers/openai-loopback.js";
 
 let server: OpenAiLoopback;
 let p: TestProject;
@@ -50,7 +58,9 @@ beforeAll(async () => {
   });
   p = await createProject({
     models: { loop: { provider: "openai-compatible", model: "loopback-model", base_url: server.baseUrl, api_key: "x", price: PRICE } },
-    files: { "agents/remote.md": agentFile({ description: "Talks to the loopback model", model: "loop", tools: ["files"] }, "You save greetings.") },
+    files: {
+      "agents/remote.md": agentFile({ description: "Talks to the loopback model", model: "loop", tools: ["files"] }, "You save greetings."),
+    },
   });
 });
 
@@ -58,7 +68,13 @@ describe("an openai-compatible model over a streaming loopback server", () => {
   it("the agent calls files/write, gets the result back to the model, and answers", async () => {
     const r = await p.cli(["ask", "remote", "Please save a greeting", "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    const turn = JSON.parse(r.stdout) as { id: string; status: string; reply: string; iterations: number; calls: { tool: string; status: string }[] };
+    const turn = JSON.parse(r.stdout) as {
+      id: string;
+      status: string;
+      reply: string;
+      iterations: number;
+      calls: { tool: string; status: string }[];
+    };
     expect(turn.status).toBe("completed");
     expect(turn.reply).toBe("Saved to notes/greeting.md.");
     expect(turn.iterations).toBe(2);
@@ -82,7 +98,10 @@ describe("an openai-compatible model over a streaming loopback server", () => {
     const assistant = msgs.find((m) => m.role === "assistant" && m.tool_calls?.length);
     expect(assistant!.tool_calls![0]!.id).toBe("call_loop_1");
     expect(assistant!.tool_calls![0]!.function.name).toBe("files__write");
-    expect(JSON.parse(assistant!.tool_calls![0]!.function.arguments)).toEqual({ path: "notes/greeting.md", content: "hello from the loopback" });
+    expect(JSON.parse(assistant!.tool_calls![0]!.function.arguments)).toEqual({
+      path: "notes/greeting.md",
+      content: "hello from the loopback",
+    });
     const tool = msgs.find((m) => m.role === "tool");
     expect(tool!.tool_call_id).toBe("call_loop_1");
     expect(JSON.parse(contentText(tool!))).toEqual({ path: "notes/greeting.md", bytes: "hello from the loopback".length });
@@ -124,7 +143,16 @@ describe("an openai-compatible model over a streaming loopback server", () => {
       if (!answered) {
         return {
           pieces: sse([
-            chunk({ tool_calls: [{ index: 0, id: "call_read", type: "function", function: { name: "files__read", arguments: '{"path":"notes/greeting.md"}' } }] }),
+            chunk({
+              tool_calls: [
+                {
+                  index: 0,
+                  id: "call_read",
+                  type: "function",
+                  function: { name: "files__read", arguments: '{"path":"notes/greeting.md"}' },
+                },
+              ],
+            }),
             chunk({}, "tool_calls"),
             usageChunk(10, 5),
           ]),

@@ -23,7 +23,10 @@ async function askByApi(agentId: string, text: string, conversation = "main"): P
 }
 
 const userTexts = async (agentId: string, conversation = "main") => {
-  const h = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>("GET", `/v1/agents/${agentId}/conversations/${conversation}/messages`);
+  const h = await p.apiOk<{ messages: { role: string; content: { text?: string } }[] }>(
+    "GET",
+    `/v1/agents/${agentId}/conversations/${conversation}/messages`,
+  );
   return h.messages.filter((m) => m.role === "user").map((m) => m.content.text);
 };
 

@@ -23,10 +23,16 @@ beforeAll(async () => {
       return {
         status: 401,
         headers: { "content-type": "application/json", "x-echo-auth": auth },
-        pieces: [JSON.stringify({ error: { message: `Incorrect API key provided: ${auth}`, type: "invalid_request_error", code: "invalid_api_key" } })],
+        pieces: [
+          JSON.stringify({
+            error: { message: `Incorrect API key provided: ${auth}`, type: "invalid_request_error", code: "invalid_api_key" },
+          }),
+        ],
       };
     }
-    return { pieces: sse([chunk({ role: "assistant", content: "" }), chunk({ content: "All good." }), chunk({}, "stop"), usageChunk(12, 3)]) };
+    return {
+      pieces: sse([chunk({ role: "assistant", content: "" }), chunk({ content: "All good." }), chunk({}, "stop"), usageChunk(12, 3)]),
+    };
   });
   p = await createProject({
     models: {
@@ -104,7 +110,13 @@ describe("secrets: where they must not appear", () => {
   it("the HTTP API's answers never contain the secret", async () => {
     for (const name of ["keyed", "leaky"]) {
       const id = await p.agentId(name);
-      for (const path of [`/v1/agents/${id}`, `/v1/agents/${id}/events`, `/v1/agents/${id}/conversations/main/messages`, "/v1/agents", "/v1/openapi.json"]) {
+      for (const path of [
+        `/v1/agents/${id}`,
+        `/v1/agents/${id}/events`,
+        `/v1/agents/${id}/conversations/main/messages`,
+        "/v1/agents",
+        "/v1/openapi.json",
+      ]) {
         const r = await p.api("GET", path);
         expect(r.status).toBe(200);
         noSecret(`GET ${path}`, r.text);

@@ -60,7 +60,11 @@ describe.concurrent("a turn that fails", () => {
     expect(turn.reason).toMatch(/max_iterations \(3/);
     expect(turn.iterations).toBe(3);
     // Three model calls, each asked for one files/list call.
-    expect(turn.calls.map((c) => `${c.tool}:${c.status}`)).toEqual(["files/list:completed", "files/list:completed", "files/list:completed"]);
+    expect(turn.calls.map((c) => `${c.tool}:${c.status}`)).toEqual([
+      "files/list:completed",
+      "files/list:completed",
+      "files/list:completed",
+    ]);
   });
 
   it("on max_iterations without --json: the reason is on stderr after the progress lines", async () => {

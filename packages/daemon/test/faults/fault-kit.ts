@@ -76,7 +76,11 @@ export function faultScript(shape: TurnShape = {}, byPrefix: Record<string, Turn
   if (prefixes.length > 0) {
     lines.push("scenarios:");
     for (const [prefix, s] of prefixes) {
-      lines.push(`  - match: ${JSON.stringify(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-`)}`, "    steps:", ...scriptSteps(s, "      "));
+      lines.push(
+        `  - match: ${JSON.stringify(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}-`)}`,
+        "    steps:",
+        ...scriptSteps(s, "      "),
+      );
     }
   }
   lines.push("steps:", ...scriptSteps(shape, "  "), "");
@@ -180,12 +184,22 @@ export async function eventsOf(d: FaultDaemon, agentId: string, after = 0): Prom
 }
 
 /** `waitFor` with the fault kit's tighter defaults (20 s, every 25 ms). */
-export function waitUntil<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000, everyMs = 25): Promise<T> {
+export function waitUntil<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 25,
+): Promise<T> {
   return waitFor(fn, what, timeoutMs, everyMs);
 }
 
 /** Follows the agent's live events (SSE) from `after`; `onEvent` returning true stops following. */
-export function followEvents(d: FaultDaemon, agentId: string, after: number, onEvent: (e: FaultEvent) => boolean | void): { stop(): void; done: Promise<void> } {
+export function followEvents(
+  d: FaultDaemon,
+  agentId: string,
+  after: number,
+  onEvent: (e: FaultEvent) => boolean | void,
+): { stop(): void; done: Promise<void> } {
   const controller = new AbortController();
   const done = (async () => {
     const res = await fetch(`${d.url}/v1/agents/${agentId}/events/stream?after=${after}`, {
@@ -220,7 +234,11 @@ export function followEvents(d: FaultDaemon, agentId: string, after: number, onE
     }
   })().catch((err: unknown) => {
     // The daemon dying under the stream is the point of these tests.
-    if (!controller.signal.aborted && !/terminated|socket|ECONNRESET|aborted/i.test(String((err as Error).message) + String((err as Error).cause))) throw err;
+    if (
+      !controller.signal.aborted &&
+      !/terminated|socket|ECONNRESET|aborted/i.test(String((err as Error).message) + String((err as Error).cause))
+    )
+      throw err;
   });
   return { stop: () => controller.abort(), done };
 }
@@ -264,7 +282,13 @@ export function startWorker(d: Pick<FaultDaemon, "url" | "token">, dir: string, 
   mkdirSync(dir, { recursive: true });
   const logFile = join(dir, `${name}.log.jsonl`);
   const killFile = join(dir, `${name}.kill.json`);
-  const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: d.url, WARDRIK_TOKEN: d.token, FAULT_LOG: logFile, FAULT_KILL_FILE: killFile };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    WARDRIK_URL: d.url,
+    WARDRIK_TOKEN: d.token,
+    FAULT_LOG: logFile,
+    FAULT_KILL_FILE: killFile,
+  };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", WORKER_FIXTURE], {
     cwd: REPO_ROOT,
@@ -297,7 +321,9 @@ export async function waitForWorker(d: FaultDaemon, pid: number, timeoutMs = 20_
   await waitUntil(
     async () => {
       const r = await api<{ tool_sources: { name: string; status: string; reason?: string }[] }>(d, "GET", `/v1/agents/${probe}`);
-      return r.tool_sources.some((s) => s.name.includes(`fault-worker-${pid}`) && s.status === "connected" && TOOLS.every((t) => s.reason?.includes(t)));
+      return r.tool_sources.some(
+        (s) => s.name.includes(`fault-worker-${pid}`) && s.status === "connected" && TOOLS.every((t) => s.reason?.includes(t)),
+      );
     },
     `worker ${pid} to register its tools`,
     timeoutMs,
@@ -448,7 +474,8 @@ export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; 
     if (!keysOfTag.has(l.tag)) keysOfTag.set(l.tag, new Set());
     keysOfTag.get(l.tag)!.add(l.key);
   }
-  for (const [tag, keys] of keysOfTag) if (keys.size > 1) fail(`call ${tag} ran with ${keys.size} different idempotency keys: ${[...keys].join(", ")}`);
+  for (const [tag, keys] of keysOfTag)
+    if (keys.size > 1) fail(`call ${tag} ran with ${keys.size} different idempotency keys: ${[...keys].join(", ")}`);
   for (const key of byKey.keys()) if (!calls.has(key)) fail(`the worker ran key ${key}, which is no saved call`);
 
   let safeReruns = 0;
@@ -461,25 +488,32 @@ export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; 
     const startedEv = of("call.started");
     const granted = of("approval.granted");
     const asked = of("approval.requested");
-    for (const f of [...of("call.failed"), ...of("call.killed"), ...of("approval.denied")]) fail(`${label}: ${short(f.type)}: ${JSON.stringify(f.data.error ?? f.data.reason)}`);
+    for (const f of [...of("call.failed"), ...of("call.killed"), ...of("approval.denied")])
+      fail(`${label}: ${short(f.type)}: ${JSON.stringify(f.data.error ?? f.data.reason)}`);
     const known = c.tool.startsWith("workers/") ? SAFE[c.tool.slice("workers/".length) as FaultTool] : undefined;
     if (known !== undefined && known !== c.safe) {
-      fail(`${label}: the worker's tool is ${known ? "safe (readOnly/idempotent)" : "unsafe"}, but the round saved it as ${c.safe ? "safe" : "unsafe"} (the daemon did not know the tool when it saved the round?)`);
+      fail(
+        `${label}: the worker's tool is ${known ? "safe (readOnly/idempotent)" : "unsafe"}, but the round saved it as ${c.safe ? "safe" : "unsafe"} (the daemon did not know the tool when it saved the round?)`,
+      );
     }
     if (completed.length !== 1) fail(`${label} completed ${completed.length} times (expected exactly 1)`);
     const done = completed[0];
     if (done) {
-      for (const s of startedEv) if (s.seq > done.seq) fail(`${label} started again (attempt ${String(s.data.attempt)}) after its result was stored`);
+      for (const s of startedEv)
+        if (s.seq > done.seq) fail(`${label} started again (attempt ${String(s.data.attempt)}) after its result was stored`);
     }
     for (const s of startedEv) {
-      if (s.data.idempotency_key !== c.id) fail(`${label} attempt ${String(s.data.attempt)} had idempotency key ${String(s.data.idempotency_key)}, not ${c.id}`);
+      if (s.data.idempotency_key !== c.id)
+        fail(`${label} attempt ${String(s.data.attempt)} had idempotency key ${String(s.data.idempotency_key)}, not ${c.id}`);
     }
     const execs = (byKey.get(c.id) ?? []).filter((l) => l.phase === "start");
     const ends = (byKey.get(c.id) ?? []).filter((l) => l.phase === "end");
-    if (execs.length > startedEv.length) fail(`${label}: the worker ran it ${execs.length} times, the daemon started it ${startedEv.length} times`);
+    if (execs.length > startedEv.length)
+      fail(`${label}: the worker ran it ${execs.length} times, the daemon started it ${startedEv.length} times`);
     if (done) {
       const doneAt = Date.parse(done.time);
-      for (const x of execs) if (x.time > doneAt) fail(`${label} ran again (exec ${x.exec} at ${x.time}) after its result was stored at ${doneAt}`);
+      for (const x of execs)
+        if (x.time > doneAt) fail(`${label} ran again (exec ${x.exec} at ${x.time}) after its result was stored at ${doneAt}`);
       const out = done.data.output as { key?: string; pid?: number; exec?: number } | undefined;
       if (!out || out.key !== c.id || !ends.some((x) => x.pid === out.pid && x.exec === out.exec)) {
         fail(`${label}: its stored result ${JSON.stringify(out)} is not one of the worker's finished executions with its key`);
@@ -494,7 +528,8 @@ export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; 
       if (execs.length > 1) safeReruns += 1;
     } else {
       if (asked.length > 0) lostApprovals += 1;
-      if (execs.length > 1 + granted.length) fail(`${label} ran ${execs.length} times with ${granted.length} approval(s): an unsafe call ran twice without approval`);
+      if (execs.length > 1 + granted.length)
+        fail(`${label} ran ${execs.length} times with ${granted.length} approval(s): an unsafe call ran twice without approval`);
       if (startedEv.length > 1 + granted.length) fail(`${label} was started ${startedEv.length} times with ${granted.length} approval(s)`);
     }
   }
@@ -532,7 +567,9 @@ export function scopeToMessages(events: FaultEvent[], log: LogEntry[], messages:
     }
   }
   return {
-    events: events.filter((e) => (e.run !== undefined && runs.has(e.run)) || (short(e.type) === "message.queued" && wanted.has(String(e.data.message)))),
+    events: events.filter(
+      (e) => (e.run !== undefined && runs.has(e.run)) || (short(e.type) === "message.queued" && wanted.has(String(e.data.message))),
+    ),
     log: log.filter((l) => mine.has(l.key) || !allCalls.has(l.key)),
   };
 }
@@ -575,7 +612,11 @@ export interface StandaloneProject extends FaultDaemon {
  * `wardrik init` in a temp dir, the given files written, config.yaml given a free
  * port, and each script written to scripts/NAME.yaml with a `models:` entry NAME.
  */
-export async function standaloneProject(opts: { files: Record<string, string>; scripts: Record<string, string>; env?: NodeJS.ProcessEnv }): Promise<StandaloneProject> {
+export async function standaloneProject(opts: {
+  files: Record<string, string>;
+  scripts: Record<string, string>;
+  env?: NodeJS.ProcessEnv;
+}): Promise<StandaloneProject> {
   const root = mkdtempSync(join(tmpdir(), "wardrik-faults-"));
   const dir = join(root, "project");
   await runCli(["init", dir], root);
@@ -587,7 +628,9 @@ export async function standaloneProject(opts: { files: Record<string, string>; s
   for (const [rel, text] of Object.entries(opts.files)) write(rel, text);
   for (const [name, text] of Object.entries(opts.scripts)) write(`scripts/${name}.yaml`, text);
   let config = readFileSync(join(dir, "config.yaml"), "utf8");
-  const models = Object.keys(opts.scripts).map((n) => `  ${n}: { provider: script, model: ${n} }\n`).join("");
+  const models = Object.keys(opts.scripts)
+    .map((n) => `  ${n}: { provider: script, model: ${n} }\n`)
+    .join("");
   config = config.replace(/^models:[ \t]*\n/m, `models:\n${models}`);
   let port = await freePort();
   const setPort = () => writeFileSync(join(dir, "config.yaml"), config.replace(/^listen:.*$/m, `listen: 127.0.0.1:${port}`));

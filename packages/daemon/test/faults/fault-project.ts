@@ -86,7 +86,11 @@ export function asFaultDaemon(p: TestProject): FaultDaemon {
 
 /** Call in beforeAll: the project, the worker (stopped after the file), the agent. */
 export async function faultProject(byPrefix: Record<string, TurnShape>, fallback: TurnShape = {}): Promise<FaultProject> {
-  const p = await createProject({ scripts: { [AGENT]: faultScript(fallback, byPrefix) }, files: faultFiles(), remove: ["agents/helper.md"] });
+  const p = await createProject({
+    scripts: { [AGENT]: faultScript(fallback, byPrefix) },
+    files: faultFiles(),
+    remove: ["agents/helper.md"],
+  });
   const d = asFaultDaemon(p);
   const w = startWorker(d, join(dirname(p.dir), "faults"));
   afterAll(() => w.stop());
@@ -181,7 +185,9 @@ export function turnEvents(events: FaultEvent[], message: string): FaultEvent[] 
 export function callsByTool(turn: FaultEvent[]): Record<string, string> {
   const saved = ofType(turn, "round.saved");
   expect(saved).toHaveLength(1);
-  return Object.fromEntries((saved[0]!.data.calls as { call: string; tool: string }[]).map((c) => [c.tool.replace(/^workers\//, ""), c.call]));
+  return Object.fromEntries(
+    (saved[0]!.data.calls as { call: string; tool: string }[]).map((c) => [c.tool.replace(/^workers\//, ""), c.call]),
+  );
 }
 
 export { LOST_ANSWER };

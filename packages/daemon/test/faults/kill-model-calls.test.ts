@@ -24,25 +24,29 @@ beforeAll(async () => {
 const startsOf = (key: string) => f.w.log().filter((l) => l.key === key && l.phase === "start");
 
 describe("SIGKILL during a model call", () => {
-  it("before the round is saved (the turn's first model call): the model is called again and each call runs once", { timeout: 60_000 }, async () => {
-    const kill = await f.armKill((e) => short(e.type) === "turn.started");
-    const m = await f.send("before-save-1");
-    const { at } = await kill.fired;
-    await f.restart();
-    const { events, approved } = await f.settleAndCheck([m]);
-    const turn = turnEvents(events, m);
+  it(
+    "before the round is saved (the turn's first model call): the model is called again and each call runs once",
+    { timeout: 60_000 },
+    async () => {
+      const kill = await f.armKill((e) => short(e.type) === "turn.started");
+      const m = await f.send("before-save-1");
+      const { at } = await kill.fired;
+      await f.restart();
+      const { events, approved } = await f.settleAndCheck([m]);
+      const turn = turnEvents(events, m);
 
-    // The kill landed before the round was saved: the round and every model reply are from after the restart.
-    const saved = ofType(turn, "round.saved");
-    expect(saved).toHaveLength(1);
-    expect(Date.parse(saved[0]!.time)).toBeGreaterThan(at);
-    for (const r of ofType(turn, "model.replied")) expect(Date.parse(r.time)).toBeGreaterThan(at);
-    expect(ofType(turn, "model.replied").map((r) => r.data.iteration)).toEqual([1, 2]);
-    // Nothing had run before the crash: every call ran exactly once, and nobody was asked.
-    expect(approved.size).toBe(0);
-    for (const id of Object.values(callsByTool(turn))) expect(startsOf(id)).toHaveLength(1);
-    expect(ofType(turn, "turn.completed")).toHaveLength(1);
-  });
+      // The kill landed before the round was saved: the round and every model reply are from after the restart.
+      const saved = ofType(turn, "round.saved");
+      expect(saved).toHaveLength(1);
+      expect(Date.parse(saved[0]!.time)).toBeGreaterThan(at);
+      for (const r of ofType(turn, "model.replied")) expect(Date.parse(r.time)).toBeGreaterThan(at);
+      expect(ofType(turn, "model.replied").map((r) => r.data.iteration)).toEqual([1, 2]);
+      // Nothing had run before the crash: every call ran exactly once, and nobody was asked.
+      expect(approved.size).toBe(0);
+      for (const id of Object.values(callsByTool(turn))) expect(startsOf(id)).toHaveLength(1);
+      expect(ofType(turn, "turn.completed")).toHaveLength(1);
+    },
+  );
 
   it("during the next model call: completed calls keep their results and the model is called again", { timeout: 60_000 }, async () => {
     const kill = await f.armKill((_e, seen) => ofType(seen, "call.completed").length === 3);

@@ -28,38 +28,50 @@ beforeAll(async () => {
 });
 
 describe("SIGKILL around a saved round", () => {
-  it("after the round is saved: safe calls run with their keys, the unsafe one waits with the lost-answer reason", { timeout: 60_000 }, async () => {
-    const kill = await f.armKill((e) => short(e.type) === "round.saved");
-    const m = await f.send("after-save-1");
-    const { at } = await kill.fired;
-    await f.restart();
-    const { events, approved } = await f.settleAndCheck([m]);
-    const turn = turnEvents(events, m);
+  it(
+    "after the round is saved: safe calls run with their keys, the unsafe one waits with the lost-answer reason",
+    { timeout: 60_000 },
+    async () => {
+      const kill = await f.armKill((e) => short(e.type) === "round.saved");
+      const m = await f.send("after-save-1");
+      const { at } = await kill.fired;
+      await f.restart();
+      const { events, approved } = await f.settleAndCheck([m]);
+      const turn = turnEvents(events, m);
 
-    const calls = callsByTool(turn);
-    expect(Date.parse(ofType(turn, "round.saved")[0]!.time)).toBeLessThan(at);
-    for (const id of Object.values(calls)) {
-      const done = ofType(turn, "call.completed", id);
-      expect(done).toHaveLength(1);
-      expect(Date.parse(done[0]!.time)).toBeGreaterThan(at);
-    }
-    // The unsafe call was committed running: it may have started, so it waited for a person with the reason.
-    expect(ofType(turn, "approval.requested").map((e) => [e.data.call, e.data.reason, e.data.lost])).toEqual([[calls.charge, LOST_ANSWER, true]]);
-    expect([...approved]).toEqual([[calls.charge, 1]]);
-    // The safe ones ran again at once, as attempt 2, with the same key.
-    for (const tool of ["lookup", "upsert"]) {
-      const starts = ofType(turn, "call.started", calls[tool]);
-      expect(starts.map((s) => s.data.attempt)).toEqual([1, 2]);
-      expect(new Set(starts.map((s) => s.data.idempotency_key))).toEqual(new Set([calls[tool]]));
-    }
-    // Whatever reached the worker before the kill ran at most twice in all.
-    for (const id of Object.values(calls)) expect(f.w.log().filter((l) => l.key === id && l.phase === "start").length).toBeLessThanOrEqual(2);
-  });
+      const calls = callsByTool(turn);
+      expect(Date.parse(ofType(turn, "round.saved")[0]!.time)).toBeLessThan(at);
+      for (const id of Object.values(calls)) {
+        const done = ofType(turn, "call.completed", id);
+        expect(done).toHaveLength(1);
+        expect(Date.parse(done[0]!.time)).toBeGreaterThan(at);
+      }
+      // The unsafe call was committed running: it may have started, so it waited for a person with the reason.
+      expect(ofType(turn, "approval.requested").map((e) => [e.data.call, e.data.reason, e.data.lost])).toEqual([
+        [calls.charge, LOST_ANSWER, true],
+      ]);
+      expect([...approved]).toEqual([[calls.charge, 1]]);
+      // The safe ones ran again at once, as attempt 2, with the same key.
+      for (const tool of ["lookup", "upsert"]) {
+        const starts = ofType(turn, "call.started", calls[tool]);
+        expect(starts.map((s) => s.data.attempt)).toEqual([1, 2]);
+        expect(new Set(starts.map((s) => s.data.idempotency_key))).toEqual(new Set([calls[tool]]));
+      }
+      // Whatever reached the worker before the kill ran at most twice in all.
+      for (const id of Object.values(calls))
+        expect(f.w.log().filter((l) => l.key === id && l.phase === "start").length).toBeLessThanOrEqual(2);
+    },
+  );
 
   it("while calls run: every call ran twice with its key; the unsafe one only after approval", { timeout: 60_000 }, async () => {
     const m = await f.send("running-1");
     // The worker's own record: all three are running in the worker.
-    await waitUntil(() => f.logOf("running-1/").filter((l) => l.phase === "start").length === 3, "three calls started in the worker", 20_000, 5);
+    await waitUntil(
+      () => f.logOf("running-1/").filter((l) => l.phase === "start").length === 3,
+      "three calls started in the worker",
+      20_000,
+      5,
+    );
     const at = await f.crash();
     expect(f.logOf("running-1/").filter((l) => l.phase === "end")).toEqual([]);
     await f.restart();
@@ -89,11 +101,19 @@ describe("SIGKILL around a saved round", () => {
   it("twice in one turn: calls re-run each time with the same key, the unsafe one once per approval", { timeout: 80_000 }, async () => {
     const m = await f.send("twice-1");
     const startsOf = (tool: string) => f.logOf(`twice-1/${tool}`).filter((l) => l.phase === "start");
-    await waitUntil(() => f.logOf("twice-1/").filter((l) => l.phase === "start").length === 3, "three calls started in the worker", 20_000, 5);
+    await waitUntil(
+      () => f.logOf("twice-1/").filter((l) => l.phase === "start").length === 3,
+      "three calls started in the worker",
+      20_000,
+      5,
+    );
     await f.crash();
     await f.restart();
     // The safe calls re-run by themselves; the unsafe one waits for a person. Approve it, then crash again while it re-runs.
-    const asked = await waitUntil(async () => ofType(turnEvents(await f.p.events(f.agentId), m), "approval.requested")[0], "the lost-answer approval request");
+    const asked = await waitUntil(
+      async () => ofType(turnEvents(await f.p.events(f.agentId), m), "approval.requested")[0],
+      "the lost-answer approval request",
+    );
     expect(asked.data.reason).toBe(LOST_ANSWER);
     await f.p.apiOk("POST", `/v1/agents/${f.agentId}/calls/${String(asked.data.call)}/approve`);
     await waitUntil(() => startsOf("charge").length === 2, "the approved re-run to start in the worker", 20_000, 5);

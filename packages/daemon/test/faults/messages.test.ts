@@ -40,27 +40,37 @@ describe("messages and conversations through a crash", () => {
 
     // Exactly one turn per message (checked by settleAndCheck) and every turn completed; the history has each message once.
     const runs = new Set(ids.map((m) => runOf(events, m)));
-    for (const run of runs) expect(events.filter((e) => e.run === run).map((e) => e.type.replace("dev.wardrik.", ""))).toContain("turn.completed");
+    for (const run of runs)
+      expect(events.filter((e) => e.run === run).map((e) => e.type.replace("dev.wardrik.", ""))).toContain("turn.completed");
     for (const conversation of ["main", "second", "third"]) {
       expect(await userTexts(conversation)).toEqual(sent.filter(([c]) => c === conversation).map(([, t]) => t));
     }
   });
 
-  it("three conversations mid-round: each safe call re-runs with its key, each unsafe call waits for a person", { timeout: 60_000 }, async () => {
-    const ids = [await f.send("multi-x", "mx"), await f.send("multi-y", "my"), await f.send("multi-z", "mz")];
-    await waitUntil(() => f.logOf("multi-").filter((l) => l.phase === "start").length === 9, "nine calls started in the worker", 20_000, 5);
-    await f.crash();
-    await f.restart();
-    const { events, approved } = await f.settleAndCheck(ids);
+  it(
+    "three conversations mid-round: each safe call re-runs with its key, each unsafe call waits for a person",
+    { timeout: 60_000 },
+    async () => {
+      const ids = [await f.send("multi-x", "mx"), await f.send("multi-y", "my"), await f.send("multi-z", "mz")];
+      await waitUntil(
+        () => f.logOf("multi-").filter((l) => l.phase === "start").length === 9,
+        "nine calls started in the worker",
+        20_000,
+        5,
+      );
+      await f.crash();
+      await f.restart();
+      const { events, approved } = await f.settleAndCheck(ids);
 
-    for (const m of ids) {
-      const turn = turnEvents(events, m);
-      const calls = callsByTool(turn);
-      for (const id of Object.values(calls)) expect(f.w.log().filter((l) => l.key === id && l.phase === "start")).toHaveLength(2);
-      expect(approved.get(calls.charge!)).toBe(1);
-      expect(ofType(turn, "approval.requested").map((e) => [e.data.call, e.data.reason])).toEqual([[calls.charge, LOST_ANSWER]]);
-      expect(ofType(turn, "turn.completed")).toHaveLength(1);
-    }
-    expect(approved.size).toBe(3);
-  });
+      for (const m of ids) {
+        const turn = turnEvents(events, m);
+        const calls = callsByTool(turn);
+        for (const id of Object.values(calls)) expect(f.w.log().filter((l) => l.key === id && l.phase === "start")).toHaveLength(2);
+        expect(approved.get(calls.charge!)).toBe(1);
+        expect(ofType(turn, "approval.requested").map((e) => [e.data.call, e.data.reason])).toEqual([[calls.charge, LOST_ANSWER]]);
+        expect(ofType(turn, "turn.completed")).toHaveLength(1);
+      }
+      expect(approved.size).toBe(3);
+    },
+  );
 });

@@ -109,8 +109,18 @@ export async function startOpenAiLoopback(handler?: LoopbackHandler): Promise<Op
 let created = 1_760_000_000;
 
 /** One `chat.completion.chunk` with this delta. */
-export function chunk(delta: Record<string, unknown>, finishReason: string | null = null, model = "loopback-model"): Record<string, unknown> {
-  return { id: "chatcmpl-e2e", object: "chat.completion.chunk", created: created++, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+export function chunk(
+  delta: Record<string, unknown>,
+  finishReason: string | null = null,
+  model = "loopback-model",
+): Record<string, unknown> {
+  return {
+    id: "chatcmpl-e2e",
+    object: "chat.completion.chunk",
+    created: created++,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
 }
 
 /** The final usage chunk (sent when stream_options.include_usage is set): no choices. */

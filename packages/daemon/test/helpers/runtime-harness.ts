@@ -20,7 +20,11 @@ export class FnToolset implements Toolset {
   readonly tools = new Map<string, { info: ToolInfo; run: (args: unknown, ctx: ToolCallContext) => Promise<ToolOutcome> | ToolOutcome }>();
   constructor(readonly namespace: string) {}
 
-  add(name: string, run: (args: unknown, ctx: ToolCallContext) => Promise<ToolOutcome> | ToolOutcome, flags: { readOnly?: boolean; idempotent?: boolean } = {}): this {
+  add(
+    name: string,
+    run: (args: unknown, ctx: ToolCallContext) => Promise<ToolOutcome> | ToolOutcome,
+    flags: { readOnly?: boolean; idempotent?: boolean } = {},
+  ): this {
     this.tools.set(name, {
       info: {
         name: `${this.namespace}/${name}`,
@@ -98,12 +102,19 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       return { ref: `script/${name}`, model: m, price: { input: 1, output: 2 } };
     },
     decide: (call) => decide(compiled, { tool: call.tool, args: call.args, readOnly: call.readOnly }),
-    budget: (def) => ({ per_turn_usd: options.policy?.budget?.per_turn_usd, per_day_usd: def.budget ?? options.policy?.budget?.per_day_usd }),
+    budget: (def) => ({
+      per_turn_usd: options.policy?.budget?.per_turn_usd,
+      per_day_usd: def.budget ?? options.policy?.budget?.per_day_usd,
+    }),
   };
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, systemClock));
   for (const t of options.toolsets ?? []) registry.add(t);
-  const runtime = new Runtime(store, registry, hooks, { toolTimeoutMs: options.toolTimeoutMs ?? 60_000, modelBackoffMs: 5, sleepCheckMs: options.sleepCheckMs ?? 1000 });
+  const runtime = new Runtime(store, registry, hooks, {
+    toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
+    modelBackoffMs: 5,
+    sleepCheckMs: options.sleepCheckMs ?? 1000,
+  });
 
   const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>
     new Promise<StoredEvent>((resolve, reject) => {
@@ -150,7 +161,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     script: (name, script) => void scripts.set(name, script),
     ask: async (agent, text, conversation = "main") => {
       const q = await runtime.enqueue(agent, conversation, text);
-      const started = await waitFor((e) => e.type === "dev.wardrik.turn.started" && ((e.data.messages as string[]) ?? []).includes(q.message));
+      const started = await waitFor(
+        (e) => e.type === "dev.wardrik.turn.started" && ((e.data.messages as string[]) ?? []).includes(q.message),
+      );
       return waitFor((e) => e.run === started.run && /turn\.(completed|failed|cancelled)$/.test(e.type));
     },
     waitFor,

@@ -162,7 +162,11 @@ export function spawnWardrik(args: string[], opts: CliOptions): CliProcess {
             resolve();
           } else if (child.exitCode !== null || child.signalCode !== null) {
             cleanup();
-            reject(new Error(`wardrik ${args.join(" ")} ended (${child.exitCode ?? child.signalCode}) before the expected output.\nstdout: ${out}\nstderr: ${err}`));
+            reject(
+              new Error(
+                `wardrik ${args.join(" ")} ended (${child.exitCode ?? child.signalCode}) before the expected output.\nstdout: ${out}\nstderr: ${err}`,
+              ),
+            );
           }
         };
         const timer = setTimeout(() => {
@@ -423,8 +427,10 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     },
     daemonStderr: () => stderr,
     daemonStdout: () => stdout,
-    cli: (args, opts = {}) => runWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }),
-    spawnCli: (args, opts = {}) => spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.scope ? { scope: opts.scope } : {}) }),
+    cli: (args, opts = {}) =>
+      runWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }),
+    spawnCli: (args, opts = {}) =>
+      spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.scope ? { scope: opts.scope } : {}) }),
     async api<T>(method: string, path: string, body?: unknown, opts: ApiOptions = {}): Promise<ApiResult<T>> {
       if (!url) throw new Error("The daemon is not running.");
       const headers: Record<string, string> = { ...opts.headers };
@@ -432,8 +438,14 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       if (token !== null) headers.authorization = `Bearer ${token}`;
       let payload: string | Uint8Array | undefined = opts.raw;
       if (payload === undefined && body !== undefined) payload = JSON.stringify(body);
-      if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
-      const res = await fetch(url + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+      if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
+        headers["content-type"] = "application/json";
+      const res = await fetch(url + path, {
+        method,
+        headers,
+        ...(payload !== undefined ? { body: payload } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
       const text = await res.text();
       let json: unknown;
       try {
@@ -467,7 +479,10 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
       const out: WireEvent[] = [];
       for (;;) {
-        const page: { events: WireEvent[] } = await project.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?after=${after}&limit=1000`);
+        const page: { events: WireEvent[] } = await project.apiOk<{ events: WireEvent[] }>(
+          "GET",
+          `/v1/agents/${id}/events?after=${after}&limit=1000`,
+        );
         out.push(...page.events);
         if (page.events.length < 1000) return out;
         after = page.events[page.events.length - 1]!.seq;
@@ -493,7 +508,11 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     async send(agent, text, conversation = "main", timeoutMs = 30_000) {
       const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
       const q = await project.apiOk<{ message: string; seq: number }>("POST", `/v1/agents/${id}/messages`, { text, conversation });
-      const started = await project.waitForEvent(id, (e) => short(e.type) === "turn.started" && ((e.data.messages as string[] | undefined) ?? []).includes(q.message), timeoutMs);
+      const started = await project.waitForEvent(
+        id,
+        (e) => short(e.type) === "turn.started" && ((e.data.messages as string[] | undefined) ?? []).includes(q.message),
+        timeoutMs,
+      );
       const end = await project.waitForTurnEnd(id, started.run!, timeoutMs);
       return { message: q.message, run: started.run!, end };
     },

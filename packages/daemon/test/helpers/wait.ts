@@ -5,7 +5,12 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `fn` until it returns something other than undefined/false; fails after `timeoutMs` naming `what`. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -15,7 +20,8 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
     await sleep(everyMs);
   }
 }

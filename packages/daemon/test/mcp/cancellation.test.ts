@@ -27,13 +27,17 @@ describe("MCP: cancellation", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     controller.abort(new Error("killed by a person"));
     expect(await pending).toMatchObject({ ok: false, kind: "killed", error: expect.stringMatching(/told to cancel/) });
-    await until(() => {
-      try {
-        return readFileSync(logFile, "utf8").includes("c1: ");
-      } catch {
-        return false;
-      }
-    }, 5_000, "the server to log the cancellation");
+    await until(
+      () => {
+        try {
+          return readFileSync(logFile, "utf8").includes("c1: ");
+        } catch {
+          return false;
+        }
+      },
+      5_000,
+      "the server to log the cancellation",
+    );
     expect(readFileSync(logFile, "utf8")).toMatch(/c1: .*killed by a person/);
   });
 

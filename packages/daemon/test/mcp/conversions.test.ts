@@ -8,7 +8,14 @@ import { toToolInfo } from "../../src/tools/mcp/to-tool-info.js";
 describe("MCP conversions", () => {
   it("text only becomes a string; several text blocks join with newlines", () => {
     expect(toToolOutcome("s", "t", { content: [] })).toEqual({ ok: true, output: "" });
-    expect(toToolOutcome("s", "t", { content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] })).toEqual({ ok: true, output: "a\nb" });
+    expect(
+      toToolOutcome("s", "t", {
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      }),
+    ).toEqual({ ok: true, output: "a\nb" });
   });
 
   it("keeps text that says more than the structured result", () => {
@@ -19,10 +26,27 @@ describe("MCP conversions", () => {
   });
 
   it("isError fails the call with the text, or the structured result, or a default message", () => {
-    expect(toToolOutcome("s", "t", { isError: true, content: [{ type: "text", text: "no such issue" }] })).toEqual({ ok: false, kind: "failed", error: "no such issue" });
-    expect(toToolOutcome("s", "t", { isError: true, content: [], structuredContent: { code: 7 } })).toEqual({ ok: false, kind: "failed", error: '{"code":7}' });
-    expect(toToolOutcome("s", "t", { isError: true, content: [] })).toMatchObject({ ok: false, error: "The MCP tool s/t reported an error without a message." });
-    const withImage = toToolOutcome("s", "t", { isError: true, content: [{ type: "text", text: "bad" }, { type: "image", data: "AAAA", mimeType: "image/png" }] });
+    expect(toToolOutcome("s", "t", { isError: true, content: [{ type: "text", text: "no such issue" }] })).toEqual({
+      ok: false,
+      kind: "failed",
+      error: "no such issue",
+    });
+    expect(toToolOutcome("s", "t", { isError: true, content: [], structuredContent: { code: 7 } })).toEqual({
+      ok: false,
+      kind: "failed",
+      error: '{"code":7}',
+    });
+    expect(toToolOutcome("s", "t", { isError: true, content: [] })).toMatchObject({
+      ok: false,
+      error: "The MCP tool s/t reported an error without a message.",
+    });
+    const withImage = toToolOutcome("s", "t", {
+      isError: true,
+      content: [
+        { type: "text", text: "bad" },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+      ],
+    });
     expect(withImage).toMatchObject({ ok: false, error: "bad\n(with 1 attachment(s): image image/png, 3 bytes)" });
   });
 
@@ -33,9 +57,17 @@ describe("MCP conversions", () => {
   it("tool infos: explicit hints only, titles from annotations, invalid model names skipped", () => {
     const schema = { type: "object" as const, properties: {} };
     expect(toToolInfo("lin", { name: "get", inputSchema: schema })).toEqual({
-      info: { name: "lin/get", description: "get (the MCP server \"lin\" gives no description)", inputSchema: schema, readOnly: false, idempotent: false },
+      info: {
+        name: "lin/get",
+        description: 'get (the MCP server "lin" gives no description)',
+        inputSchema: schema,
+        readOnly: false,
+        idempotent: false,
+      },
     });
-    expect(toToolInfo("lin", { name: "get", inputSchema: schema, annotations: { title: "Get it", readOnlyHint: false, idempotentHint: true } })).toMatchObject({
+    expect(
+      toToolInfo("lin", { name: "get", inputSchema: schema, annotations: { title: "Get it", readOnlyHint: false, idempotentHint: true } }),
+    ).toMatchObject({
       info: { title: "Get it", description: "Get it", readOnly: false, idempotent: true },
     });
     expect(toToolInfo("lin", { name: "a.b", inputSchema: schema })).toMatchObject({ skipped: expect.stringMatching(/lin__a\.b/) });

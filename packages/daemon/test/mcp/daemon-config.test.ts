@@ -24,7 +24,7 @@ beforeAll(async () => {
     "  broken:",
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: [${JSON.stringify(fixture("exit-at-once.mjs"))}]`,
-    "    env: { FIXTURE_SECRET: \"${env:FIXTURE_SECRET}\" }",
+    '    env: { FIXTURE_SECRET: "${env:FIXTURE_SECRET}" }',
     "",
   ].join("\n");
   p = await createProject({

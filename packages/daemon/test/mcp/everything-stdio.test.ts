@@ -16,7 +16,12 @@ describe("MCP: server-everything over stdio", () => {
   it("lists tools with their annotations", async () => {
     const tools = await everything.list(scope());
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect(byName.get("everything/echo")).toMatchObject({ readOnly: true, idempotent: true, description: "Echoes back the input string", title: "Echo Tool" });
+    expect(byName.get("everything/echo")).toMatchObject({
+      readOnly: true,
+      idempotent: true,
+      description: "Echoes back the input string",
+      title: "Echo Tool",
+    });
     expect(byName.get("everything/toggle-simulated-logging")).toMatchObject({ readOnly: false });
     // Names with "-" are valid model names: the model sees everything__get-tiny-image.
     expect(byName.has("everything/get-tiny-image")).toBe(true);
@@ -48,7 +53,11 @@ describe("MCP: server-everything over stdio", () => {
     expect(JSON.stringify(ref)).toMatch(/"type":"resource","uri":"demo:\/\/resource\/dynamic\/text\/2"/);
     const links = await everything.call("get-resource-links", { count: 2 }, ctx());
     expect(links.ok).toBe(true);
-    if (links.ok) expect((links.output as { attachments: { type: string }[] }).attachments.map((a) => a.type)).toEqual(["resource_link", "resource_link"]);
+    if (links.ok)
+      expect((links.output as { attachments: { type: string }[] }).attachments.map((a) => a.type)).toEqual([
+        "resource_link",
+        "resource_link",
+      ]);
   });
 
   it("turns isError results into failed calls with the server's message", async () => {

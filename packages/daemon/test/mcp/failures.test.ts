@@ -64,7 +64,10 @@ describe("MCP: broken servers", () => {
     await hung.call("x", {}, ctx());
     expect(hung.status(scope())[0]!.reason).toMatch(/next use after 0\.\d s/);
     await sleep(20);
-    const waits = log.lines.map((l) => JSON.parse(l) as { msg: string; retry_in_ms?: number }).filter((l) => l.msg === "MCP server is down").map((l) => l.retry_in_ms);
+    const waits = log.lines
+      .map((l) => JSON.parse(l) as { msg: string; retry_in_ms?: number })
+      .filter((l) => l.msg === "MCP server is down")
+      .map((l) => l.retry_in_ms);
     expect(waits).toEqual([300, 600]);
   });
 
@@ -79,7 +82,9 @@ describe("MCP: broken servers", () => {
     if (!read.ok) {
       // A read-only call is safe to try again: failed, not lost.
       expect(read.kind).toBe("failed");
-      expect(read.error).toMatch(/MCP server "crashy" stopped during the call to crashy\/crash: the server process exited \(exit code 70\)/);
+      expect(read.error).toMatch(
+        /MCP server "crashy" stopped during the call to crashy\/crash: the server process exited \(exit code 70\)/,
+      );
       expect(read.error).toContain("panic: read crashed (secret [redacted])");
       expect(read.error).not.toContain(SECRET);
     }
@@ -104,7 +109,11 @@ describe("MCP: broken servers", () => {
     const broken = toolset("broken", nodeServer(fixture("exit-at-once.mjs")), fast);
     const hung = toolset("hung", nodeServer(fixture("never-initialize.mjs")), { ...fast, startTimeoutMs: 500 });
     const good = toolset("good", nodeServer(EVERYTHING, ["stdio"]));
-    const [b, h, g] = await Promise.all([broken.call("x", {}, ctx()), hung.call("x", {}, ctx()), good.call("echo", { message: "fine" }, ctx())]);
+    const [b, h, g] = await Promise.all([
+      broken.call("x", {}, ctx()),
+      hung.call("x", {}, ctx()),
+      good.call("echo", { message: "fine" }, ctx()),
+    ]);
     expect(b.ok).toBe(false);
     expect(h.ok).toBe(false);
     expect(g).toEqual({ ok: true, output: "Echo: fine" });

@@ -21,7 +21,9 @@ const listRequests = async (t: McpToolset, agent = "agt_test") => {
 describe("MCP: server lifecycle", () => {
   it("starts nothing until an agent needs the server", async () => {
     const t = paged();
-    expect(t.status(scope())).toEqual([{ name: "paged", status: "stopped", reason: "not running; it starts when an awake agent needs it" }]);
+    expect(t.status(scope())).toEqual([
+      { name: "paged", status: "stopped", reason: "not running; it starts when an awake agent needs it" },
+    ]);
     await sleep(50);
     expect(t.status(scope())[0]!.status).toBe("stopped");
     await t.list(scope("agt_a"));
@@ -32,7 +34,15 @@ describe("MCP: server lifecycle", () => {
   it("follows tools/list pages, and answers later lists from its cache", async () => {
     const t = paged();
     const first = await t.list(scope());
-    expect(first.map((x) => x.name)).toEqual(["paged/plain", "paged/reader", "paged/upsert", "paged/both", "paged/stats", "paged/sleep", "paged/mixed"]);
+    expect(first.map((x) => x.name)).toEqual([
+      "paged/plain",
+      "paged/reader",
+      "paged/upsert",
+      "paged/both",
+      "paged/stats",
+      "paged/sleep",
+      "paged/mixed",
+    ]);
     // 8 tools in pages of 2: 4 requests. Many more lists (one per model step) send none.
     for (let i = 0; i < 20; i++) await t.list(scope());
     expect(await listRequests(t)).toBe(4);
@@ -44,7 +54,11 @@ describe("MCP: server lifecycle", () => {
     expect(tools.get("paged/reader")).toMatchObject({ readOnly: true, idempotent: false, title: "Reader" });
     expect(tools.get("paged/upsert")).toMatchObject({ readOnly: false, idempotent: true });
     expect(tools.get("paged/both")).toMatchObject({ readOnly: true, idempotent: true });
-    expect(tools.get("paged/reader")!.inputSchema).toEqual({ type: "object", properties: { q: { type: "string", description: "A query" } }, required: ["q"] });
+    expect(tools.get("paged/reader")!.inputSchema).toEqual({
+      type: "object",
+      properties: { q: { type: "string", description: "A query" } },
+      required: ["q"],
+    });
     expect(tools.has("paged/bad.name")).toBe(false);
   });
 
@@ -93,7 +107,11 @@ describe("MCP: server lifecycle", () => {
     await t.list(scope());
     await t.close();
     expect(t.status(scope())[0]!.status).toBe("stopped");
-    expect(await t.call("plain", { q: "x" }, ctx())).toMatchObject({ ok: false, kind: "unavailable", error: expect.stringMatching(/shut down/) });
+    expect(await t.call("plain", { q: "x" }, ctx())).toMatchObject({
+      ok: false,
+      kind: "unavailable",
+      error: expect.stringMatching(/shut down/),
+    });
   });
 
   it("describes every content type instead of dropping any", async () => {

@@ -71,7 +71,10 @@ export interface HttpEverything {
 /** server-everything in streamable-HTTP mode, as its own process on a free port. */
 export async function startHttpEverything(port?: number): Promise<HttpEverything> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(p) }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+    env: { ...process.env, PORT: String(p) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   await new Promise<void>((resolve, reject) => {
     let err = "";
     const timer = setTimeout(() => reject(new Error(`server-everything did not listen on ${p}: ${err}`)), 20_000);

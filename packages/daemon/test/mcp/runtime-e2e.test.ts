@@ -62,13 +62,17 @@ describe("MCP tools in the turn loop", () => {
     expect(offered).toContain("fs__read_text_file");
     expect(offered).toContain("fs__write_file");
     const schema = model.calls[0]!.tools!.find((t) => t.name === "fs__write_file");
-    expect(schema && "inputSchema" in schema ? schema.inputSchema : undefined).toMatchObject({ properties: { path: { type: "string" }, content: { type: "string" } } });
+    expect(schema && "inputSchema" in schema ? schema.inputSchema : undefined).toMatchObject({
+      properties: { path: { type: "string" }, content: { type: "string" } },
+    });
 
     await h.runtime.approve(a, String(asked.data.call));
     const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed", 20_000);
     expect(readFileSync(target, "utf8")).toBe("from the agent");
     expect(end.data.reply).toMatch(/done: .*Successfully wrote to/);
-    expect(types(h.events, end.run)).toEqual(expect.arrayContaining(["approval.requested", "approval.granted", "call.completed", "turn.completed"]));
+    expect(types(h.events, end.run)).toEqual(
+      expect.arrayContaining(["approval.requested", "approval.granted", "call.completed", "turn.completed"]),
+    );
     expect(q.message).toMatch(/^msg_/);
   });
 
@@ -97,7 +101,12 @@ describe("MCP tools in the turn loop", () => {
     const a = await h.agent({
       name: "a",
       tools: ["everything/*"],
-      script: { steps: [{ tool_calls: [call("everything/trigger-long-running-operation", { duration: 30, steps: 3 })] }, { text: "after: {{result}}" }] },
+      script: {
+        steps: [
+          { tool_calls: [call("everything/trigger-long-running-operation", { duration: 30, steps: 3 })] },
+          { text: "after: {{result}}" },
+        ],
+      },
     });
     const done = h.ask(a, "go");
     const started = await h.waitFor((e) => e.type === "dev.wardrik.call.started", 20_000);
@@ -116,7 +125,12 @@ describe("MCP tools in the turn loop", () => {
     const a = await h.agent({
       name: "a",
       tools: ["everything/*"],
-      script: { steps: [{ tool_calls: [call("everything/trigger-long-running-operation", { duration: 30, steps: 3 })] }, { text: "after: {{result}}" }] },
+      script: {
+        steps: [
+          { tool_calls: [call("everything/trigger-long-running-operation", { duration: 30, steps: 3 })] },
+          { text: "after: {{result}}" },
+        ],
+      },
     });
     // Start the server first: the timeout is for the call, not the server's start.
     await everything.list({ org: "default", agentId: a.id });

@@ -62,7 +62,16 @@ const ev = (data: Record<string, unknown>): SseEvent => ({ event: data.type as s
 function messageStart(usage: Record<string, number>): SseEvent {
   return ev({
     type: "message_start",
-    message: { id: "msg_01Loop", type: "message", role: "assistant", model: MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { output_tokens: 1, ...usage } },
+    message: {
+      id: "msg_01Loop",
+      type: "message",
+      role: "assistant",
+      model: MODEL,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { output_tokens: 1, ...usage },
+    },
   });
 }
 
@@ -94,7 +103,10 @@ function textStream(text: string): SseEvent[] {
   ];
 }
 
-const call = (prompt: LanguageModelV3Prompt, extra: { retries?: number; onDelta?: (d: string) => void; onRetry?: (attempt: number, delayMs: number, error: string) => void } = {}) => {
+const call = (
+  prompt: LanguageModelV3Prompt,
+  extra: { retries?: number; onDelta?: (d: string) => void; onRetry?: (attempt: number, delayMs: number, error: string) => void } = {},
+) => {
   const resolved = resolveModel("claude", config(), { env: {} });
   return callModel({
     model: resolved.model,
@@ -119,7 +131,12 @@ describe("anthropic over a loopback Messages API server", () => {
   it("streams text, a tool call's input from partial JSON, usage with cache reads, and its cost", async () => {
     server.respond = (_req, res) => writeSse(res, sseText(toolUseStream()));
     const resolved = resolveModel("claude", config(), { env: {} });
-    expect(resolved).toMatchObject({ provider: "anthropic", modelId: MODEL, contextWindow: 200_000, price: { input: 3, output: 15, cached_input: 0.3 } });
+    expect(resolved).toMatchObject({
+      provider: "anthropic",
+      modelId: MODEL,
+      contextWindow: 200_000,
+      price: { input: 3, output: 15, cached_input: 0.3 },
+    });
 
     const deltas: string[] = [];
     const reply = await call(PROMPT, { onDelta: (d) => deltas.push(d) });
@@ -171,7 +188,13 @@ describe("anthropic over a loopback Messages API server", () => {
         role: "tool",
         results: [
           { modelCallId: "toolu_01Abc", callId: "call_01", tool: "files/write", isError: false, output: { path: "notes/a.md", bytes: 6 } },
-          { modelCallId: "toolu_02Def", callId: "call_02", tool: "files/write", isError: true, output: "Denied by policy: paths must be relative" },
+          {
+            modelCallId: "toolu_02Def",
+            callId: "call_02",
+            tool: "files/write",
+            isError: true,
+            output: "Denied by policy: paths must be relative",
+          },
         ],
       },
     ];
@@ -218,7 +241,10 @@ describe("anthropic errors", () => {
 
   it("never shows the key in an error, even when the server echoes it", async () => {
     server.respond = (req, res, i) =>
-      jsonReply(401, { type: "error", error: { type: "authentication_error", message: `invalid x-api-key: ${String(req.headers["x-api-key"])}` } })(req, res, i);
+      jsonReply(401, {
+        type: "error",
+        error: { type: "authentication_error", message: `invalid x-api-key: ${String(req.headers["x-api-key"])}` },
+      })(req, res, i);
     const err = await failure(call(PROMPT, { retries: 3 }));
     expect(err).toBeInstanceOf(ModelCallError);
     expect(err!.message).toBe("model API error 401: invalid x-api-key: [redacted]");
@@ -229,7 +255,9 @@ describe("anthropic errors", () => {
 
   it("retries a 529 overloaded_error response, then succeeds", async () => {
     server.respond = (req, res, i) =>
-      i === 0 ? jsonReply(529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } })(req, res, i) : writeSse(res, sseText(textStream("ok")));
+      i === 0
+        ? jsonReply(529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } })(req, res, i)
+        : writeSse(res, sseText(textStream("ok")));
     const retries: string[] = [];
     const reply = await call(PROMPT, { retries: 2, onRetry: (_a, _d, e) => retries.push(e) });
     expect(reply.text).toBe("ok");
@@ -239,7 +267,10 @@ describe("anthropic errors", () => {
 
   it("retries an overloaded_error event that is the stream's first event", async () => {
     server.respond = (_req, res, i) =>
-      writeSse(res, sseText(i === 0 ? [ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })] : textStream("ok")));
+      writeSse(
+        res,
+        sseText(i === 0 ? [ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })] : textStream("ok")),
+      );
     const reply = await call(PROMPT, { retries: 2 });
     expect(reply.text).toBe("ok");
     expect(server.received).toHaveLength(2);
@@ -257,7 +288,11 @@ describe("anthropic errors", () => {
         res,
         sseText(
           i === 0
-            ? [messageStart({ input_tokens: 10 }), ev({ type: "ping" }), ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })]
+            ? [
+                messageStart({ input_tokens: 10 }),
+                ev({ type: "ping" }),
+                ev({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+              ]
             : textStream("ok"),
         ),
       );

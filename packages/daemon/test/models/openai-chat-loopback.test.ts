@@ -36,7 +36,12 @@ beforeAll(async () => {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const text = Buffer.concat(chunks).toString("utf8");
-      const r: Received = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+      const r: Received = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>),
+      };
       received.push(r);
       respond(r, res).catch((err: unknown) => res.destroy(err as Error));
     });
@@ -190,7 +195,9 @@ describe.each([
         { role: "system", content: "You keep notes." },
         { role: "user", content: "Save a note" },
       ],
-      tools: [{ type: "function", function: { name: "files__write", description: WRITE_TOOL.description, parameters: WRITE_TOOL.inputSchema } }],
+      tools: [
+        { type: "function", function: { name: "files__write", description: WRITE_TOOL.description, parameters: WRITE_TOOL.inputSchema } },
+      ],
     });
   });
 
@@ -201,8 +208,21 @@ describe.each([
       ...CALL,
       prompt: [
         ...CALL.prompt,
-        { role: "assistant", content: [{ type: "tool-call", toolCallId: "call_abc", toolName: "files__write", input: { path: "a.md", content: "x" } }] },
-        { role: "tool", content: [{ type: "tool-result", toolCallId: "call_abc", toolName: "files__write", output: { type: "json", value: { path: "a.md", bytes: 1 } } }] },
+        {
+          role: "assistant",
+          content: [{ type: "tool-call", toolCallId: "call_abc", toolName: "files__write", input: { path: "a.md", content: "x" } }],
+        },
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "call_abc",
+              toolName: "files__write",
+              output: { type: "json", value: { path: "a.md", bytes: 1 } },
+            },
+          ],
+        },
       ],
     });
     await readAll(stream);
@@ -276,14 +296,32 @@ describe("resolveModel", () => {
 
   it("reads the key from the provider's environment variable", () => {
     const resolved = resolveModel("openai/gpt-4o-mini-2024-07-18", { models: {}, dir: "/nowhere" }, { env: { OPENAI_API_KEY: KEY } });
-    expect(resolved).toMatchObject({ provider: "openai", modelId: "gpt-4o-mini-2024-07-18", contextWindow: 128_000, price: { input: 0.15, output: 0.6 } });
+    expect(resolved).toMatchObject({
+      provider: "openai",
+      modelId: "gpt-4o-mini-2024-07-18",
+      contextWindow: 128_000,
+      price: { input: 0.15, output: 0.6 },
+    });
     expect(resolved.model.provider).toBe("openai.responses");
   });
 
   it("lets config set context window and price", () => {
-    const resolved = resolveModel("big", { models: { big: { provider: "anthropic", model: "claude-sonnet-4-5-20250929", api_key: KEY, context_window: 1_000_000, price: { input: 6, output: 22.5 } } }, dir: "/nowhere" });
+    const resolved = resolveModel("big", {
+      models: {
+        big: {
+          provider: "anthropic",
+          model: "claude-sonnet-4-5-20250929",
+          api_key: KEY,
+          context_window: 1_000_000,
+          price: { input: 6, output: 22.5 },
+        },
+      },
+      dir: "/nowhere",
+    });
     expect(resolved).toMatchObject({ contextWindow: 1_000_000, price: { input: 6, output: 22.5 } });
-    expect(resolveModel("anthropic/claude-sonnet-4-5-20250929", { models: {}, dir: "/nowhere" }, { env: { ANTHROPIC_API_KEY: KEY } }).price).toEqual({ input: 3, output: 15, cached_input: 0.3 });
+    expect(
+      resolveModel("anthropic/claude-sonnet-4-5-20250929", { models: {}, dir: "/nowhere" }, { env: { ANTHROPIC_API_KEY: KEY } }).price,
+    ).toEqual({ input: 3, output: 15, cached_input: 0.3 });
   });
 
   it("names the ref when it is unknown or incomplete", () => {
@@ -305,7 +343,9 @@ describe("resolveModel", () => {
     expect(await text("fake")).toBe("given");
     expect(await text("script/echo")).toBe("from file: Save a note");
     expect(await text("script/demo")).toBeUndefined();
-    expect(() => resolveModel("script/nope", config)).toThrow(/no script "nope": .*scripts\/nope\.yaml does not exist .*built-in: echo, demo/);
+    expect(() => resolveModel("script/nope", config)).toThrow(
+      /no script "nope": .*scripts\/nope\.yaml does not exist .*built-in: echo, demo/,
+    );
     expect(() => resolveModel("script/../x", config)).toThrow(/not a valid script name/);
   });
 });

@@ -68,11 +68,23 @@ function toolCallStream(): SseEvent[] {
     { type: "response.created", response: { ...RESPONSE, status: "in_progress" } },
     { type: "response.in_progress", response: { ...RESPONSE, status: "in_progress" } },
     { type: "response.output_item.added", output_index: 0, item: { ...message, status: "in_progress", content: [] } },
-    { type: "response.content_part.added", item_id: "msg_1", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } },
+    {
+      type: "response.content_part.added",
+      item_id: "msg_1",
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [] },
+    },
     { type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: "Hello, ", logprobs: [] },
     { type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: "wörld 🌍", logprobs: [] },
     { type: "response.output_text.done", item_id: "msg_1", output_index: 0, content_index: 0, text: "Hello, wörld 🌍", logprobs: [] },
-    { type: "response.content_part.done", item_id: "msg_1", output_index: 0, content_index: 0, part: { type: "output_text", text: "Hello, wörld 🌍", annotations: [] } },
+    {
+      type: "response.content_part.done",
+      item_id: "msg_1",
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "Hello, wörld 🌍", annotations: [] },
+    },
     {
       type: "response.output_item.done",
       output_index: 0,
@@ -88,25 +100,42 @@ function toolCallStream(): SseEvent[] {
         ...RESPONSE,
         status: "completed",
         incomplete_details: null,
-        usage: { input_tokens: 1234, input_tokens_details: { cached_tokens: 1024 }, output_tokens: 56, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1290 },
+        usage: {
+          input_tokens: 1234,
+          input_tokens_details: { cached_tokens: 1024 },
+          output_tokens: 56,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 1290,
+        },
       },
     },
   ]);
 }
 
 /** A plain text reply. */
-function textStream(text: string, usage = { input_tokens: 900, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, total_tokens: 904 }): SseEvent[] {
+function textStream(
+  text: string,
+  usage = { input_tokens: 900, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, total_tokens: 904 },
+): SseEvent[] {
   const message = { id: "msg_2", type: "message", role: "assistant" };
   return numbered([
     { type: "response.created", response: { ...RESPONSE, status: "in_progress" } },
     { type: "response.output_item.added", output_index: 0, item: { ...message, status: "in_progress", content: [] } },
     { type: "response.output_text.delta", item_id: "msg_2", output_index: 0, content_index: 0, delta: text, logprobs: [] },
-    { type: "response.output_item.done", output_index: 0, item: { ...message, status: "completed", content: [{ type: "output_text", text, annotations: [] }] } },
+    {
+      type: "response.output_item.done",
+      output_index: 0,
+      item: { ...message, status: "completed", content: [{ type: "output_text", text, annotations: [] }] },
+    },
     { type: "response.completed", response: { ...RESPONSE, status: "completed", incomplete_details: null, usage } },
   ]);
 }
 
-const call = (model: ReturnType<typeof resolveModel>, prompt: LanguageModelV3Prompt, extra: { retries?: number; onDelta?: (d: string) => void } = {}) =>
+const call = (
+  model: ReturnType<typeof resolveModel>,
+  prompt: LanguageModelV3Prompt,
+  extra: { retries?: number; onDelta?: (d: string) => void } = {},
+) =>
   callModel({
     model: model.model,
     prompt,
@@ -125,7 +154,12 @@ describe.each([
   it("streams text deltas, a tool call with parsed args and usage with cached tokens, and costs it from the price table", async () => {
     server.respond = (_req, res) => writeSse(res, sseText(toolCallStream(), eol));
     const resolved = resolveModel(REF, config(), { env: {} });
-    expect(resolved).toMatchObject({ provider: "openai", modelId: "gpt-4o", contextWindow: 128_000, price: { input: 2.5, output: 10, cached_input: 1.25 } });
+    expect(resolved).toMatchObject({
+      provider: "openai",
+      modelId: "gpt-4o",
+      contextWindow: 128_000,
+      price: { input: 2.5, output: 10, cached_input: 1.25 },
+    });
     expect(resolved.model.provider).toBe("openai.responses");
 
     const deltas: string[] = [];
@@ -159,7 +193,12 @@ describe.each([
     expect(req.body.input).toHaveLength(2);
     const tools = req.body.tools as Record<string, unknown>[];
     expect(tools).toHaveLength(1);
-    expect(tools[0]).toMatchObject({ type: "function", name: "files__write", description: WRITE_TOOL.description, parameters: WRITE_TOOL.inputSchema });
+    expect(tools[0]).toMatchObject({
+      type: "function",
+      name: "files__write",
+      description: WRITE_TOOL.description,
+      parameters: WRITE_TOOL.inputSchema,
+    });
   });
 });
 
@@ -180,7 +219,13 @@ describe("openai (Responses API) requests", () => {
         role: "tool",
         results: [
           { modelCallId: "call_abc", callId: "call_01", tool: "files/write", isError: false, output: { path: "notes/a.md", bytes: 6 } },
-          { modelCallId: "call_def", callId: "call_02", tool: "files/write", isError: true, output: "Denied by policy: paths must be relative" },
+          {
+            modelCallId: "call_def",
+            callId: "call_02",
+            tool: "files/write",
+            isError: true,
+            output: "Denied by policy: paths must be relative",
+          },
         ],
       },
     ];
@@ -211,7 +256,9 @@ describe("openai (Responses API) requests", () => {
 describe("openai (Responses API) errors", () => {
   it("passes a 400 error body's message to the caller and does not retry it", async () => {
     const message = "Invalid schema for function 'files__write': 'additionalProperties' is required to be supplied and to be false.";
-    server.respond = jsonReply(400, { error: { message, type: "invalid_request_error", param: "tools[0].parameters", code: "invalid_function_parameters" } });
+    server.respond = jsonReply(400, {
+      error: { message, type: "invalid_request_error", param: "tools[0].parameters", code: "invalid_function_parameters" },
+    });
     const resolved = resolveModel(REF, config(), { env: {} });
     const err = await call(resolved, PROMPT, { retries: 3 }).then(
       () => undefined,
@@ -225,7 +272,13 @@ describe("openai (Responses API) errors", () => {
 
   it("keeps the API key out of the error when a 401 body echoes it", async () => {
     server.respond = (req, res) =>
-      jsonReply(401, { error: { message: `Incorrect API key provided: ${String(req.headers.authorization).slice(7)}.`, type: "invalid_request_error", code: "invalid_api_key" } })(req, res, 0);
+      jsonReply(401, {
+        error: {
+          message: `Incorrect API key provided: ${String(req.headers.authorization).slice(7)}.`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      })(req, res, 0);
     const resolved = resolveModel(REF, config(), { env: {} });
     const err = (await call(resolved, PROMPT, { retries: 3 }).then(
       () => undefined,
@@ -238,7 +291,13 @@ describe("openai (Responses API) errors", () => {
 
   it("retries a 500 and then succeeds", async () => {
     server.respond = (req, res, i) =>
-      i === 0 ? jsonReply(500, { error: { message: "The server had an error while processing your request.", type: "server_error" } })(req, res, i) : writeSse(res, sseText(textStream("ok")));
+      i === 0
+        ? jsonReply(500, { error: { message: "The server had an error while processing your request.", type: "server_error" } })(
+            req,
+            res,
+            i,
+          )
+        : writeSse(res, sseText(textStream("ok")));
     const resolved = resolveModel(REF, config(), { env: {} });
     const reply = await call(resolved, PROMPT, { retries: 2 });
     expect(reply.text).toBe("ok");
@@ -252,7 +311,12 @@ describe("openai (Responses API) errors", () => {
   // String(err) = "[object Object]": the provider's message is lost.
   it("reports the provider's message when the stream fails after output has started", async () => {
     const events = textStream("Partial answ").slice(0, 3);
-    const failure = { type: "error", code: "server_error", message: "The server had an error while processing your request. Sorry about that!", param: null };
+    const failure = {
+      type: "error",
+      code: "server_error",
+      message: "The server had an error while processing your request. Sorry about that!",
+      param: null,
+    };
     server.respond = (_req, res) => writeSse(res, sseText([...events, { event: "error", data: { ...failure, sequence_number: 3 } }]));
     const resolved = resolveModel(REF, config(), { env: {} });
     const err = await call(resolved, PROMPT, { retries: 0 }).then(

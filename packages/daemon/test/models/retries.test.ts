@@ -57,16 +57,35 @@ const errorReply = (status: number, message: string, headers: Record<string, str
 });
 
 function usage(prompt: number, completion: number, cached: number): Record<string, unknown> {
-  return { ...chunk({}), choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } } };
+  return {
+    ...chunk({}),
+    choices: [],
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: { cached_tokens: cached },
+    },
+  };
 }
 
 const textReply = (pieces: string[], u = usage(20, 5, 0)): LoopbackReply => ({
   headers: { "content-type": "text/event-stream" },
-  pieces: splitAwkwardly(sse([chunk({ role: "assistant", content: "" }), ...pieces.map((content) => chunk({ content })), chunk({}, "stop"), u]), 11),
+  pieces: splitAwkwardly(
+    sse([chunk({ role: "assistant", content: "" }), ...pieces.map((content) => chunk({ content })), chunk({}, "stop"), u]),
+    11,
+  ),
 });
 
 function model(baseUrl = server.baseUrl, entry: Partial<ModelEntry> = {}): ResolvedModel {
-  return resolveModel("loop", { models: { loop: { provider: "openai-compatible", model: "qwen2.5:7b", base_url: baseUrl, api_key: KEY, ...entry } }, dir: "/nowhere" }, { env: {} });
+  return resolveModel(
+    "loop",
+    {
+      models: { loop: { provider: "openai-compatible", model: "qwen2.5:7b", base_url: baseUrl, api_key: KEY, ...entry } },
+      dir: "/nowhere",
+    },
+    { env: {} },
+  );
 }
 
 const PROMPT: LanguageModelV3Prompt = [{ role: "user", content: [{ type: "text", text: "hi" }] }];
@@ -165,7 +184,13 @@ describe("callModel retries against a loopback server", () => {
   it("retries a stream the server cut off midway; the reply holds only the attempt that succeeded", async () => {
     const dropping = await startLoopback();
     try {
-      dropping.respond = (_req, res, i) => (i === 0 ? cutOff(res) : writeSse(res, frame({ role: "assistant", content: "" }) + frame({ content: "Hello again" }) + frame({}, "stop") + "data: [DONE]\n\n"));
+      dropping.respond = (_req, res, i) =>
+        i === 0
+          ? cutOff(res)
+          : writeSse(
+              res,
+              frame({ role: "assistant", content: "" }) + frame({ content: "Hello again" }) + frame({}, "stop") + "data: [DONE]\n\n",
+            );
       const { result, retried } = run(1, model(dropping.baseUrl));
       const reply = await result;
       expect(reply.text).toBe("Hello again");
@@ -202,7 +227,12 @@ describe("callModel retries against a loopback server", () => {
   });
 
   it("fails a 401 at once with the provider's message", async () => {
-    answer(errorReply(401, "Incorrect API key provided: sk-re**********key. You can find your API key at https://platform.openai.com/account/api-keys."));
+    answer(
+      errorReply(
+        401,
+        "Incorrect API key provided: sk-re**********key. You can find your API key at https://platform.openai.com/account/api-keys.",
+      ),
+    );
     const { result, retried } = run(3);
     const err = await failure(result);
     expect(err).toBeInstanceOf(ModelCallError);
@@ -351,9 +381,25 @@ describe("a turn through the Runtime with a loopback model", () => {
     const replied = rt.events.filter((e) => short(e) === "model.replied" && e.run === started.run).map((e) => e.data);
     expect(replied).toHaveLength(2);
     // (900 - 512) * 2.5 + 512 * 1.25 + 30 * 10 = 970 + 640 + 300 = 1910 micro-dollars.
-    expect(replied[0]).toMatchObject({ model: "loop", iteration: 1, input_tokens: 900, output_tokens: 30, cached_tokens: 512, cost_usd: 0.00191, tool_calls: 1 });
+    expect(replied[0]).toMatchObject({
+      model: "loop",
+      iteration: 1,
+      input_tokens: 900,
+      output_tokens: 30,
+      cached_tokens: 512,
+      cost_usd: 0.00191,
+      tool_calls: 1,
+    });
     // (1000 - 896) * 2.5 + 896 * 1.25 + 40 * 10 = 260 + 1120 + 400 = 1780 micro-dollars.
-    expect(replied[1]).toMatchObject({ model: "loop", iteration: 2, input_tokens: 1000, output_tokens: 40, cached_tokens: 896, cost_usd: 0.00178, finish_reason: "stop" });
+    expect(replied[1]).toMatchObject({
+      model: "loop",
+      iteration: 2,
+      input_tokens: 1000,
+      output_tokens: 40,
+      cached_tokens: 896,
+      cost_usd: 0.00178,
+      finish_reason: "stop",
+    });
     expect(end.data.spend_usd).toBeCloseTo(0.00191 + 0.00178, 12);
 
     // Deltas arrive whole and in order, tagged with the agent and the run.
@@ -371,9 +417,9 @@ describe("a turn through the Runtime with a loopback model", () => {
     const last = history.at(-1)!.message;
     expect(last).toEqual({ role: "assistant", text: "Saved your note to notes/today.md ✅", toolCalls: [] });
     const toolCall = history[1]!.message;
-    expect(toolCall.role === "assistant" && toolCall.toolCalls.map((c) => ({ tool: c.tool, modelCallId: c.modelCallId, args: c.args }))).toEqual([
-      { tool: "files/write", modelCallId: "call_w1", args: { path: "notes/today.md", content: "buy milk" } },
-    ]);
+    expect(
+      toolCall.role === "assistant" && toolCall.toolCalls.map((c) => ({ tool: c.tool, modelCallId: c.modelCallId, args: c.args })),
+    ).toEqual([{ tool: "files/write", modelCallId: "call_w1", args: { path: "notes/today.md", content: "buy milk" } }]);
   });
 
   it("fails the turn at once on a 401, with the provider's message and no key", async () => {

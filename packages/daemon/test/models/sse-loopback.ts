@@ -79,7 +79,9 @@ export interface SseEvent {
 
 /** SSE text for these events; `eol` lets a test use CRLF line ends. */
 export function sseText(events: SseEvent[], eol = "\n"): string {
-  return events.map((e) => (e.event === undefined ? "" : `event: ${e.event}${eol}`) + `data: ${JSON.stringify(e.data)}${eol}${eol}`).join("");
+  return events
+    .map((e) => (e.event === undefined ? "" : `event: ${e.event}${eol}`) + `data: ${JSON.stringify(e.data)}${eol}${eol}`)
+    .join("");
 }
 
 /**
@@ -110,7 +112,11 @@ export function awkwardPieces(body: Buffer, inside: string[] = []): Buffer[] {
 export const AWKWARD = ["🌍", "ö", "é", "\n\n", "\r\n", "data: ", '":"'];
 
 /** Writes an SSE body piece by piece with a pause between, so the client reads split chunks. */
-export async function writeSse(res: ServerResponse, text: string, opts: { status?: number; headers?: Record<string, string>; end?: boolean } = {}): Promise<void> {
+export async function writeSse(
+  res: ServerResponse,
+  text: string,
+  opts: { status?: number; headers?: Record<string, string>; end?: boolean } = {},
+): Promise<void> {
   res.writeHead(opts.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...opts.headers });
   res.socket?.setNoDelay(true);
   for (const piece of awkwardPieces(Buffer.from(text, "utf8"), AWKWARD)) {

@@ -80,9 +80,9 @@ function nonMatchingRulesArb(call: CallToDecide): fc.Arbitrary<PolicyRule[]> {
   return fc.array(
     fc.oneof(
       ruleArb(patternArb(fc.constantFrom(...others))),
-      fc.record({ tool: fc.constantFrom("*", `${ns}/*`, call.tool), decision: decisionArb }).map(
-        (rule): PolicyRule => ({ ...rule, when: { "no.such.path": { exists: true } } }),
-      ),
+      fc
+        .record({ tool: fc.constantFrom("*", `${ns}/*`, call.tool), decision: decisionArb })
+        .map((rule): PolicyRule => ({ ...rule, when: { "no.such.path": { exists: true } } })),
     ),
     { maxLength: 8 },
   );
@@ -114,7 +114,10 @@ describe("decide (properties)", () => {
             fc.constant(call),
             nonMatchingRulesArb(call),
             fc.constantFrom("*", call.tool, `${call.tool.split("/")[0]!}/*`, call.tool.split("/")[0]!),
-            fc.array(ruleArb(fc.constant("*")).map((rule): PolicyRule => ({ ...rule, decision: "allow" })), { maxLength: 4 }),
+            fc.array(
+              ruleArb(fc.constant("*")).map((rule): PolicyRule => ({ ...rule, decision: "allow" })),
+              { maxLength: 4 },
+            ),
           ),
         ),
         ([call, before, denyPattern, after]) => {
@@ -196,11 +199,15 @@ describe("tool patterns (properties)", () => {
   it("agrees with a regex reading of the glob", () => {
     const unit = fc.constantFrom("a", "b", "/", "*");
     fc.assert(
-      fc.property(fc.string({ unit, minLength: 1, maxLength: 7 }), fc.string({ unit: fc.constantFrom("a", "b", "/"), maxLength: 8 }), (pattern, tool) => {
-        const expanded = pattern.includes("/") || pattern.includes("*") ? pattern : `${pattern}/*`;
-        const regex = new RegExp(`^${expanded.split("*").join(".*")}$`, "s");
-        expect(compileToolPattern(pattern)(tool)).toBe(regex.test(tool));
-      }),
+      fc.property(
+        fc.string({ unit, minLength: 1, maxLength: 7 }),
+        fc.string({ unit: fc.constantFrom("a", "b", "/"), maxLength: 8 }),
+        (pattern, tool) => {
+          const expanded = pattern.includes("/") || pattern.includes("*") ? pattern : `${pattern}/*`;
+          const regex = new RegExp(`^${expanded.split("*").join(".*")}$`, "s");
+          expect(compileToolPattern(pattern)(tool)).toBe(regex.test(tool));
+        },
+      ),
     );
   });
 });

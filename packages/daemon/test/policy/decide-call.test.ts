@@ -109,9 +109,12 @@ describe("decide", () => {
 
 describe("compilePolicy", () => {
   it("rejects what it cannot compile, naming the rule", () => {
-    expect(() => policyOf([{ tool: "a/*", decision: "allow" }, { tool: "a/*", when: { q: { matches: "[" } }, decision: "deny" }])).toThrow(
-      /^Rule 2 of policy careful: when\.q\.matches is not a valid regular expression/,
-    );
+    expect(() =>
+      policyOf([
+        { tool: "a/*", decision: "allow" },
+        { tool: "a/*", when: { q: { matches: "[" } }, decision: "deny" },
+      ]),
+    ).toThrow(/^Rule 2 of policy careful: when\.q\.matches is not a valid regular expression/);
     expect(() => policyOf([{ tool: "a/*", decision: "maybe" as never, source: "policies/careful.yaml:4" }])).toThrow(
       'Rule 1 of policy careful (policies/careful.yaml:4): decision must be one of allow, ask, deny (got "maybe")',
     );

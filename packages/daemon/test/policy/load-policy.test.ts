@@ -139,12 +139,16 @@ describe("parsePolicyFile errors name the file, line and key", () => {
     expect(errorOf(rule("      customer.country: { in: DE }\n"))).toBe(
       'policies/careful.yaml:5: rules[0].when["customer.country"].in must be a list',
     );
-    expect(errorOf(rule("      flag: { exists: maybe }\n"))).toBe("policies/careful.yaml:5: rules[0].when.flag.exists must be true or false");
+    expect(errorOf(rule("      flag: { exists: maybe }\n"))).toBe(
+      "policies/careful.yaml:5: rules[0].when.flag.exists must be true or false",
+    );
     expect(errorOf(rule("      tags: [a, b]\n"))).toBe(
       "policies/careful.yaml:5: rules[0].when.tags must be a value or a condition map; to match one of several values write { in: [...] }",
     );
     expect(errorOf(rule("      amount: {}\n"))).toMatch(/^policies\/careful\.yaml:5: rules\[0\]\.when\.amount has no operator/);
-    expect(errorOf(rule("      a..b: 1\n"))).toMatch(/^policies\/careful\.yaml:5: rules\[0\]\.when\["a\.\.b"\] is not a valid argument path/);
+    expect(errorOf(rule("      a..b: 1\n"))).toMatch(
+      /^policies\/careful\.yaml:5: rules\[0\]\.when\["a\.\.b"\] is not a valid argument path/,
+    );
     expect(errorOf("rules:\n  - tool: a/*\n    decision: deny\n    when: amount\n")).toBe(
       'policies/careful.yaml:4: rules[0].when must be a map (got "amount")',
     );

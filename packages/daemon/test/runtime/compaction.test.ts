@@ -18,7 +18,9 @@ function checkPairs(prompt: LanguageModelV3Prompt): void {
     if (m.role !== "tool") continue;
     const prev = prompt[i - 1];
     expect(prev?.role).toBe("assistant");
-    const callIds = (prev!.content as { type: string; toolCallId?: string }[]).filter((p) => p.type === "tool-call").map((p) => p.toolCallId);
+    const callIds = (prev!.content as { type: string; toolCallId?: string }[])
+      .filter((p) => p.type === "tool-call")
+      .map((p) => p.toolCallId);
     for (const r of m.content as { toolCallId: string }[]) expect(callIds).toContain(r.toolCallId);
   }
 }
@@ -71,7 +73,14 @@ describe("compaction", () => {
             ? { role, text: "a", toolCalls: [] }
             : { role, results: [] },
     });
-    const entries = [entry(1, "user"), entry(2, "assistant"), entry(3, "tool"), entry(4, "assistant"), entry(5, "tool"), entry(6, "assistant")];
+    const entries = [
+      entry(1, "user"),
+      entry(2, "assistant"),
+      entry(3, "tool"),
+      entry(4, "assistant"),
+      entry(5, "tool"),
+      entry(6, "assistant"),
+    ];
     for (let keep = 0; keep < 8; keep++) {
       const split = chooseSplit(entries, keep, () => 1);
       if (split > 0) expect(entries[split]!.message.role).not.toBe("tool");

@@ -12,10 +12,14 @@ const call = (tool: string, args: Record<string, unknown> = {}) => ({ tool, args
 
 function shop(log: string[]) {
   return new FnToolset("shop")
-    .add("find", (args) => {
-      log.push(`find ${JSON.stringify(args)}`);
-      return { ok: true, output: { found: true } };
-    }, { readOnly: true })
+    .add(
+      "find",
+      (args) => {
+        log.push(`find ${JSON.stringify(args)}`);
+        return { ok: true, output: { found: true } };
+      },
+      { readOnly: true },
+    )
     .add("refund", (args) => {
       log.push(`refund ${JSON.stringify(args)}`);
       return { ok: true, output: { refunded: (args as { amount: number }).amount } };
@@ -39,7 +43,10 @@ describe("policies in the turn loop", () => {
   it("deny: the call never runs and the model gets the rule's reason", async () => {
     const log: string[] = [];
     h = await createHarness({ toolsets: [shop(log)], policy });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 500 })] }, { text: "{{result}}" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("shop/refund", { amount: 500 })] }, { text: "{{result}}" }] },
+    });
     const end = await h.ask(a, "refund");
     expect(log).toEqual([]);
     expect(end.data.reply).toContain("Refunds over $100 go through finance.");
@@ -48,7 +55,10 @@ describe("policies in the turn loop", () => {
   it("an explicit rule denies a read-only tool; read-only tools are allowed by default", async () => {
     const log: string[] = [];
     h = await createHarness({ toolsets: [shop(log)], policy });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/find", { id: "secret" }), call("shop/find", { id: "o1" })] }, { text: "ok" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("shop/find", { id: "secret" }), call("shop/find", { id: "o1" })] }, { text: "ok" }] },
+    });
     await h.ask(a, "find");
     expect(log).toEqual(['find {"id":"o1"}']);
     const decided = h.events.filter((e) => e.type === "dev.wardrik.call.decided").map((e) => e.data.decision);
@@ -58,7 +68,10 @@ describe("policies in the turn loop", () => {
   it("ask: the turn parks, the agent is parked, approve runs the call and the turn finishes", async () => {
     const log: string[] = [];
     h = await createHarness({ toolsets: [shop(log)], policy });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "result: {{result}}" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "result: {{result}}" }] },
+    });
     const q = await h.runtime.enqueue(a, "main", "refund 20");
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     expect(asked.data).toMatchObject({ tool: "shop/refund", args: { amount: 20 }, reason: expect.stringMatching(/needs approval/) });
@@ -78,7 +91,10 @@ describe("policies in the turn loop", () => {
   it("deny by a person tells the model why", async () => {
     const log: string[] = [];
     h = await createHarness({ toolsets: [shop(log)], policy });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "{{result}}" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("shop/refund", { amount: 20 })] }, { text: "{{result}}" }] },
+    });
     await h.runtime.enqueue(a, "main", "refund");
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     await h.runtime.deny(a, String(asked.data.call), "not today");
@@ -164,7 +180,11 @@ describe("budgets", () => {
   it("a model call that would pass the daily cap is refused and the turn ends with budget.exceeded", async () => {
     h = await createHarness();
     // $1 / $2 per million tokens in the harness; a cap this small is passed by the first reply.
-    const a = await h.agent({ name: "a", budget: 0.00005, script: { steps: [{ tool_calls: [call("files/list")], usage: { input: 40, output: 10 } }, { text: "never" }] } });
+    const a = await h.agent({
+      name: "a",
+      budget: 0.00005,
+      script: { steps: [{ tool_calls: [call("files/list")], usage: { input: 40, output: 10 } }, { text: "never" }] },
+    });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");
     expect(String(end.data.reason)).toMatch(/daily budget of \$0.00005 would be passed/);
@@ -173,13 +193,25 @@ describe("budgets", () => {
   });
 
   it("tool cost() adds to the spend, and calls add up", async () => {
-    const t = new FnToolset("paid").add("lookup", (_a, ctx) => {
-      ctx.cost(0.01);
-      ctx.cost(0.02);
-      return { ok: true, output: "found" };
-    }, { readOnly: true });
+    const t = new FnToolset("paid").add(
+      "lookup",
+      (_a, ctx) => {
+        ctx.cost(0.01);
+        ctx.cost(0.02);
+        return { ok: true, output: "found" };
+      },
+      { readOnly: true },
+    );
     h = await createHarness({ toolsets: [t] });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } }, { text: "ok", usage: { input: 0, output: 0 } }] } });
+    const a = await h.agent({
+      name: "a",
+      script: {
+        steps: [
+          { tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } },
+          { text: "ok", usage: { input: 0, output: 0 } },
+        ],
+      },
+    });
     await h.ask(a, "go");
     const spend = await h.store.spendOn(a.id, new Date().toISOString().slice(0, 10));
     expect(spend.tools_usd).toBeCloseTo(0.03, 10);
@@ -188,11 +220,18 @@ describe("budgets", () => {
   });
 
   it("a per-turn cap ends the turn once tool costs reach it", async () => {
-    const t = new FnToolset("paid").add("lookup", (_a, ctx) => {
-      ctx.cost(0.5);
-      return { ok: true, output: "found" };
-    }, { readOnly: true });
-    h = await createHarness({ toolsets: [t], policy: { name: "p", rules: [{ tool: "*", decision: "allow" }], budget: { per_turn_usd: 0.75 } } });
+    const t = new FnToolset("paid").add(
+      "lookup",
+      (_a, ctx) => {
+        ctx.cost(0.5);
+        return { ok: true, output: "found" };
+      },
+      { readOnly: true },
+    );
+    h = await createHarness({
+      toolsets: [t],
+      policy: { name: "p", rules: [{ tool: "*", decision: "allow" }], budget: { per_turn_usd: 0.75 } },
+    });
     const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } }] } });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");

@@ -55,7 +55,9 @@ describe("recovery after a crash", () => {
   it("replays completed calls, re-runs safe ones with the same key, and asks before repeating unsafe ones", async () => {
     const g1 = gated();
     const h = await harness({ toolsets: [g1.toolset] });
-    const script: Script = { steps: [{ tool_calls: [call("ops/quick"), call("ops/read"), call("ops/upsert"), call("ops/charge")] }, { text: "{{result}}" }] };
+    const script: Script = {
+      steps: [{ tool_calls: [call("ops/quick"), call("ops/read"), call("ops/upsert"), call("ops/charge")] }, { text: "{{result}}" }],
+    };
     const a = await h.agent({ name: "a", script });
     await h.runtime.enqueue(a, "main", "go");
     await h.waitFor((e) => e.type === "dev.wardrik.call.completed");
@@ -134,7 +136,11 @@ describe("recovery after a crash", () => {
     const inputs = db.prepare("SELECT text, status, run FROM inputs ORDER BY id").all() as { text: string; status: string; run: string }[];
     const turns = db.prepare("SELECT id, status FROM turns").all() as { id: string; status: string }[];
     db.close();
-    expect(inputs.map((i) => [i.text, i.status])).toEqual([["one", "claimed"], ["two", "claimed"], ["three", "claimed"]]);
+    expect(inputs.map((i) => [i.text, i.status])).toEqual([
+      ["one", "claimed"],
+      ["two", "claimed"],
+      ["three", "claimed"],
+    ]);
     expect(new Set(inputs.map((i) => i.run)).size).toBe(3);
     expect(turns.every((t) => t.status === "completed")).toBe(true);
   });

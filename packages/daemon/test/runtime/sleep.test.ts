@@ -40,7 +40,11 @@ describe("sleeping agents", () => {
     });
     const policy: Policy = { name: "p", rules: [] };
     h = await createHarness({ sleepCheckMs: 20, toolsets: [t], policy });
-    const a = await h.agent({ name: "a", idle_timeout: 0.1, script: { steps: [{ tool_calls: [{ tool: "t/act", args: {} }] }, { text: "{{result}}" }] } });
+    const a = await h.agent({
+      name: "a",
+      idle_timeout: 0.1,
+      script: { steps: [{ tool_calls: [{ tool: "t/act", args: {} }] }, { text: "{{result}}" }] },
+    });
     await h.runtime.enqueue(a, "main", "go");
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     await h.waitFor((e) => e.type === "dev.wardrik.agent.asleep");

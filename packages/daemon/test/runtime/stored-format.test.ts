@@ -21,10 +21,14 @@ describe("the stored format", () => {
     copyFileSync(join(fixtures, "state-v1.db"), join(dir, "wardrik.db"));
     const ran: string[] = [];
     const ops = new FnToolset("ops")
-      .add("lookup", (_a, ctx) => {
-        ran.push(`lookup ${ctx.idempotencyKey}`);
-        return { ok: true, output: { order: 7, total: 42 } };
-      }, { readOnly: true })
+      .add(
+        "lookup",
+        (_a, ctx) => {
+          ran.push(`lookup ${ctx.idempotencyKey}`);
+          return { ok: true, output: { order: 7, total: 42 } };
+        },
+        { readOnly: true },
+      )
       .add("charge", () => {
         ran.push("charge");
         return { ok: true, output: { charged: 42 } };

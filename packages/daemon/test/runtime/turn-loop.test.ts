@@ -14,7 +14,10 @@ const call = (tool: string, args: Record<string, unknown> = {}) => ({ tool, args
 describe("the turn loop", () => {
   it("answers, and records each step as an event in order", async () => {
     h = await createHarness();
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("files/write", { path: "n.md", content: "{{message}}" })] }, { text: "saved" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("files/write", { path: "n.md", content: "{{message}}" })] }, { text: "saved" }] },
+    });
     const end = await h.ask(a, "remember this");
     expect(end.type).toBe("dev.wardrik.turn.completed");
     expect(end.data.reply).toBe("saved");
@@ -37,24 +40,35 @@ describe("the turn loop", () => {
   it("saves the whole round, committed, before any of its calls runs", async () => {
     let seen: { status: string; tool: string }[] = [];
     let assistantSaved = false;
-    const probe = new FnToolset("probe").add("look", (_args, ctx) => {
-      // A second connection sees only what was committed.
-      const db = new Database(h!.dbPath, { readonly: true });
-      try {
-        seen = db.prepare("SELECT status, tool FROM calls WHERE run = ? ORDER BY position").all(ctx.run) as typeof seen;
-        const msgs = db.prepare("SELECT role, content FROM messages ORDER BY seq").all() as { role: string; content: string }[];
-        assistantSaved = msgs.some((m) => m.role === "assistant" && m.content.includes(ctx.callId));
-      } finally {
-        db.close();
-      }
-      return { ok: true, output: "looked" };
-    }, { readOnly: true });
-    const slow = new FnToolset("slow").add("wait", async () => {
-      await new Promise((r) => setTimeout(r, 50));
-      return { ok: true, output: "waited" };
-    }, { readOnly: true });
+    const probe = new FnToolset("probe").add(
+      "look",
+      (_args, ctx) => {
+        // A second connection sees only what was committed.
+        const db = new Database(h!.dbPath, { readonly: true });
+        try {
+          seen = db.prepare("SELECT status, tool FROM calls WHERE run = ? ORDER BY position").all(ctx.run) as typeof seen;
+          const msgs = db.prepare("SELECT role, content FROM messages ORDER BY seq").all() as { role: string; content: string }[];
+          assistantSaved = msgs.some((m) => m.role === "assistant" && m.content.includes(ctx.callId));
+        } finally {
+          db.close();
+        }
+        return { ok: true, output: "looked" };
+      },
+      { readOnly: true },
+    );
+    const slow = new FnToolset("slow").add(
+      "wait",
+      async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        return { ok: true, output: "waited" };
+      },
+      { readOnly: true },
+    );
     h = await createHarness({ toolsets: [probe, slow] });
-    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("probe/look"), call("slow/wait"), call("slow/wait")] }, { text: "done" }] } });
+    const a = await h.agent({
+      name: "a",
+      script: { steps: [{ tool_calls: [call("probe/look"), call("slow/wait"), call("slow/wait")] }, { text: "done" }] },
+    });
     const end = await h.ask(a, "go");
     expect(end.data.reply).toBe("done");
     expect(seen.map((s) => s.tool)).toEqual(["probe/look", "slow/wait", "slow/wait"]);
@@ -65,12 +79,16 @@ describe("the turn loop", () => {
   it("runs at most 8 calls of a round at once, and all of them", async () => {
     let inFlight = 0;
     let peak = 0;
-    const t = new FnToolset("t").add("work", async () => {
-      peak = Math.max(peak, ++inFlight);
-      await new Promise((r) => setTimeout(r, 30));
-      inFlight--;
-      return { ok: true, output: { ok: true } };
-    }, { readOnly: true });
+    const t = new FnToolset("t").add(
+      "work",
+      async () => {
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setTimeout(r, 30));
+        inFlight--;
+        return { ok: true, output: { ok: true } };
+      },
+      { readOnly: true },
+    );
     h = await createHarness({ toolsets: [t] });
     const calls = Array.from({ length: 12 }, () => call("t/work"));
     const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: calls }, { text: "ok" }] } });
@@ -123,7 +141,11 @@ describe("the turn loop", () => {
 
   it("tells the model about unknown tools and invalid arguments, and goes on", async () => {
     h = await createHarness();
-    const a = await h.agent({ name: "a", tools: ["files"], script: { steps: [{ tool_calls: [call("nope/thing"), call("files/read", { path: "../../etc/passwd" })] }, { text: "{{result}}" }] } });
+    const a = await h.agent({
+      name: "a",
+      tools: ["files"],
+      script: { steps: [{ tool_calls: [call("nope/thing"), call("files/read", { path: "../../etc/passwd" })] }, { text: "{{result}}" }] },
+    });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.completed");
     const failed = h.events.filter((e) => e.type === "dev.wardrik.call.failed").map((e) => String(e.data.error));
@@ -194,14 +216,16 @@ describe("cancel, kill, clear", () => {
     let aborted = false;
     let running!: () => void;
     const inTool = new Promise<void>((r) => (running = r));
-    const t = new FnToolset("t").add("forever", (_args, ctx) =>
-      new Promise((resolve) => {
-        running();
-        ctx.signal.addEventListener("abort", () => {
-          aborted = true;
-          resolve({ ok: false, kind: "killed", error: "aborted" });
-        });
-      }),
+    const t = new FnToolset("t").add(
+      "forever",
+      (_args, ctx) =>
+        new Promise((resolve) => {
+          running();
+          ctx.signal.addEventListener("abort", () => {
+            aborted = true;
+            resolve({ ok: false, kind: "killed", error: "aborted" });
+          });
+        }),
     );
     h = await createHarness({ toolsets: [t] });
     const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("t/forever")] }, { text: "after kill: {{result}}" }] } });
@@ -267,7 +291,8 @@ describe("the record", () => {
       if (e.type !== "dev.wardrik.call.completed" && e.type !== "dev.wardrik.turn.completed") return;
       const db = new Database(h!.dbPath, { readonly: true });
       try {
-        if (e.type.endsWith("call.completed")) checks.push((db.prepare("SELECT status FROM calls WHERE id = ?").get(e.data.call) as { status: string }).status);
+        if (e.type.endsWith("call.completed"))
+          checks.push((db.prepare("SELECT status FROM calls WHERE id = ?").get(e.data.call) as { status: string }).status);
         else checks.push((db.prepare("SELECT status FROM turns WHERE id = ?").get(e.run) as { status: string }).status);
       } finally {
         db.close();

@@ -82,7 +82,11 @@ test("tools belong to their token's org: another org neither sees nor calls them
 
 test.each([
   ["bad JSON", "{not json", "The message is not valid JSON"],
-  ["a message that fails the schema", JSON.stringify({ type: "result", callId: 5, attempt: 1, ok: true }), 'Malformed "result" message: callId'],
+  [
+    "a message that fails the schema",
+    JSON.stringify({ type: "result", callId: 5, attempt: 1, ok: true }),
+    'Malformed "result" message: callId',
+  ],
   ["an unknown message type", JSON.stringify({ type: "launch" }), "Malformed"],
 ])("%s closes that connection only, with an error that says why", async (_label, frame, expected) => {
   const daemon = await daemonFor();
@@ -120,7 +124,16 @@ test("the daemon skips tools with invalid names sent by a worker and says why", 
   const { ws, received } = await rawWorker(daemon);
   hello(ws);
   const tool = { description: "d", inputSchema: { type: "object" }, readOnly: true, idempotent: false };
-  ws.send(JSON.stringify({ type: "register", tools: [{ name: "ok_tool", ...tool }, { name: "bad/name", ...tool }, { name: "ok_tool", ...tool }] }));
+  ws.send(
+    JSON.stringify({
+      type: "register",
+      tools: [
+        { name: "ok_tool", ...tool },
+        { name: "bad/name", ...tool },
+        { name: "ok_tool", ...tool },
+      ],
+    }),
+  );
   await waitUntil(() => received.some((m) => (m as { type: string }).type === "registered"));
   expect(received).toContainEqual({
     type: "registered",
@@ -159,7 +172,12 @@ test("the daemon enforces the result size limit and forwards costs even from a w
   const daemon = await daemonFor({ maxResultBytes: 60 });
   const { ws, received } = await rawWorker(daemon);
   hello(ws);
-  ws.send(JSON.stringify({ type: "register", tools: [{ name: "big", description: "d", inputSchema: { type: "object" }, readOnly: true, idempotent: false }] }));
+  ws.send(
+    JSON.stringify({
+      type: "register",
+      tools: [{ name: "big", description: "d", inputSchema: { type: "object" }, readOnly: true, idempotent: false }],
+    }),
+  );
   expect(await daemon.gateway.waitForTool("org-a", "big", 5000)).toBe(true);
   ws.on("message", () => {
     for (const m of received.splice(0) as { type: string; callId: string; attempt: number }[]) {
@@ -174,7 +192,11 @@ test("the daemon enforces the result size limit and forwards costs even from a w
   });
   const { ctx, costs } = callContext();
   const outcome = await daemon.gateway.call("big", {}, ctx);
-  expect(outcome).toEqual({ ok: false, kind: "failed", error: "workers/big returned 102 bytes; the limit is 60. Return only what the model needs." });
+  expect(outcome).toEqual({
+    ok: false,
+    kind: "failed",
+    error: "workers/big returned 102 bytes; the limit is 60. Return only what the model needs.",
+  });
   expect(costs).toEqual([0.5]);
 });
 

@@ -42,7 +42,9 @@ test("two workers of one tool share the calls", async () => {
   expect(served.get("w1")).toBe(10);
   expect(served.get("w2")).toBe(10);
   // Concurrent calls go to the worker with fewer in flight.
-  const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => daemon!.gateway.call("slow_idempotent", { tag: `p${i}`, ms: 200 }, callContext().ctx)));
+  const outcomes = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => daemon!.gateway.call("slow_idempotent", { tag: `p${i}`, ms: 200 }, callContext().ctx)),
+  );
   const byWorker = outcomes.map((o) => (o.ok ? (o.output as { worker: string }).worker : "failed"));
   expect(byWorker.filter((w) => w === "w1")).toHaveLength(5);
   expect(byWorker.filter((w) => w === "w2")).toHaveLength(5);
@@ -69,7 +71,11 @@ test("an idempotent call waits for a worker to come back when its only worker di
   daemon = await startDaemon();
   const w1 = spawn("w1");
   await waitForWorkers(1);
-  const pending = daemon.gateway.call("slow_idempotent", { tag: "r1", ms: 1000 }, callContext({ idempotencyKey: "idem_back", timeoutMs: 20_000 }).ctx);
+  const pending = daemon.gateway.call(
+    "slow_idempotent",
+    { tag: "r1", ms: 1000 },
+    callContext({ idempotencyKey: "idem_back", timeoutMs: 20_000 }).ctx,
+  );
   await w1.waitFor((e) => e.event === "started" && e.tag === "r1");
   w1.child.kill("SIGKILL");
   await w1.exited;

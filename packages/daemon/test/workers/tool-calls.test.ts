@@ -40,7 +40,10 @@ describe("what the model receives", () => {
     expect(badName.message).toContain("invalid name: a tool name is 1 to 55 letters, digits, _ or -");
     const notObject = await worker.waitFor((e) => e.event === "warning" && String(e.message).includes('"not_object"'));
     expect(notObject.message).toContain("input is not a zod object schema");
-    const names = daemon.gateway.list({ org: "org-a", agentId: "agt_test" }).map((t) => t.name).sort();
+    const names = daemon.gateway
+      .list({ org: "org-a", agentId: "agt_test" })
+      .map((t) => t.name)
+      .sort();
     expect(names).toEqual([
       "workers/bad_result",
       "workers/echo_ctx",

@@ -97,7 +97,10 @@ export class McpConnection {
       cursor = res.nextCursor;
       if (!cursor) return tools;
     }
-    this.opts.log("warn", "MCP server paged its tool list too often; using the first pages", { server: this.server, pages: MAX_LIST_PAGES });
+    this.opts.log("warn", "MCP server paged its tool list too often; using the first pages", {
+      server: this.server,
+      pages: MAX_LIST_PAGES,
+    });
     return tools;
   }
 

@@ -207,7 +207,11 @@ export class McpToolset implements Toolset {
       case "refused":
         return { ok: false, kind: "failed", error: `${server} refused the call to ${name}: ${this.redact(f.detail)}` };
       case "invalid":
-        return { ok: false, kind: "failed", error: `${server} answered the call to ${name} with an invalid result: ${this.redact(f.detail)}` };
+        return {
+          ok: false,
+          kind: "failed",
+          error: `${server} answered the call to ${name} with an invalid result: ${this.redact(f.detail)}`,
+        };
       case "timeout":
         return { ok: false, kind: "timeout", error: `${server} did not answer the call to ${name} within ${seconds(timeoutMs)}.` };
       case "unreachable": {
@@ -229,7 +233,11 @@ export class McpToolset implements Toolset {
   }
 
   private stopped(tool: string): ToolOutcome {
-    return { ok: false, kind: "killed", error: `The call to ${this.namespace}/${tool} was stopped; MCP server "${this.namespace}" was told to cancel it.` };
+    return {
+      ok: false,
+      kind: "killed",
+      error: `The call to ${this.namespace}/${tool} was stopped; MCP server "${this.namespace}" was told to cancel it.`,
+    };
   }
 
   // ---- the server's state ----
@@ -273,7 +281,9 @@ export class McpToolset implements Toolset {
       } catch (err) {
         this.track(conn.close());
         if (err instanceof ServerUnavailable || gen !== this.gen) {
-          throw err instanceof ServerUnavailable ? err : new ServerUnavailable(`MCP server "${this.namespace}" was stopped while it started.`);
+          throw err instanceof ServerUnavailable
+            ? err
+            : new ServerUnavailable(`MCP server "${this.namespace}" was stopped while it started.`);
         }
         let reason = this.redact(describeStartFailure(err, phase, this.o.startTimeoutMs, conn.target));
         const exit = conn.exitText();
@@ -304,7 +314,9 @@ export class McpToolset implements Toolset {
     const down = { kind: "down" as const, reason, conn, retryAt: Date.now() + wait };
     this.state = down;
     const failures = this.failures;
-    setImmediate(() => this.log("warn", "MCP server is down", { server: this.namespace, reason: this.reasonOf(down, "line"), failures, retry_in_ms: wait }));
+    setImmediate(() =>
+      this.log("warn", "MCP server is down", { server: this.namespace, reason: this.reasonOf(down, "line"), failures, retry_in_ms: wait }),
+    );
     return down;
   }
 
@@ -354,7 +366,11 @@ export class McpToolset implements Toolset {
           this.setTools(tools);
           this.log("info", "MCP server's tools changed", { server: this.namespace, tools: this.tools?.length ?? 0 });
         },
-        (err: unknown) => this.log("warn", "MCP server's tools changed, but listing them failed; keeping the old list", { server: this.namespace, err: this.redact(String(err)) }),
+        (err: unknown) =>
+          this.log("warn", "MCP server's tools changed, but listing them failed; keeping the old list", {
+            server: this.namespace,
+            err: this.redact(String(err)),
+          }),
       );
     }, RELIST_DEBOUNCE_MS).unref();
   }
@@ -409,7 +425,9 @@ export class McpToolset implements Toolset {
 
   private retryText(retryAt: number): string {
     const wait = retryAt - Date.now();
-    return wait > 0 ? `Wardrik will try to start it again on the next use after ${seconds(Math.ceil(wait / 100) * 100)}` : "Wardrik will try to start it again on the next use";
+    return wait > 0
+      ? `Wardrik will try to start it again on the next use after ${seconds(Math.ceil(wait / 100) * 100)}`
+      : "Wardrik will try to start it again on the next use";
   }
 }
 

@@ -84,5 +84,10 @@ export class WorkerConnection {
 /** A close reason is limited to 123 bytes. */
 function closeReason(message: string): string {
   const buf = Buffer.from(message);
-  return buf.length <= 123 ? message : buf.subarray(0, 120).toString().replace(/\uFFFD+$/, "") + "...";
+  return buf.length <= 123
+    ? message
+    : buf
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD+$/, "") + "...";
 }

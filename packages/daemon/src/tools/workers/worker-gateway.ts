@@ -446,11 +446,14 @@ export class WorkerGateway implements Toolset {
       this.pending.set(ctx.callId, call);
       // setTimeout cannot hold more than ~24.8 days; longer means no timeout.
       if (Number.isFinite(ctx.timeoutMs) && ctx.timeoutMs <= 2 ** 31 - 1) {
-        call.timer = setTimeout(() => {
-          call.worker?.send({ type: "abort", callId: ctx.callId, reason: "timeout" });
-          const waited = call.worker ? "" : " while waiting for a worker (its worker was lost)";
-          this.finish(call, { ok: false, kind: "timeout", error: `${full} timed out after ${formatSeconds(ctx.timeoutMs)}${waited}.` });
-        }, Math.max(0, ctx.timeoutMs));
+        call.timer = setTimeout(
+          () => {
+            call.worker?.send({ type: "abort", callId: ctx.callId, reason: "timeout" });
+            const waited = call.worker ? "" : " while waiting for a worker (its worker was lost)";
+            this.finish(call, { ok: false, kind: "timeout", error: `${full} timed out after ${formatSeconds(ctx.timeoutMs)}${waited}.` });
+          },
+          Math.max(0, ctx.timeoutMs),
+        );
       }
       ctx.signal.addEventListener("abort", call.onAbort, { once: true });
       this.dispatch(call, worker);
@@ -538,7 +541,9 @@ export class WorkerGateway implements Toolset {
 
 /** The outcome of a call stopped through ctx.signal: a person's kill or its turn ending. */
 function stopped(full: string, reason: unknown): ToolOutcome {
-  const error = isTurnStop(reason) ? `${full} was stopped because its turn ended before it finished.` : `${full} was killed before it finished.`;
+  const error = isTurnStop(reason)
+    ? `${full} was stopped because its turn ended before it finished.`
+    : `${full} was killed before it finished.`;
   return { ok: false, kind: "killed", error };
 }
 
