@@ -5,6 +5,7 @@ import type { Script } from "@wardrik/testing";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
+import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
 import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
 import { compilePolicy, decide, loadPoliciesDir, type CompiledPolicy } from "./policy/index.js";
@@ -24,12 +25,13 @@ import { McpToolset } from "./tools/mcp/index.js";
 
 export { ADMIN_TOKEN_FILE, ensureAdminToken };
 
-export type Logger = (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+export type { Logger };
 
 export interface DaemonOptions {
   /** Overrides config.yaml `listen` (0 picks a free port). */
   port?: number;
   host?: string;
+  /** Default: JSON lines on stderr at WARDRIK_LOG_LEVEL (info when unset). */
   log?: Logger;
   toolTimeoutMs?: number;
   scripts?: Record<string, Script>;
@@ -47,13 +49,9 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-export const stderrLog: Logger = (level, msg, fields) => {
-  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + "\n");
-};
-
 export async function startDaemon(dir: string, options: DaemonOptions = {}): Promise<Daemon> {
-  const log = options.log ?? stderrLog;
   const env = options.env ?? process.env;
+  const log = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
   // Secrets live in the database, which config names: read config once to find
   // the database (a secret there is an error), then again with the secrets.
   const PLACEHOLDER = "\u0000secret";
@@ -198,7 +196,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
-  log("info", "daemon listening", { url, org: config.org, database: config.database });
+  // Tools and tests find the address in this line's text, JSON or not.
+  log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
+    url,
+    org: config.org,
+    // A postgres URL may carry a password.
+    database: config.database.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@"),
+  });
 
   let closing: Promise<void> | undefined;
   return {

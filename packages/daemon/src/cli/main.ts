@@ -4,6 +4,7 @@ import { VERSION } from "../version.js";
 import { agentByName, connect } from "./connect.js";
 import { initProject } from "./init-project.js";
 import { formatEvent } from "./format-event.js";
+import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../log/log-level.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
 export async function main(argv: string[]): Promise<void> {
@@ -52,11 +53,20 @@ export function buildProgram(): Command {
     .command("daemon")
     .description("run the daemon for the project in the current directory (foreground)")
     .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
-    .action(async (opts: { port?: number }) => {
+    .addOption(new Option("--log-level <level>", "the least severe log lines to write").choices(LOG_THRESHOLDS).env(LOG_LEVEL_ENV))
+    .action(async (opts: { port?: number; logLevel?: LogThreshold }) => {
       // Loaded here so other commands start without the daemon's dependencies.
       const { startDaemon } = await import("../daemon.js");
-      const daemon = await startDaemon(process.cwd(), opts.port !== undefined ? { port: opts.port } : {});
-      err(`wardrik daemon listening on ${daemon.url} (org ${daemon.config.org})`);
+      const { createLogger, routeProcessOutput } = await import("../log/index.js");
+      // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
+      const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
+      routeProcessOutput(log);
+      const daemon = await startDaemon(process.cwd(), { log, ...(opts.port !== undefined ? { port: opts.port } : {}) }).catch(
+        (error: unknown) => {
+          log("error", error instanceof Error ? error.message : String(error));
+          process.exit(1);
+        },
+      );
       await new Promise<void>((resolve) => {
         const stop = () => {
           void daemon.close().then(resolve, resolve);

@@ -6,6 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
 import { ConfigError } from "../config/index.js";
+import { accessLog, type Logger } from "../log/index.js";
 import { VERSION } from "../version.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { RouteTable, type ApiEnv } from "./route-table.js";
@@ -20,12 +21,13 @@ export interface HttpOptions {
   authenticate(token: string): Promise<{ org: string; admin: boolean } | undefined>;
   /** WebSocket upgrades (the worker gateway) by path. */
   upgrades?: Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
-  log?: (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+  log?: Logger;
 }
 
 export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEnv>; routes: RouteTable } {
   const app = new Hono<ApiEnv>();
   const routes = new RouteTable(app);
+  app.use("*", accessLog(opts.log));
 
   app.onError((err, c) => {
     const e = toWardrikError(err);

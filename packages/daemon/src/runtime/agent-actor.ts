@@ -1,5 +1,6 @@
 import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import type { AgentDefinition } from "../config/types.js";
+import type { Logger } from "../log/logger.js";
 import { PromptCache } from "../models/build-prompt.js";
 import {
   chooseSplit,
@@ -26,7 +27,7 @@ export interface ActorOptions {
   toolTimeoutMs: number;
   /** Test hook for model retry backoff. */
   modelBackoffMs?: number;
-  log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+  log: Logger;
 }
 
 /** Why a running turn was interrupted; the AbortSignal's reason. */

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { McpServerEntry } from "../../src/config/types.js";
-import type { McpLogger } from "../../src/tools/mcp/index.js";
+import type { Logger } from "../../src/log/index.js";
 import type { ToolCallContext } from "../../src/tools/toolset.js";
 
 const require = createRequire(import.meta.url);
@@ -40,11 +40,11 @@ export function ctx(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
 export const scope = (agentId = "agt_test") => ({ org: "default", agentId });
 
 /** A logger that keeps what it was given, so tests can check that secrets stay out. */
-export function memoryLog(): McpLogger & { lines: string[] } {
+export function memoryLog(): Logger & { lines: string[] } {
   const lines: string[] = [];
   const log = ((level, msg, fields) => {
     lines.push(JSON.stringify({ level, msg, ...fields }));
-  }) as McpLogger & { lines: string[] };
+  }) as Logger & { lines: string[] };
   log.lines = lines;
   return log;
 }

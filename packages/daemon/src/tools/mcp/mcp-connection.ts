@@ -6,7 +6,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
-import type { McpLogger } from "./mcp-logger.js";
+import type { Logger } from "../../log/logger.js";
 import { displayUrl } from "./redact.js";
 import { StderrTail } from "./stderr-tail.js";
 
@@ -16,7 +16,7 @@ const CLIENT_INFO = { name: "wardrik", version: "0.1.0" };
 
 export interface McpConnectionOptions {
   cwd?: string;
-  log: McpLogger;
+  log: Logger;
   redact: (text: string) => string;
   /** The connection closed without `close()` being called: the process exited, or the transport gave up. */
   onClosed: () => void;

@@ -1,7 +1,7 @@
-import type { McpLogger } from "./mcp-logger.js";
+import type { Logger } from "../../log/logger.js";
 
 export interface McpToolsetOptions {
-  log?: McpLogger;
+  log?: Logger;
   /** Working directory of stdio servers (the project directory), so relative paths in `args` work. */
   cwd?: string;
   /** Milliseconds for each of the initialize handshake and the first `tools/list`; a server slower than this is down. Default 30 s. */

@@ -3,7 +3,7 @@ import type { McpServerEntry } from "../../config/types.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
 import { classifyFailure, describeStartFailure, seconds } from "./describe-failure.js";
 import { McpConnection } from "./mcp-connection.js";
-import type { McpLogger } from "./mcp-logger.js";
+import type { Logger } from "../../log/logger.js";
 import { MCP_DEFAULTS, type McpToolsetOptions } from "./mcp-toolset-options.js";
 import { redactorFor } from "./redact.js";
 import { toToolInfo } from "./to-tool-info.js";
@@ -59,7 +59,7 @@ export class McpToolset implements Toolset {
   private relistTimer: NodeJS.Timeout | undefined;
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
-  private readonly log: McpLogger;
+  private readonly log: Logger;
   private readonly redact: (text: string) => string;
   private readonly o: Required<Omit<McpToolsetOptions, "log" | "cwd" | "backoff">> & { backoffInitialMs: number; backoffMaxMs: number };
 

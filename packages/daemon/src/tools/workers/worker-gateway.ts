@@ -12,16 +12,17 @@ import {
   type WorkerResult,
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
+import type { LogLevel, Logger } from "../../log/logger.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
 import { CallTable, LOST_MESSAGE, formatSeconds, type PendingCall } from "./pending-call.js";
 import { WorkerConnection } from "./worker-connection.js";
 
-export type WorkerGatewayLogLevel = "debug" | "info" | "warn" | "error";
+export type WorkerGatewayLogLevel = LogLevel;
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
   authenticate(token: string): Promise<{ org: string } | undefined>;
-  log?: (level: WorkerGatewayLogLevel, msg: string, fields?: Record<string, unknown>) => void;
+  log?: Logger;
   /** How often each worker is pinged. Default 10 s. */
   heartbeatIntervalMs?: number;
   /** A worker silent for this long is dropped. Default 30 s. */
