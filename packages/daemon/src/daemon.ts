@@ -124,9 +124,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
   for (const mcp of mcpServers) registry.add(mcp);
 
-  // The 60 s call timeout can be shortened for tests of a spawned daemon.
-  const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS);
-  const runtime = new Runtime(store, registry, hooks, { log, ...(toolTimeoutMs ? { toolTimeoutMs } : {}) });
+  // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
+  const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
+  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs });
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>

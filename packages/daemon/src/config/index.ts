@@ -1,5 +1,15 @@
 export { AGENT_DEFAULTS, DEFAULT_HOST, DEFAULT_PORT } from "./types.js";
-export type { AgentDefinition, McpServerEntry, ModelEntry, ProjectConfig, SubscriberEntry } from "./types.js";
+export type {
+  AgentDefinition,
+  ClusterSettings,
+  McpServerEntry,
+  ModelEntry,
+  ProjectConfig,
+  SlackSettings,
+  SubscriberEntry,
+  TelemetrySettings,
+  Trigger,
+} from "./types.js";
 export { CONFIG_FILE, loadConfig, parseConfig } from "./load-config.js";
 export type { LoadConfigOptions } from "./load-config.js";
 export { loadAgentsDir, parseAgentFile, validateAgentDefinition } from "./load-agent-file.js";

@@ -1,4 +1,9 @@
-/** Parsed, validated project configuration. */
+/** Parsed, validated project configuration and agent definitions. */
+import type { AgentFrontmatter } from "./agent-schema.js";
+import type { ConfigFile } from "./config-schema.js";
+
+export type { ClusterSettings, SlackSettings, SubscriberEntry, TelemetrySettings } from "./integration-schemas.js";
+export type { Trigger } from "./trigger-schema.js";
 
 export interface ModelEntry {
   provider: "openai" | "openai-chat" | "anthropic" | "openai-compatible" | "script";
@@ -12,6 +17,7 @@ export interface ModelEntry {
   price?: { input: number; output: number; cached_input?: number };
 }
 
+/** Either `command` (stdio) or `url` (streamable HTTP) is set. */
 export interface McpServerEntry {
   command?: string;
   args?: string[];
@@ -20,41 +26,23 @@ export interface McpServerEntry {
   headers?: Record<string, string>;
 }
 
-export interface SubscriberEntry {
-  url: string;
-  secret?: string;
-  types?: string[];
-}
-
-export interface ProjectConfig {
+/** config.yaml after loading: defaults filled, references resolved. */
+export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp"> {
   /** Absolute path of the project directory. */
   dir: string;
-  org: string;
-  /** host:port */
-  listen: { host: string; port: number };
   /** `sqlite:PATH` (absolute after loading) or a postgres URL. */
   database: string;
-  model?: string;
   models: Record<string, ModelEntry>;
   mcp: Record<string, McpServerEntry>;
-  policy?: string;
-  subscribers: SubscriberEntry[];
+  /** Seconds before a tool call times out. */
+  tool_timeout: number;
 }
 
-export interface AgentDefinition {
+/** An agent file (or an API-made agent) after loading. */
+export interface AgentDefinition extends Omit<AgentFrontmatter, "title"> {
   name: string;
-  description: string;
+  /** Display name; the agent's name when the file sets none. */
   title: string;
-  model?: string;
-  tools: string[];
-  policy?: string;
-  max_iterations: number;
-  /** Seconds. */
-  timeout: number;
-  retries: number;
-  idle_timeout: number | "infinity";
-  budget?: number;
-  context_window?: number;
   /** The Markdown body: the system prompt. */
   instructions: string;
 }

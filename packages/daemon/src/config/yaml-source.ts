@@ -1,21 +1,24 @@
 /**
- * Parsed YAML that remembers where every key came from, the error that points
- * there, and typed reads that fail with the key's path and line.
+ * Parsed YAML that remembers where every key and value came from, and the
+ * error that points there.
  */
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from "yaml";
 
 /** A path into a value: `["models", "local", "price", "input"]`, `["tools", 1]`. */
 export type KeyPath = readonly (string | number)[];
 
-/** `models.local.price.input`, `subscribers[0].url`. */
+/** `models.local.price.input`, `subscribers[0].url`; a key that is not a plain word reads `when["customer.country"]`. */
 export function formatKeyPath(path: KeyPath): string {
   let out = "";
   for (const segment of path) {
     if (typeof segment === "number") out += `[${segment}]`;
+    else if (!PLAIN_KEY.test(segment)) out += `[${JSON.stringify(segment)}]`;
     else out += out === "" ? segment : `.${segment}`;
   }
   return out;
 }
+
+const PLAIN_KEY = /^[A-Za-z_$][\w$-]*$/;
 
 const MARKER = Symbol.for("wardrik.config_error");
 
@@ -51,12 +54,22 @@ export class Source {
   constructor(
     readonly file: string,
     readonly value: unknown,
-    private readonly locate: (path: KeyPath) => number | undefined = () => undefined,
+    private readonly locate: (path: KeyPath, where: "key" | "value") => number | undefined = () => undefined,
   ) {}
 
   /** 1-based line of the key (or list item) at `path`, or of its deepest existing parent. */
   lineOf(path: KeyPath): number | undefined {
-    return this.locate(path);
+    return this.locate(path, "key");
+  }
+
+  /** 1-based line where the value at `path` starts (a block list starts below its key); else as lineOf. */
+  valueLineOf(path: KeyPath): number | undefined {
+    return this.locate(path, "value");
+  }
+
+  /** The same file and lines over another value, e.g. the value with references resolved. */
+  withValue(value: unknown): Source {
+    return new Source(this.file, value, this.locate);
   }
 
   /** Throws a ConfigError about `path`, placed at the line of `at` (default `path`). */
@@ -87,7 +100,9 @@ export function parseYamlSource(text: string, file: string, options: YamlSourceO
 
   const syntax = doc.errors[0];
   if (syntax !== undefined) {
-    throw new ConfigError({ file, line: lineAt(syntax.pos[0]), detail: `invalid YAML: ${syntax.message}` });
+    // An unquoted `*` starts an alias in YAML, and tool patterns often start with one.
+    const hint = syntax.code === "BAD_ALIAS" ? ' (a pattern starting with * must be quoted: tool: "*")' : "";
+    throw new ConfigError({ file, line: lineAt(syntax.pos[0]), detail: `invalid YAML: ${syntax.message}${hint}` });
   }
   let value: unknown;
   try {
@@ -95,7 +110,7 @@ export function parseYamlSource(text: string, file: string, options: YamlSourceO
   } catch (error) {
     throw new ConfigError({ file, line: rootLine, detail: `invalid YAML: ${(error as Error).message}` });
   }
-  return new Source(file, value, (path) => locate(doc, path, lineAt, rootLine));
+  return new Source(file, value, (path, where) => locate(doc, path, where, lineAt, rootLine));
 }
 
 /** A Source over plain data (a JSON body): errors name the key but no line. */
@@ -103,7 +118,7 @@ export function plainSource(value: unknown, where: string): Source {
   return new Source(where, value);
 }
 
-function locate(doc: Document, path: KeyPath, lineAt: (offset: number) => number, rootLine: number): number {
+function locate(doc: Document, path: KeyPath, where: "key" | "value", lineAt: (offset: number) => number, rootLine: number): number {
   let node: unknown = doc.contents;
   let line = rootLine;
   for (const segment of path) {
@@ -122,67 +137,11 @@ function locate(doc: Document, path: KeyPath, lineAt: (offset: number) => number
     line = lineAt(range[0]);
     node = next;
   }
+  if (where === "value") {
+    const range = (node as { range?: unknown } | undefined)?.range;
+    // `key:` with nothing after it has an empty value; its key's line is the useful one.
+    const empty = isScalar(node) && node.value === null && Array.isArray(range) && range[0] === range[1];
+    if (Array.isArray(range) && typeof range[0] === "number" && !empty) return lineAt(range[0]);
+  }
   return line;
-}
-
-// Typed reads. Each takes the value at `path` and fails with the path and its line.
-
-function describe(path: KeyPath): string {
-  return path.length === 0 ? "the top level" : formatKeyPath(path);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A mapping; with `allowed`, any other key is an error at that key's line. */
-export function readMap(src: Source, path: KeyPath, value: unknown, allowed?: readonly string[]): Record<string, unknown> {
-  if (!isPlainObject(value)) return src.fail(path, `${describe(path)} must be a mapping`);
-  if (allowed !== undefined) {
-    for (const key of Object.keys(value)) {
-      if (!allowed.includes(key)) {
-        const at = [...path, key];
-        src.fail(at, `key "${formatKeyPath(at)}" is not allowed (allowed: ${allowed.join(", ")})`);
-      }
-    }
-  }
-  return value;
-}
-
-/** The value of a required key; a missing key is reported at its parent's line. */
-export function readRequired(src: Source, path: KeyPath, map: Record<string, unknown>, key: string): unknown {
-  const value = map[key];
-  if (value === undefined || value === null) {
-    return src.fail([...path, key], `key "${formatKeyPath([...path, key])}" is required`, path);
-  }
-  return value;
-}
-
-export function readString(src: Source, path: KeyPath, value: unknown, options: { allowEmpty?: boolean } = {}): string {
-  if (typeof value !== "string") return src.fail(path, `${describe(path)} must be a string`);
-  if (value === "" && options.allowEmpty !== true) return src.fail(path, `${describe(path)} must not be empty`);
-  return value;
-}
-
-export function readList(src: Source, path: KeyPath, value: unknown): unknown[] {
-  if (!Array.isArray(value)) return src.fail(path, `${describe(path)} must be a list`);
-  return value;
-}
-
-export function readStringList(src: Source, path: KeyPath, value: unknown): string[] {
-  return readList(src, path, value).map((item, i) => readString(src, [...path, i], item));
-}
-
-const NUMBER_KINDS = {
-  "a number >= 0": (n: number) => n >= 0,
-  "a positive number": (n: number) => n > 0,
-  "an integer >= 0": (n: number) => Number.isInteger(n) && n >= 0,
-  "a positive integer": (n: number) => Number.isInteger(n) && n > 0,
-} as const;
-export type NumberKind = keyof typeof NUMBER_KINDS;
-
-export function readNumber(src: Source, path: KeyPath, value: unknown, kind: NumberKind): number {
-  if (typeof value !== "number" || !Number.isFinite(value)) return src.fail(path, `${describe(path)} must be a number`);
-  if (!NUMBER_KINDS[kind](value)) return src.fail(path, `${describe(path)} must be ${kind}`);
-  return value;
 }

@@ -90,7 +90,7 @@ describe("parseAgentFile", () => {
   it("names an unknown key with the file, the .md line and the allowed keys", () => {
     const error = configError(() => parseAgentFile(agent("description: d\ntitle: t\nmax_iteratons: 3\n"), FILE));
     expect(error.message).toBe(
-      'agents/triage.md:4: key "max_iteratons" is not allowed (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window)',
+      'agents/triage.md:4: key "max_iteratons" is not allowed (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, triggers)',
     );
     expect(error.file).toBe(FILE);
     expect(error.line).toBe(4);

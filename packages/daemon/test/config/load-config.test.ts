@@ -40,6 +40,7 @@ describe("loadConfig defaults", () => {
       models: {},
       mcp: {},
       subscribers: [],
+      tool_timeout: 60,
     });
     expect(DEFAULT_PORT).toBe(7373);
     expect(config.model).toBeUndefined();
@@ -124,6 +125,7 @@ subscribers:
         { url: "https://hooks.example.com/w", secret: "hk-4", types: ["turn.completed", "approval.requested"] },
         { url: "http://localhost:9000/" },
       ],
+      tool_timeout: 60,
     });
   });
 
@@ -230,7 +232,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, subscribers)',
+      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, subscribers, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });
@@ -298,9 +300,10 @@ describe("errors name the key, the file and the line", () => {
 
   it("rejects mcp names with __ or invalid characters", () => {
     expect(configError(() => parse("mcp:\n  a__b:\n    command: x\n")).message).toBe(
-      'config.yaml:2: MCP server name "a__b" must be 1-55 letters, digits, _ or -, without "__"',
+      'config.yaml:2: name "a__b" in mcp must be 1-55 letters, digits, _ or -, without "__"',
     );
-    expect(configError(() => parse("mcp:\n  a.b:\n    command: x\n")).key).toBe("mcp.a.b");
+    // A key that is not a plain word is quoted, so the path stays unambiguous.
+    expect(configError(() => parse("mcp:\n  a.b:\n    command: x\n")).key).toBe('mcp["a.b"]');
   });
 
   it("rejects subscribers that are not a list, or items with bad types", () => {
@@ -329,7 +332,7 @@ describe("errors name the key, the file and the line", () => {
 describe("mcp names", () => {
   it("refuses a server named like a built-in namespace, with file and line", () => {
     expect(() => parseConfig("mcp:\n  files:\n    command: x\n", "/tmp/p")).toThrow(
-      /config.yaml:2: .*"files" is taken by the built-in files tools/,
+      /config.yaml:2: name "files" in mcp is taken by the built-in files tools/,
     );
   });
 });

@@ -98,22 +98,22 @@ describe("parsePolicyFile errors name the file, line and key", () => {
 
   it("rejects missing required keys at the rule's line", () => {
     expect(errorOf("rules:\n  - tool: files/*\n    decision: allow\n  - tool: linear/*\n")).toBe(
-      "policies/careful.yaml:4: rules[1].decision is required (one of allow, ask, deny)",
+      'policies/careful.yaml:4: key "rules[1].decision" is required (one of allow, ask, deny)',
     );
     expect(errorOf("rules:\n  - decision: allow\n")).toBe(
-      "policies/careful.yaml:2: rules[0].tool is required (a tool pattern like files/* or workers/find_order)",
+      'policies/careful.yaml:2: key "rules[0].tool" is required (a tool pattern like files/* or workers/find_order)',
     );
   });
 
   it("rejects unknown keys where they are written", () => {
     expect(errorOf("description: x\nrule:\n  - tool: a\n")).toBe(
-      "policies/careful.yaml:2: rule is not a known key (expected description, budget, rules)",
+      'policies/careful.yaml:2: key "rule" is not allowed (allowed: description, budget, rules)',
     );
     expect(errorOf("rules:\n  - tool: a/*\n    decison: deny\n")).toBe(
-      "policies/careful.yaml:3: rules[0].decison is not a known key (expected tool, when, decision, reason)",
+      'policies/careful.yaml:3: key "rules[0].decison" is not allowed (allowed: tool, when, decision, reason)',
     );
     expect(errorOf("budget:\n  per_turn_usd: 1\n  per_week_usd: 3\n")).toBe(
-      "policies/careful.yaml:3: budget.per_week_usd is not a known key (expected per_turn_usd, per_day_usd)",
+      'policies/careful.yaml:3: key "budget.per_week_usd" is not allowed (allowed: per_turn_usd, per_day_usd)',
     );
   });
 
@@ -134,7 +134,7 @@ describe("parsePolicyFile errors name the file, line and key", () => {
     );
     expect(errorOf(rule("      amount:\n        gt: '100'\n"))).toBe("policies/careful.yaml:6: rules[0].when.amount.gt must be a number");
     expect(errorOf(rule("      amount:\n        lt: 5\n        bigger: 3\n"))).toBe(
-      "policies/careful.yaml:7: rules[0].when.amount.bigger is not an operator (expected one of eq, ne, gt, gte, lt, lte, in, matches, exists)",
+      'policies/careful.yaml:7: key "rules[0].when.amount.bigger" is not an operator (expected one of eq, ne, gt, gte, lt, lte, in, matches, exists)',
     );
     expect(errorOf(rule("      customer.country: { in: DE }\n"))).toBe(
       'policies/careful.yaml:5: rules[0].when["customer.country"].in must be a list',
@@ -156,7 +156,7 @@ describe("parsePolicyFile errors name the file, line and key", () => {
 
   it("rejects wrong shapes", () => {
     expect(errorOf("")).toBe("policies/careful.yaml:1: the file is empty; a policy is a map of description, budget, rules");
-    expect(errorOf("- tool: a\n")).toBe("policies/careful.yaml:1: a policy must be a map of description, budget, rules (got a list)");
+    expect(errorOf("- tool: a\n")).toBe("policies/careful.yaml:1: the top level must be a map of description, budget, rules (got a list)");
     expect(errorOf("rules:\n  tool: a\n")).toBe("policies/careful.yaml:2: rules must be a list (got a map)");
     expect(errorOf("rules:\n  - files/*\n")).toBe('policies/careful.yaml:2: rules[0] must be a map with tool and decision (got "files/*")');
     expect(errorOf("rules:\n  - tool: files read\n    decision: allow\n")).toBe(

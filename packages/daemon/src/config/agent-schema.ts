@@ -1,0 +1,53 @@
+/**
+ * An agent file's frontmatter as a zod schema, and the same keys as a JSON
+ * body for agents made through the HTTP API.
+ */
+import { z } from "zod";
+import { triggerSchema } from "./trigger-schema.js";
+import { NAME_RULE, namePattern, nonNegativeInt, positiveInt, positiveNumber, text } from "./schema-kit.js";
+import { AGENT_DEFAULTS } from "./types.js";
+
+/** `*`, `files`, `files/*`, `workers/find_order`, `workers/find_*`. */
+const TOOL_PATTERN = /^(\*|[A-Za-z0-9_-]{1,55})(\/[A-Za-z0-9_*-]{1,55})?$/;
+
+const toolPattern = z.string().regex(TOOL_PATTERN, {
+  error: (issue) => `${JSON.stringify(issue.input)} is not a tool pattern (like files, linear/*, workers/find_order or *)`,
+});
+
+const frontmatterShape = {
+  description: text().describe("What the agent is for."),
+  title: text().optional().describe("Display name; default the file name."),
+  model: text().optional().describe('"provider/model-id" or a name from config.yaml models; default config.yaml model.'),
+  tools: z
+    .array(toolPattern)
+    .default(() => [])
+    .describe("Tool patterns: files, linear/*, workers/find_order, workers/*."),
+  policy: namePattern(`must be ${NAME_RULE} (a file in policies/)`)
+    .optional()
+    .describe("A policy from policies/; default config.yaml policy."),
+  max_iterations: positiveInt().default(AGENT_DEFAULTS.max_iterations).describe("Model calls allowed in one turn."),
+  timeout: positiveNumber().default(AGENT_DEFAULTS.timeout).describe("Seconds one turn may take."),
+  retries: nonNegativeInt().default(AGENT_DEFAULTS.retries).describe("Retries of a failed model call (429, 5xx, network)."),
+  idle_timeout: z
+    .union([positiveNumber("must be a positive number of seconds or infinity"), z.literal("infinity")], {
+      error: "must be a positive number of seconds or infinity",
+    })
+    .default(AGENT_DEFAULTS.idle_timeout)
+    .describe("Seconds idle before the agent sleeps, or infinity."),
+  budget: positiveNumber().optional().describe("US dollars the agent may spend per day."),
+  context_window: positiveInt().optional().describe("Tokens; overrides the model's known window."),
+  triggers: z.array(triggerSchema).optional().describe("Messages queued from outside: schedules, webhooks, events."),
+};
+
+export const agentFrontmatterSchema = z
+  .strictObject(frontmatterShape)
+  .describe("An agent file's frontmatter (agents/NAME.md); the Markdown body is the agent's instructions.");
+
+/** An agent as a JSON body: the frontmatter keys plus what a file gets from its name and body. */
+export const agentBodySchema = z.strictObject({
+  name: namePattern(),
+  ...frontmatterShape,
+  instructions: z.string().optional(),
+});
+
+export type AgentFrontmatter = z.output<typeof agentFrontmatterSchema>;

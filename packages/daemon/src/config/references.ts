@@ -1,0 +1,47 @@
+/**
+ * `${env:NAME}` and `${secret:NAME}` in config.yaml values: resolved before
+ * the schema checks the values, so a rule such as "a valid org name" holds
+ * for what the daemon will use. `$${` writes a literal `${`.
+ */
+import { formatKeyPath, type KeyPath, type Source } from "./yaml-source.js";
+
+export interface ReferenceSources {
+  /** Where `${env:NAME}` looks; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Where `${secret:NAME}` looks; without it every secret reference is an error. */
+  secret?: (name: string) => string | undefined;
+}
+
+const REFERENCE = /\$(\$?)\{(env|secret):([^}]*)\}/g;
+
+/** A copy of `src.value` with every string value resolved (keys stay as written). */
+export function resolveReferences(src: Source, sources: ReferenceSources): unknown {
+  return walk(src, sources, src.value, []);
+}
+
+function walk(src: Source, sources: ReferenceSources, value: unknown, path: KeyPath): unknown {
+  if (typeof value === "string") return resolveString(src, sources, value, path);
+  if (Array.isArray(value)) return value.map((item, i) => walk(src, sources, item, [...path, i]));
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = walk(src, sources, item, [...path, key]);
+    return out;
+  }
+  return value;
+}
+
+function resolveString(src: Source, sources: ReferenceSources, raw: string, path: KeyPath): string {
+  // Errors name the reference, never a resolved value: it may be a secret.
+  return raw.replace(REFERENCE, (whole, escape: string, kind: string, name: string) => {
+    if (escape !== "") return whole.slice(1);
+    if (name.trim() === "") return src.fail(path, `${formatKeyPath(path)}: \${${kind}:} needs a name`);
+    if (kind === "env") {
+      const found = (sources.env ?? process.env)[name];
+      if (found === undefined) return src.fail(path, `${formatKeyPath(path)}: environment variable ${name} is not set`);
+      return found;
+    }
+    const found = sources.secret?.(name);
+    if (found === undefined) return src.fail(path, `${formatKeyPath(path)}: secret ${name} is not set (wardrik secret set ${name})`);
+    return found;
+  });
+}
