@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureAdminToken } from "../admin-token.js";
+import { withSchemaComment } from "../editor-schemas.js";
 
 const CONFIG = `# Wardrik daemon settings. Changes take effect when the daemon restarts.
 org: default
@@ -95,7 +96,7 @@ export function initProject(target: string): { dir: string; files: string[] } {
   ];
   for (const [path, text] of files) {
     mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), text);
+    writeFileSync(join(dir, path), withSchemaComment(path, text));
   }
   ensureAdminToken(dir);
   return { dir, files: [...files.map(([p]) => p), ".wardrik/admin-token"] };

@@ -4,6 +4,7 @@ import { VERSION } from "../version.js";
 import { agentByName, connect } from "./connect.js";
 import { initProject } from "./init-project.js";
 import { formatEvent } from "./format-event.js";
+import { registerSchemaCommand } from "./commands/schema.js";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../log/log-level.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
@@ -278,6 +279,7 @@ export function buildProgram(): Command {
       out(names.length ? names.join("\n") : "No secrets.");
     });
 
+  registerSchemaCommand(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;
 }
