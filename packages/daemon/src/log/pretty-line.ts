@@ -36,7 +36,8 @@ export function prettyLine(json: string, options: PrettyOptions): string {
     if (HIDDEN.has(key) || value === undefined) continue;
     if (key === "err" && isErrorRecord(value)) {
       // A stack reads better on its own lines than squeezed into key=value.
-      extra.push(`\n    ${String(value.stack ?? value.message).replace(/\n/g, "\n    ")}`);
+      const lines = String(value.stack ?? value.message).split("\n");
+      extra.push(...lines.map((line) => `\n    ${line.trim()}`));
       continue;
     }
     parts.push(`${key}=${formatValue(value)}`);

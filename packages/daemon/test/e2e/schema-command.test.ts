@@ -1,0 +1,55 @@
+/**
+ * `wardrik schema config|agent|policy` through the real CLI, and the schema
+ * files the build ships, which the comment `wardrik init` writes points at.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { Ajv } from "ajv";
+import { parse as parseYaml } from "yaml";
+import { describe, expect, it } from "vitest";
+import { createProject } from "../helpers/spawn-daemon.js";
+
+const ajv = new Ajv({ strict: false });
+
+describe("wardrik schema", () => {
+  it("prints a valid JSON Schema for each kind, which validates the project init wrote", async () => {
+    const p = await createProject({ start: false });
+    for (const [kind, file] of [
+      ["config", "config.yaml"],
+      ["policy", "policies/default.yaml"],
+      ["agent", "agents/helper.md"],
+    ] as const) {
+      const r = await p.cli(["schema", kind]);
+      expect(r.code).toBe(0);
+      const schema = JSON.parse(r.stdout) as Record<string, unknown>;
+      expect(ajv.validateSchema(schema)).toBe(true);
+      const text = p.read(file);
+      const doc: unknown = parseYaml(kind === "agent" ? /^---\n([\s\S]*?)\n---/.exec(text)![1]! : text);
+      const validate = ajv.compile(schema);
+      expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+      expect(validate({ ...(doc as object), colour: "red" })).toBe(false);
+    }
+  });
+
+  it("the comment at the top of config.yaml and policies names a shipped file with the same schema", async () => {
+    const p = await createProject({ start: false });
+    for (const [kind, file] of [
+      ["config", "config.yaml"],
+      ["policy", "policies/default.yaml"],
+    ] as const) {
+      const match = /^# yaml-language-server: \$schema=(.+)$/m.exec(p.read(file).split("\n")[0]!);
+      expect(match, `${file} starts with the yaml-language-server comment`).not.toBeNull();
+      const shipped = match![1]!;
+      expect(shipped.endsWith(`schemas/${kind}.json`)).toBe(true);
+      expect(existsSync(shipped)).toBe(true);
+      const printed = await p.cli(["schema", kind]);
+      expect(JSON.parse(readFileSync(shipped, "utf8"))).toEqual(JSON.parse(printed.stdout));
+    }
+  });
+
+  it("refuses an unknown kind as a usage error", async () => {
+    const p = await createProject({ start: false });
+    const r = await p.cli(["schema", "agents"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/config, agent, policy/);
+  });
+});
