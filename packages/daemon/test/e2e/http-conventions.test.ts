@@ -65,6 +65,15 @@ describe.concurrent("X-Request-Id", () => {
     const anonymous = await p.api("GET", "/v1/agents", undefined, { token: null, headers: { "x-request-id": "anon-7f3a" } });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("x-request-id")).toBe("anon-7f3a");
+    // The event stream's headers carry it too.
+    const ac = new AbortController();
+    const stream = await fetch(`${p.url}/v1/agents/${id}/events/stream`, {
+      headers: { authorization: `Bearer ${p.token}`, "x-request-id": "follow-42" },
+      signal: ac.signal,
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get("x-request-id")).toBe("follow-42");
+    ac.abort();
   });
 
   it("is generated, different for each request, when the client sends none or one that is not sane", async () => {
