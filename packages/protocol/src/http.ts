@@ -25,11 +25,11 @@ function readableText(what: string, max: number) {
 }
 
 /**
- * A whole number in a query string. Only digits are read as a number, so an
+ * A whole number in a query string (use it for every numeric query parameter). Only digits are read as a number, so an
  * empty or signed value is an error rather than 0 (z.coerce would take "" and
  * null as 0, which also made the OpenAPI document call these nullable).
  */
-function wholeNumber(min: number, max: number) {
+export function queryInteger(min: number, max: number) {
   return z.preprocess(
     (v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
     z.number({ error: "must be a whole number" }).int().min(min).max(max),
@@ -97,7 +97,7 @@ export type AgentDetail = z.infer<typeof AgentDetail>;
 
 export const ListAgentsQuery = z.strictObject({
   name: z.string().optional().describe("Only the agent with this name"),
-  limit: wholeNumber(1, 1000).default(100).describe("Agents per page (1-1000)"),
+  limit: queryInteger(1, 1000).default(100).describe("Agents per page (1-1000)"),
   cursor: z.string().min(1).optional().describe("The `next` value of the previous page"),
 });
 export type ListAgentsQuery = z.input<typeof ListAgentsQuery>;
@@ -152,8 +152,8 @@ export const ConversationList = z
   .meta({ id: "ConversationList" });
 
 export const HistoryQuery = z.strictObject({
-  after: wholeNumber(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only messages after this sequence number"),
-  limit: wholeNumber(1, 10_000).default(1000),
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only messages after this sequence number"),
+  limit: queryInteger(1, 10_000).default(1000),
 });
 
 export const HistoryMessage = z
@@ -224,8 +224,8 @@ export const CloudEvent = z
   .meta({ id: "CloudEvent" });
 
 export const EventsQuery = z.strictObject({
-  after: wholeNumber(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only events after this sequence number"),
-  limit: wholeNumber(1, 10_000).default(1000),
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only events after this sequence number"),
+  limit: queryInteger(1, 10_000).default(1000),
   type: z.string().optional().describe("Comma-separated event types, short (turn.completed) or full"),
 });
 export const EventPage = z

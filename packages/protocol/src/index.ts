@@ -35,6 +35,7 @@ export {
   PostMessageBody,
   PostMessageResult,
   ReloadResult,
+  queryInteger,
   ScopeBody,
   SecretNames,
   SetSecretBody,
