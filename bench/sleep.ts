@@ -43,8 +43,15 @@ async function lanes(count: number, fn: (i: number) => Promise<void>): Promise<v
 }
 
 async function listStatuses(p: StandaloneProject): Promise<Map<string, { id: string; status: string }>> {
-  const r = await api<{ agents: { id: string; name: string; status: string }[] }>(p, "GET", "/v1/agents");
-  return new Map(r.agents.map((a) => [a.name, { id: a.id, status: a.status }]));
+  const out = new Map<string, { id: string; status: string }>();
+  // GET /v1/agents pages: follow `next` to the end.
+  for (let cursor: string | null = null; ;) {
+    const query: string = cursor ? `?limit=1000&cursor=${encodeURIComponent(cursor)}` : "?limit=1000";
+    const r = await api<{ agents: { id: string; name: string; status: string }[]; next: string | null }>(p, "GET", `/v1/agents${query}`);
+    for (const a of r.agents) out.set(a.name, { id: a.id, status: a.status });
+    if (!r.next) return out;
+    cursor = r.next;
+  }
 }
 
 const nodeOptions = process.env.WARDRIK_BENCH_DAEMON_NODE_OPTIONS;

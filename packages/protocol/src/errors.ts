@@ -6,8 +6,10 @@ export const ERROR_CODES = [
   "bad_request",
   "invalid_json",
   "body_too_large",
+  "headers_too_large",
   "unauthorized",
   "not_found",
+  "method_not_allowed",
   "conflict",
   "unreadable",
   "not_waiting",
@@ -55,12 +57,16 @@ function defaultStatus(code: ErrorCode): number {
       return 401;
     case "not_found":
       return 404;
+    case "method_not_allowed":
+      return 405;
     case "conflict":
     case "not_waiting":
     case "unreadable":
       return 409;
     case "body_too_large":
       return 413;
+    case "headers_too_large":
+      return 431;
     case "unavailable":
       return 503;
     case "internal":

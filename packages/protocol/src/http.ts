@@ -1,20 +1,73 @@
 import { z } from "zod";
+import { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
 
-/** Bodies of the HTTP API, shared by the daemon (validation, OpenAPI) and the SDK client. */
+/**
+ * Bodies and queries of the HTTP API, shared by the daemon (validation and the
+ * OpenAPI document) and the SDK client. Every request schema is strict: a key
+ * the route does not know is an error, never silently dropped (a misspelt
+ * `conversation` must not widen a cancel to every conversation).
+ *
+ * `.meta({ id })` names the shapes that become `components.schemas` in the
+ * OpenAPI document; zod keeps that in its own registry, so nothing here
+ * depends on the document generator.
+ */
 
-export const AgentStatus = z.enum(["idle", "running", "parked", "asleep", "unreadable"]);
+/** A text that is shown back to people: no control characters, no bidirectional overrides. */
+function readableText(what: string, max: number) {
+  return z
+    .string()
+    .min(1, `${what} must not be empty; leave it out instead`)
+    .max(max, `${what} is longer than ${max} characters`)
+    .superRefine((value, ctx) => {
+      const found = findUnsafeCharacter(value);
+      if (found) ctx.addIssue({ code: "custom", message: `${what} ${describeUnsafeCharacter(found)}` });
+    });
+}
+
+/**
+ * A whole number in a query string (use it for every numeric query parameter). Only digits are read as a number, so an
+ * empty or signed value is an error rather than 0 (z.coerce would take "" and
+ * null as 0, which also made the OpenAPI document call these nullable).
+ */
+export function queryInteger(min: number, max: number) {
+  return z.preprocess(
+    (v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
+    z.number({ error: "must be a whole number" }).int().min(min).max(max),
+  );
+}
+
+export const ConversationKey = readableText("the conversation key", 200)
+  .describe("A conversation's key (its name), such as main")
+  .meta({ id: "ConversationKey" });
+/** A path in an agent's file space, with the same character rules as conversation keys. */
+export const FilePath = readableText("the file path", 512).describe("A path in the agent's file space, such as notes/today.md");
+
+export const ErrorResponse = z
+  .object({
+    error: z.object({
+      code: z.string().describe("Stable machine-readable code, such as bad_request or not_found"),
+      message: z.string().describe("What is wrong and how to fix it"),
+      retryable: z.boolean().describe("Whether the same request may succeed later"),
+    }),
+  })
+  .meta({ id: "Error", description: "Every error of the API has this shape." });
+export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const AgentStatus = z.enum(["idle", "running", "parked", "asleep", "unreadable"]).meta({ id: "AgentStatus" });
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
-export const AgentSummary = z.object({
-  id: z.string(),
-  org: z.string(),
-  name: z.string(),
-  title: z.string(),
-  description: z.string(),
-  status: AgentStatus,
-  source: z.enum(["file", "api"]),
-  reason: z.string().optional().describe("Why the agent is unreadable"),
-});
+export const AgentSummary = z
+  .object({
+    id: z.string(),
+    org: z.string(),
+    name: z.string(),
+    title: z.string(),
+    description: z.string(),
+    status: AgentStatus,
+    source: z.enum(["file", "api"]),
+    reason: z.string().optional().describe("Why the agent is unreadable"),
+  })
+  .meta({ id: "AgentSummary" });
 export type AgentSummary = z.infer<typeof AgentSummary>;
 
 export const AgentDetail = AgentSummary.extend({
@@ -39,72 +92,166 @@ export const AgentDetail = AgentSummary.extend({
     per_turn_cap_usd: z.number().optional(),
   }),
   tool_sources: z.array(z.object({ name: z.string(), status: z.string(), reason: z.string().optional() })),
-});
+}).meta({ id: "AgentDetail" });
 export type AgentDetail = z.infer<typeof AgentDetail>;
 
-export const CreateAgentBody = z.object({
-  name: z.string().describe("1-55 letters, digits, _ or -"),
-  description: z.string(),
-  instructions: z.string().default(""),
-  title: z.string().optional(),
-  model: z.string().optional(),
-  tools: z.array(z.string()).optional(),
-  policy: z.string().optional(),
-  max_iterations: z.number().int().positive().optional(),
-  timeout: z.number().positive().optional(),
-  retries: z.number().int().nonnegative().optional(),
-  idle_timeout: z.union([z.number().positive(), z.literal("infinity")]).optional(),
-  budget: z.number().positive().optional(),
-  context_window: z.number().int().positive().optional(),
+export const ListAgentsQuery = z.strictObject({
+  name: z.string().optional().describe("Only the agent with this name"),
+  limit: queryInteger(1, 1000).default(100).describe("Agents per page (1-1000)"),
+  cursor: z.string().min(1).optional().describe("The `next` value of the previous page"),
 });
+export type ListAgentsQuery = z.input<typeof ListAgentsQuery>;
+
+export const AgentPage = z
+  .object({
+    agents: z.array(AgentSummary).describe("Ordered by name"),
+    next: z.string().nullable().describe("Pass as `cursor` for the next page; null on the last page"),
+  })
+  .meta({ id: "AgentPage" });
+export type AgentPage = z.infer<typeof AgentPage>;
+
+export const CreateAgentBody = z
+  .strictObject({
+    name: z.string().describe("1-55 letters, digits, _ or -"),
+    description: z.string(),
+    instructions: z.string().default(""),
+    title: z.string().optional(),
+    model: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+    policy: z.string().optional(),
+    max_iterations: z.number().int().positive().optional(),
+    timeout: z.number().positive().optional(),
+    retries: z.number().int().nonnegative().optional(),
+    idle_timeout: z.union([z.number().positive(), z.literal("infinity")]).optional(),
+    budget: z.number().positive().optional(),
+    context_window: z.number().int().positive().optional(),
+  })
+  .meta({ id: "CreateAgentBody" });
 export type CreateAgentBody = z.input<typeof CreateAgentBody>;
 
-export const PostMessageBody = z.object({
-  text: z.string().min(1).max(1_000_000),
-  conversation: z.string().min(1).max(200).optional().describe("Conversation key; default main"),
-});
+export const PostMessageBody = z
+  .strictObject({
+    text: z.string().min(1).max(1_000_000),
+    conversation: ConversationKey.optional().describe("Conversation key; default main"),
+  })
+  .meta({ id: "PostMessageBody" });
 export type PostMessageBody = z.input<typeof PostMessageBody>;
 
-export const PostMessageResult = z.object({
-  message: z.string(),
-  conversation: z.string(),
-  conversation_id: z.string(),
-  seq: z.number().int().describe("Sequence of the message.queued event; follow events after seq - 1"),
-});
+export const PostMessageResult = z
+  .object({
+    message: z.string(),
+    conversation: z.string(),
+    conversation_id: z.string(),
+    seq: z.number().int().describe("Sequence of the message.queued event; follow events after seq - 1"),
+  })
+  .meta({ id: "PostMessageResult" });
 export type PostMessageResult = z.infer<typeof PostMessageResult>;
 
-export const TurnStatus = z.enum(["running", "parked", "completed", "failed", "cancelled"]);
-export const TurnView = z.object({
-  id: z.string(),
-  agent: z.string(),
-  conversation: z.string(),
-  status: TurnStatus,
-  reason: z.string().optional(),
-  reply: z.string().optional(),
-  iterations: z.number().int(),
-  started_at: z.string(),
-  ended_at: z.string().optional(),
-  messages: z.array(z.string()),
-  calls: z.array(
-    z.object({
-      id: z.string(),
-      tool: z.string(),
-      status: z.string(),
-      round: z.number().int(),
-      reason: z.string().optional(),
-    }),
-  ),
-});
-export type TurnView = z.infer<typeof TurnView>;
+export const ConversationList = z
+  .object({ conversations: z.array(z.object({ id: z.string(), key: z.string(), created_at: z.string() })) })
+  .meta({ id: "ConversationList" });
 
-export const HistoryMessage = z.object({
-  seq: z.number().int(),
-  role: z.enum(["user", "assistant", "tool"]),
-  run: z.string().optional(),
-  content: z.unknown(),
-  created_at: z.string(),
+export const HistoryQuery = z.strictObject({
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only messages after this sequence number"),
+  limit: queryInteger(1, 10_000).default(1000),
 });
+
+export const HistoryMessage = z
+  .object({
+    seq: z.number().int(),
+    role: z.enum(["user", "assistant", "tool"]),
+    run: z.string().optional(),
+    content: z.unknown(),
+    created_at: z.string(),
+  })
+  .meta({ id: "HistoryMessage" });
 export type HistoryMessage = z.infer<typeof HistoryMessage>;
 
-export const ScopeBody = z.object({ conversation: z.string().optional() });
-export const DenyBody = z.object({ reason: z.string().max(10_000).optional() });
+export const HistoryPage = z.object({ messages: z.array(HistoryMessage), summary: z.string().nullable() }).meta({ id: "HistoryPage" });
+
+export const TurnStatus = z.enum(["running", "parked", "completed", "failed", "cancelled"]);
+export const TurnView = z
+  .object({
+    id: z.string(),
+    agent: z.string(),
+    conversation: z.string(),
+    status: TurnStatus,
+    reason: z.string().optional(),
+    reply: z.string().optional(),
+    iterations: z.number().int(),
+    started_at: z.string(),
+    ended_at: z.string().optional(),
+    messages: z.array(z.string()),
+    calls: z.array(
+      z.object({
+        id: z.string(),
+        tool: z.string(),
+        status: z.string(),
+        round: z.number().int(),
+        reason: z.string().optional(),
+      }),
+    ),
+  })
+  .meta({ id: "TurnView" });
+export type TurnView = z.infer<typeof TurnView>;
+
+/** Narrows cancel and clear to one conversation; without it they reach every conversation. */
+export const ScopeBody = z.strictObject({ conversation: ConversationKey.optional() }).meta({ id: "ScopeBody" });
+export const CancelResult = z
+  .object({ cancelled: z.array(z.string()).describe("Turns stopped"), dropped: z.number().int().describe("Queued messages dropped") })
+  .meta({ id: "CancelResult" });
+export const ClearResult = z.object({ cleared: z.array(z.string()).describe("Conversation keys emptied") }).meta({ id: "ClearResult" });
+
+export const DenyBody = z.strictObject({ reason: z.string().max(10_000).optional() }).meta({ id: "DenyBody" });
+export const CallActionResult = z.object({ call: z.string(), status: z.string(), tool: z.string() }).meta({ id: "CallActionResult" });
+/** For POST routes that take no input: `{}` or no body at all. */
+export const EmptyBody = z.strictObject({});
+
+/** A CloudEvents 1.0 JSON envelope as the API returns it (see WardrikCloudEvent). */
+export const CloudEvent = z
+  .object({
+    specversion: z.literal("1.0"),
+    id: z.string(),
+    source: z.string(),
+    type: z.string().describe("dev.wardrik.<noun>.<verb_past>, such as dev.wardrik.turn.completed"),
+    time: z.string(),
+    subject: z.string().optional(),
+    datacontenttype: z.literal("application/json"),
+    seq: z.number().int().describe("Position in the agent's ordered log"),
+    run: z.string().optional().describe("The turn's ID, for events of a turn"),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "CloudEvent" });
+
+export const EventsQuery = z.strictObject({
+  after: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only events after this sequence number"),
+  limit: queryInteger(1, 10_000).default(1000),
+  type: z.string().optional().describe("Comma-separated event types, short (turn.completed) or full"),
+});
+export const EventPage = z
+  .object({ events: z.array(CloudEvent), last_seq: z.number().int().describe("The agent's latest sequence number") })
+  .meta({ id: "EventPage" });
+export const EventStreamQuery = EventsQuery.pick({ after: true });
+export const EventStreamHeaders = z.object({
+  "Last-Event-ID": z.string().optional().describe("Resume after this sequence number (sent by EventSource clients on reconnect)"),
+});
+
+export const CreateTokenBody = z
+  .strictObject({
+    org: z.string().regex(/^[A-Za-z0-9_-]{1,55}$/, "org names are 1-55 letters, digits, _ or -"),
+    name: readableText("the token name", 100).optional(),
+  })
+  .meta({ id: "CreateTokenBody" });
+export const CreatedToken = z
+  .object({ org: z.string(), name: z.string(), token: z.string().describe("Shown once") })
+  .meta({ id: "CreatedToken" });
+
+export const SetSecretBody = z.strictObject({ value: z.string().min(1).max(65_536) }).meta({ id: "SetSecretBody" });
+export const StoredSecret = z.object({ name: z.string(), stored: z.literal(true) }).meta({ id: "StoredSecret" });
+export const SecretNames = z.object({ secrets: z.array(z.string()) }).meta({ id: "SecretNames" });
+
+export const ReloadResult = z
+  .object({ added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unreadable: z.array(z.string()) })
+  .meta({ id: "ReloadResult" });
+export const Health = z.object({ ok: z.boolean(), version: z.string() }).meta({ id: "Health" });
+export const Ok = z.object({ ok: z.literal(true) }).meta({ id: "Ok" });

@@ -5,7 +5,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { RuntimeHooks } from "../runtime/types.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import { summarise } from "./api-routes.js";
+import { summarise } from "./agent-summary.js";
 
 export async function describeAgent(
   row: AgentRow,

@@ -1,110 +1,173 @@
-import type { Context, Hono } from "hono";
-import { z } from "zod";
-import { WardrikError } from "@wardrik/protocol";
-
-export type ApiEnv = { Variables: { org: string; admin: boolean } };
-
-export interface RouteSpec {
-  method: "get" | "post" | "delete";
-  /** Hono path syntax (`:id`); the OpenAPI document shows `{id}`. */
-  path: string;
-  summary: string;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  response?: z.ZodType;
-  status?: number;
-  public?: boolean;
-  handler: (c: Context<ApiEnv>) => Promise<Response> | Response;
-}
-
 /**
- * Routes registered once, both on the Hono app and in the OpenAPI document,
- * so the document cannot drift from what the server serves.
+ * One call registers a route: its zod schemas validate the request and write
+ * the route into the OpenAPI document, so the two cannot drift.
+ *
+ * ```ts
+ * routes.add({
+ *   method: "get",
+ *   path: "/v1/agents/{id}/tools",          // `:id` works too
+ *   operationId: "listAgentTools",
+ *   tags: ["agents"],
+ *   summary: "What the agent can call",
+ *   query: ToolsQuery,                        // a z.strictObject; unknown parameters are 400
+ *   response: ToolList,                       // documented, not checked at run time
+ *   handler: async (c, { params, query }) => c.json(await list(params.id, query)),
+ * });
+ * ```
+ *
+ * Bodies (`body`) must be strict objects too; a route without `body` accepts no
+ * body but `{}`. Error responses are documented from what the route declares:
+ * 400 always (unknown query parameters), 401 unless `public`, 404 when the path
+ * has parameters, 413 with a body, 431 always, and `errors` for the rest.
  */
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import { EmptyBody } from "@wardrik/protocol";
+import type { ApiEnv } from "./api-env.js";
+import { defaultErrorResponse, errorResponseRef, REQUEST_ID_HEADER_REF, type DocumentedError } from "./openapi-document.js";
+import { readRequestInput, type InputSchemas } from "./request-input.js";
+
+export type { ApiEnv };
+
+/** `{id}` and `:id` parameter names of a path template. */
+export type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
+  ? N | ParamNames<Rest>
+  : P extends `${string}:${infer N}/${infer Rest}`
+    ? N | ParamNames<`/${Rest}`>
+    : P extends `${string}:${infer N}`
+      ? N
+      : never;
+
+export interface RouteInput<P extends string, Q, B> {
+  params: { [K in ParamNames<P>]: string };
+  query: Q extends z.ZodType ? z.output<Q> : Record<string, never>;
+  body: B extends z.ZodType ? z.output<B> : Record<string, never>;
+  /** Values of the documented request headers, by the names `headers` gives them. */
+  headers: Record<string, string | undefined>;
+}
+
+export interface RouteSpec<P extends string, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined> {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  path: P;
+  /** Unique, camelCase: generated clients name their functions after it. */
+  operationId: string;
+  tags: [string, ...string[]];
+  summary: string;
+  description?: string;
+  /** Needs no bearer token. */
+  public?: boolean;
+  /** Schemas for path parameters; a parameter without one is any non-empty string. */
+  params?: { [K in ParamNames<P>]?: z.ZodType<string> };
+  query?: Q;
+  /** Request headers the route reads (documented and validated; other headers pass). */
+  headers?: z.ZodObject;
+  /** A JSON body; must be a strict object schema. */
+  body?: B;
+  /** An empty body counts as `{}` (the schema still applies). */
+  bodyOptional?: boolean;
+  /** The success body (documented; not checked at run time). */
+  response?: z.ZodType;
+  status?: 200 | 201 | 202 | 204;
+  /** A `text/event-stream` answer instead of JSON; the text describes its frames. */
+  stream?: string;
+  /** Error statuses beyond the ones derived from the spec (see the module comment). */
+  errors?: DocumentedError[];
+  handler: (c: Context<ApiEnv>, input: RouteInput<P, Q, B>) => Response | Promise<Response>;
+}
+
+interface KnownRoute {
+  method: string;
+  pattern: RegExp;
+  public: boolean;
+}
+
 export class RouteTable {
-  readonly specs: RouteSpec[] = [];
+  private readonly known: KnownRoute[] = [];
 
-  constructor(private readonly app: Hono<ApiEnv>) {}
+  constructor(readonly app: OpenAPIHono<ApiEnv>) {}
 
-  add(spec: RouteSpec): void {
-    this.specs.push(spec);
-    this.app.on(spec.method.toUpperCase(), spec.path, (c) => spec.handler(c));
-  }
-
-  openapi(version: string): Record<string, unknown> {
-    const paths: Record<string, Record<string, unknown>> = {};
-    for (const s of this.specs) {
-      const path = s.path.replace(/:([A-Za-z_]+)/g, "{$1}");
-      const params = [...s.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
-        name: m[1],
-        in: "path",
-        required: true,
-        schema: { type: "string" },
-      }));
-      if (s.query) {
-        for (const [name, schema] of Object.entries(s.query.shape)) {
-          params.push({ name, in: "query", required: false, schema: jsonSchema(schema as z.ZodType) as { type: string } });
-        }
-      }
-      const op: Record<string, unknown> = {
-        summary: s.summary,
-        ...(params.length > 0 ? { parameters: params } : {}),
-        ...(s.public ? { security: [] } : {}),
-        responses: {
-          [String(s.status ?? 200)]: {
-            description: "OK",
-            ...(s.response ? { content: { "application/json": { schema: jsonSchema(s.response) } } } : {}),
-          },
-          default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-        },
-      };
-      if (s.body) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(s.body) } } };
-      (paths[path] ??= {})[s.method] = op;
-    }
-    return {
-      openapi: "3.1.0",
-      info: { title: "Wardrik API", version, description: "Governed, durable LLM agents. Every route needs a bearer token of one org." },
-      servers: [{ url: "/" }],
-      security: [{ bearer: [] }],
-      components: {
-        securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-        schemas: {
-          Error: {
-            type: "object",
-            required: ["error"],
-            properties: {
-              error: {
-                type: "object",
-                required: ["code", "message", "retryable"],
-                properties: { code: { type: "string" }, message: { type: "string" }, retryable: { type: "boolean" } },
-              },
-            },
-          },
-        },
-      },
-      paths,
+  add<P extends string, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec<P, Q, B>,
+  ): void {
+    const docPath = spec.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
+    const names = [...docPath.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    const paramSchemas = (spec.params ?? {}) as Record<string, z.ZodType<string> | undefined>;
+    const schemas: InputSchemas = {
+      params: z.strictObject(Object.fromEntries(names.map((n) => [n, paramSchemas[n] ?? z.string().min(1)]))),
+      query: spec.query ?? z.strictObject({}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
+      body: spec.body ?? EmptyBody,
+      bodyOptional: spec.body === undefined || spec.bodyOptional === true,
     };
+    this.app.openAPIRegistry.registerPath(this.describe(spec, docPath, schemas, names.length > 0));
+    this.app.on(spec.method.toUpperCase(), docPath.replace(/\{([^}]+)\}/g, ":$1"), async (c) => {
+      const input = await readRequestInput(c, schemas);
+      return spec.handler(c, input as RouteInput<P, Q, B>);
+    });
+    const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const pattern = new RegExp(
+      "^" +
+        docPath
+          .split(/\{[^}]+\}/)
+          .map(literal)
+          .join("[^/]+") +
+        "$",
+    );
+    this.known.push({ method: spec.method.toUpperCase(), pattern, public: spec.public === true });
   }
-}
 
-function jsonSchema(schema: z.ZodType): unknown {
-  try {
-    return z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
-  } catch {
-    return {};
+  /** The methods routes serve at this concrete path (GET implies HEAD); empty for an unknown path. */
+  allowedMethods(path: string): string[] {
+    const methods = new Set(this.known.filter((r) => r.pattern.test(path)).map((r) => r.method));
+    if (methods.has("GET")) methods.add("HEAD");
+    return [...methods];
   }
-}
 
-/** Parses a JSON body with errors that say what is wrong; `fallback` for an empty body. */
-export async function readJson(c: Context, fallback?: unknown): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === "") {
-    if (fallback !== undefined) return fallback;
-    throw new WardrikError("bad_request", "The request needs a JSON body.");
+  /** Whether the path belongs to a route that needs no token. */
+  isPublic(path: string): boolean {
+    return this.known.some((r) => r.public && r.pattern.test(path));
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new WardrikError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
+
+  private describe(
+    spec: RouteSpec<string, z.ZodObject | undefined, z.ZodType | undefined>,
+    path: string,
+    schemas: InputSchemas,
+    hasParams: boolean,
+  ): RouteConfig {
+    const status = spec.status ?? 200;
+    const headers = { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF } };
+    const success = spec.stream
+      ? {
+          description: "A stream of server-sent events",
+          headers,
+          content: { "text/event-stream": { schema: { type: "string" as const, description: spec.stream } } },
+        }
+      : spec.response && status !== 204
+        ? { description: "OK", headers, content: { "application/json": { schema: spec.response } } }
+        : { description: "OK", headers };
+    const errors = new Set<DocumentedError>([400, 431, ...(spec.errors ?? [])]);
+    if (!spec.public) errors.add(401);
+    if (hasParams) errors.add(404);
+    if (spec.body) errors.add(413);
+    const responses: RouteConfig["responses"] = { [status]: success };
+    for (const e of [...errors].sort()) responses[e] = { $ref: errorResponseRef(e) };
+    responses.default = defaultErrorResponse();
+    return {
+      method: spec.method,
+      path,
+      operationId: spec.operationId,
+      tags: spec.tags,
+      summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
+      ...(spec.public ? { security: [] } : {}),
+      request: {
+        ...(hasParams ? { params: schemas.params } : {}),
+        ...(spec.query ? { query: spec.query } : {}),
+        ...(spec.headers ? { headers: spec.headers } : {}),
+        ...(spec.body ? { body: { required: !spec.bodyOptional, content: { "application/json": { schema: spec.body } } } } : {}),
+      },
+      responses,
+    };
   }
 }

@@ -2,5 +2,4 @@ export { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, parseLogThreshold
 export type { LogLevel, LogThreshold } from "./log-level.js";
 export { createLogger, silentLogger } from "./logger.js";
 export type { LogStream, Logger, LoggerOptions } from "./logger.js";
-export { accessLog } from "./access-log.js";
 export { routeProcessOutput } from "./process-output.js";

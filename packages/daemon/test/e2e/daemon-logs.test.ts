@@ -67,10 +67,11 @@ describe("daemon logs on a pipe", () => {
       return found.at(-1)?.path === "/v1/no-such-route" ? found.slice(-4) : undefined;
     }, "the access line of the last request");
     expect(access.map((l) => ({ level: l.level, method: l.method, path: l.path, status: l.status, request_id: l.request_id }))).toEqual([
-      { level: "debug", method: "GET", path: "/v1/health", status: 200, request_id: undefined },
+      // Every request gets an ID: the client's when it sent a sane one, else a generated one.
+      { level: "debug", method: "GET", path: "/v1/health", status: 200, request_id: expect.stringMatching(/^req_/) },
       { level: "debug", method: "GET", path: "/v1/agents", status: 200, request_id: "req-logs-1" },
-      { level: "debug", method: "GET", path: "/v1/agents", status: 401, request_id: undefined },
-      { level: "debug", method: "GET", path: "/v1/no-such-route", status: 404, request_id: undefined },
+      { level: "debug", method: "GET", path: "/v1/agents", status: 401, request_id: expect.stringMatching(/^req_/) },
+      { level: "debug", method: "GET", path: "/v1/no-such-route", status: 404, request_id: expect.stringMatching(/^req_/) },
     ]);
     for (const line of access) expect(typeof line.ms).toBe("number");
     const done = await daemon.stop("SIGTERM", 20_000);

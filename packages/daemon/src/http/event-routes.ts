@@ -1,0 +1,98 @@
+import { streamSSE } from "hono/streaming";
+import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery } from "@wardrik/protocol";
+import type { StoredEvent } from "../events/event-bus.js";
+import { agentOfOrg } from "./agent-lookup.js";
+import { toCloudEvent } from "./agent-summary.js";
+import type { RouteTable } from "./route-table.js";
+import type { ApiServices } from "./services.js";
+
+const STREAM_FRAMES =
+  "Frames: `event: event` with `id: <seq>` and a CloudEvent (components.schemas.CloudEvent) as data; " +
+  "`event: delta` with {run, text, reset?} as data (live text of a model reply, not stored); " +
+  "comment lines as keep-alives. Reconnect with Last-Event-ID to resume after the last event seen.";
+
+/** The agent's record: read back a page at a time, or followed live as server-sent events. */
+export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void {
+  routes.add({
+    method: "get",
+    path: "/v1/agents/{id}/events",
+    operationId: "listEvents",
+    tags: ["events"],
+    summary: "The agent's events (CloudEvents JSON) after a sequence number",
+    query: EventsQuery,
+    response: EventPage,
+    handler: async (c, { params, query }) => {
+      const agent = await agentOfOrg(svc, c.get("org"), params.id);
+      const events = await svc.store.events(agent.id, query.after, query.limit, query.type?.split(","));
+      return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.lastEventSeq(agent.id) });
+    },
+  });
+
+  routes.add({
+    method: "get",
+    path: "/v1/agents/{id}/events/stream",
+    operationId: "streamEvents",
+    tags: ["events"],
+    summary: "Follow the agent's events live as server-sent events; resumes after Last-Event-ID (or ?after=)",
+    query: EventStreamQuery,
+    headers: EventStreamHeaders,
+    stream: STREAM_FRAMES,
+    handler: async (c, { params, query, headers }) => {
+      const agent = await agentOfOrg(svc, c.get("org"), params.id);
+      // HEAD: the headers a GET would get, without starting a stream nobody reads.
+      if (c.req.method === "HEAD") return c.body(null, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const header = headers["Last-Event-ID"];
+      let after = header !== undefined && /^\d+$/.test(header) ? Number(header) : query.after;
+      return streamSSE(c, async (stream) => {
+        // Subscribe first, then backfill, so nothing falls between the two.
+        const live: StoredEvent[] = [];
+        let wake: (() => void) | undefined;
+        const unsubscribe = svc.bus.subscribe(agent.id, (e) => {
+          live.push(e);
+          wake?.();
+        });
+        const deltaOff = svc.onDelta(agent.id, (run, text, reset) => {
+          void stream.writeSSE({ event: "delta", data: JSON.stringify(reset ? { run, text, reset: true } : { run, text }) });
+        });
+        stream.onAbort(() => {
+          unsubscribe();
+          deltaOff();
+          wake?.();
+        });
+        try {
+          for (;;) {
+            const backlog = await svc.store.events(agent.id, after, 1000);
+            for (const e of backlog) {
+              await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
+              after = e.seq;
+            }
+            if (backlog.length < 1000) break;
+          }
+          while (!stream.aborted && !stream.closed) {
+            if (live.length === 0) {
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(resolve, 15_000);
+                timer.unref();
+                wake = () => {
+                  clearTimeout(timer);
+                  resolve();
+                };
+              });
+              wake = undefined;
+              if (live.length === 0 && !stream.aborted) await stream.write(": keep-alive\n\n");
+              continue;
+            }
+            for (const e of live.splice(0)) {
+              if (e.seq <= after) continue;
+              await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
+              after = e.seq;
+            }
+          }
+        } finally {
+          unsubscribe();
+          deltaOff();
+        }
+      });
+    },
+  });
+}

@@ -1,0 +1,70 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { z } from "zod";
+import { WardrikError } from "@wardrik/protocol";
+import { ConfigError } from "../config/index.js";
+import { MAX_BODY_BYTES } from "./limits.js";
+
+/** Where a request value came from, for messages that say where to look. */
+export type InputPart = "body" | "query" | "path" | "header";
+
+/** Every error answer: the shared JSON shape, plus the headers its status calls for. */
+export function errorResponse(c: Context, err: WardrikError, headers: Record<string, string> = {}): Response {
+  const extra: Record<string, string> = { ...headers };
+  if (err.status === 401 && !extra["WWW-Authenticate"]) extra["WWW-Authenticate"] = 'Bearer realm="wardrik"';
+  return c.json(err.toJSON(), err.status as 400, extra);
+}
+
+export function toWardrikError(err: unknown): WardrikError {
+  if (WardrikError.isInstance(err)) return err;
+  if (err instanceof z.ZodError) return new WardrikError("bad_request", `Invalid request: ${describeIssues("body", err.issues)}`);
+  if (err instanceof ConfigError) return new WardrikError("bad_request", err.message);
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return bodyTooLarge();
+    if (err.status < 500) return new WardrikError("bad_request", err.message || "The request is malformed.", { status: err.status });
+  }
+  const status = (err as { status?: unknown }).status;
+  if (status === 413) return bodyTooLarge();
+  return new WardrikError("internal", `Internal error: ${err instanceof Error ? err.message : String(err)}`, { retryable: true });
+}
+
+export function bodyTooLarge(): WardrikError {
+  return new WardrikError("body_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes (2 MiB); send less.`);
+}
+
+/**
+ * Zod issues as one sentence that names each offending key with where it was:
+ * `body.conversation: ...`, `unknown query parameter "limt" (this route takes after, limit)`.
+ */
+export function describeIssues(part: InputPart, issues: readonly z.core.$ZodIssue[], known: readonly string[] = []): string {
+  return issues.map((issue) => describeIssue(part, issue, known)).join("; ");
+}
+
+function describeIssue(part: InputPart, issue: z.core.$ZodIssue, known: readonly string[]): string {
+  const at = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    const keys = issue.keys.map((k) => JSON.stringify(k)).join(", ");
+    const plural = issue.keys.length > 1 ? "s" : "";
+    if (part === "query") {
+      return `unknown query parameter${plural} ${keys} (${known.length ? `this route takes ${known.join(", ")}` : "this route takes no query parameters"})`;
+    }
+    if (part === "body" && at.length === 0) {
+      return `unknown key${plural} ${keys} in the body (${known.length ? `this route takes ${known.join(", ")}` : "this route takes no body, or {}"})`;
+    }
+    return `unknown key${plural} ${keys} in ${label(part, at)}`;
+  }
+  return `${label(part, at)}: ${issue.message}`;
+}
+
+function label(part: InputPart, at: string[]): string {
+  switch (part) {
+    case "body":
+      return at.length ? `body.${at.join(".")}` : "body";
+    case "query":
+      return `query parameter ${at[0] ?? ""}`.trim();
+    case "path":
+      return `path parameter ${at[0] ?? ""}`.trim();
+    case "header":
+      return `header ${at[0] ?? ""}`.trim();
+  }
+}

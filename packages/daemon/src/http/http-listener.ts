@@ -1,0 +1,99 @@
+import { createServer, STATUS_CODES, type Server } from "node:http";
+import type { Socket } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import type { Hono } from "hono";
+import { WardrikError } from "@wardrik/protocol";
+import type { ApiEnv } from "./api-env.js";
+import { bodyTooLarge } from "./http-errors.js";
+import { DRAIN_LIMIT, MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
+import { requestIdFor } from "./request-id.js";
+import type { HttpOptions } from "./http-options.js";
+
+/**
+ * The node HTTP server around the app. Some answers never reach the app, and
+ * get the API's JSON error shape and X-Request-Id here: a declared-too-large
+ * body, a request head over MAX_HEADER_BYTES (431) or one node cannot parse
+ * (400), and a request @hono/node-server refuses (a bad Host, a backslash path).
+ */
+export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts: HttpOptions): Promise<Server> {
+  const handle = getRequestListener(app.fetch, {
+    errorHandler: (err) =>
+      jsonError(new WardrikError("bad_request", `The request cannot be read: ${err instanceof Error ? err.message : String(err)}.`)),
+  });
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    // Answer a declared-too-large body at once but keep reading (and dropping)
+    // it, so a client still uploading gets the 413 instead of a reset connection.
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > MAX_BODY_BYTES) {
+      const body = JSON.stringify(bodyTooLarge().toJSON());
+      const headers = {
+        "content-type": "application/json",
+        "x-request-id": requestIdFor(req.headers["x-request-id"] as string | undefined),
+      };
+      if (declared > DRAIN_LIMIT) {
+        res.writeHead(413, { ...headers, connection: "close" }).end(body);
+        return;
+      }
+      res.writeHead(413, headers).end(body);
+      req.resume();
+      return;
+    }
+    void handle(req, res);
+  });
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts));
+  server.on("upgrade", (req, socket, head) => {
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    const handler = opts.upgrades?.[path];
+    if (handler) handler(req, socket, head);
+    else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+function jsonError(err: WardrikError): Response {
+  return new Response(JSON.stringify(err.toJSON()), {
+    status: err.status,
+    headers: { "content-type": "application/json", "x-request-id": requestIdFor(undefined) },
+  });
+}
+
+/**
+ * Node's parser refused the request before there was a request object: write
+ * the answer on the socket ourselves (node's default is a bare status line).
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, opts: HttpOptions): void {
+  const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || response?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const requestId = requestIdFor(undefined);
+  let error: WardrikError;
+  if (err.code === "HPE_HEADER_OVERFLOW") {
+    error = new WardrikError(
+      "headers_too_large",
+      `The request headers are larger than ${MAX_HEADER_BYTES} bytes (16 KiB); send fewer or shorter headers.`,
+    );
+  } else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    error = new WardrikError("bad_request", "The request did not arrive in time.", { status: 408, retryable: true });
+  } else {
+    error = new WardrikError("bad_request", `The request is not valid HTTP (${err.code ?? err.message}).`);
+  }
+  const body = JSON.stringify(error.toJSON());
+  opts.log?.("debug", "request refused by the HTTP parser", { request_id: requestId, status: error.status, code: err.code });
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\n` +
+      "Content-Type: application/json\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      "Connection: close\r\n\r\n" +
+      body,
+  );
+}

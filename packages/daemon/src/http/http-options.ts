@@ -1,0 +1,15 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Authenticate } from "./bearer-auth.js";
+
+import type { Logger } from "../log/logger.js";
+
+/** The daemon's log function as the HTTP layer uses it; fields carry `request_id`. */
+export type HttpLog = Logger;
+
+export interface HttpOptions {
+  authenticate: Authenticate;
+  /** WebSocket upgrades (the worker gateway) by path. */
+  upgrades?: Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
+  log?: HttpLog;
+}

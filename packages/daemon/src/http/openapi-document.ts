@@ -1,0 +1,102 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { ErrorResponse } from "@wardrik/protocol";
+import type { ApiEnv } from "./api-env.js";
+import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
+
+/** Error statuses a route can document (the components below). */
+export type DocumentedError = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 431;
+
+const ERROR_RESPONSES: Record<DocumentedError | "default", { name: string; description: string; headers?: Record<string, unknown> }> = {
+  400: { name: "BadRequest", description: "The request is malformed: invalid JSON, an unknown key or query parameter, a wrong value" },
+  401: {
+    name: "Unauthorized",
+    description: "No bearer token, or one that is not valid",
+    headers: {
+      "WWW-Authenticate": {
+        description: 'Bearer realm="wardrik"; with error="invalid_token" when a token was sent but is not valid',
+        schema: { type: "string" },
+      },
+    },
+  },
+  403: { name: "Forbidden", description: "The token may not do this (only the admin token may)" },
+  404: { name: "NotFound", description: "No such agent, conversation, turn or call in the token's org" },
+  409: { name: "Conflict", description: "The request conflicts with the current state (a name in use, a call not waiting)" },
+  413: { name: "BodyTooLarge", description: `The body is larger than ${MAX_BODY_BYTES} bytes` },
+  422: { name: "Unprocessable", description: "The request is well-formed but cannot be applied as sent" },
+  431: { name: "HeadersTooLarge", description: `The request headers are larger than ${MAX_HEADER_BYTES} bytes` },
+  default: { name: "ServerError", description: "The daemon could not answer (retryable says whether trying again may help)" },
+};
+
+export const REQUEST_ID_HEADER_REF = "#/components/headers/X-Request-Id";
+
+export function errorResponseRef(status: DocumentedError): string {
+  return `#/components/responses/${ERROR_RESPONSES[status].name}`;
+}
+
+/**
+ * A route's catch-all answer, written out (not a $ref) because it is what puts
+ * the zod ErrorResponse (id "Error") into components.schemas, which the shared
+ * error responses refer to.
+ */
+export function defaultErrorResponse() {
+  return {
+    description: ERROR_RESPONSES.default.description,
+    headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF } },
+    content: { "application/json": { schema: ErrorResponse } },
+  };
+}
+
+const TAGS = [
+  { name: "meta", description: "The daemon itself: health and this document" },
+  { name: "agents", description: "Agents of the token's org, their status and definition" },
+  { name: "conversations", description: "Messages, history, cancel and clear" },
+  { name: "turns", description: "Turns and the tool calls in them, approvals" },
+  { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
+  { name: "admin", description: "Tokens, secrets and reloading agents/" },
+];
+
+/** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */
+export function registerSharedComponents(app: OpenAPIHono<ApiEnv>): void {
+  const registry = app.openAPIRegistry;
+  registry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "A token of one org; the local admin token is in .wardrik/admin-token",
+  });
+  registry.registerComponent("headers", "X-Request-Id", {
+    description:
+      "The request's ID: the client's X-Request-Id when it sent a usable one, else a new one. Log lines of the request carry it.",
+    schema: { type: "string" },
+  });
+  registry.registerComponent("headers", "Allow", { description: "The methods the path takes", schema: { type: "string" } });
+  for (const [status, r] of Object.entries(ERROR_RESPONSES)) {
+    if (status === "default") continue;
+    registry.registerComponent("responses", r.name, {
+      description: r.description,
+      headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF }, ...r.headers },
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    });
+  }
+  registry.registerComponent("responses", "MethodNotAllowed", {
+    description: "The path exists but does not take this method; Allow lists the ones it takes",
+    headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF }, Allow: { $ref: "#/components/headers/Allow" } },
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  });
+}
+
+export function buildDocument(app: OpenAPIHono<ApiEnv>, version: string): unknown {
+  return app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Wardrik API",
+      version,
+      description:
+        "Governed, durable LLM agents. Every route but health and this document needs a bearer token of one org. " +
+        "Every answer carries X-Request-Id; errors share one JSON shape (components.schemas.Error). " +
+        "A known path with a method it does not take answers 405 with Allow.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    tags: TAGS,
+  });
+}

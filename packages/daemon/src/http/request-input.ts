@@ -1,0 +1,66 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { WardrikError } from "@wardrik/protocol";
+import { describeIssues, type InputPart } from "./http-errors.js";
+
+export interface InputSchemas {
+  params: z.ZodObject;
+  query: z.ZodObject;
+  headers?: z.ZodObject;
+  body: z.ZodType;
+  /** An empty body counts as `{}`. */
+  bodyOptional: boolean;
+}
+
+export interface RequestInput {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  headers: Record<string, string | undefined>;
+}
+
+/** Reads and validates every part of a request with the route's schemas; the first bad part is a 400. */
+export async function readRequestInput(c: Context, schemas: InputSchemas): Promise<RequestInput> {
+  const params = check("path", schemas.params, c.req.param());
+  const query = check("query", schemas.query, queryObject(c.req.url));
+  const headers: Record<string, string | undefined> = {};
+  if (schemas.headers) {
+    const raw = Object.fromEntries(Object.keys(schemas.headers.shape).map((name) => [name, c.req.header(name)]));
+    Object.assign(headers, check("header", schemas.headers, raw));
+  }
+  const body = check("body", schemas.body, await readBody(c, schemas.bodyOptional));
+  return { params, query, body, headers };
+}
+
+function check<T>(part: InputPart, schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const known = "shape" in schema ? Object.keys((schema as unknown as z.ZodObject).shape) : [];
+  throw new WardrikError("bad_request", `Invalid request: ${describeIssues(part, result.error.issues, known)}`);
+}
+
+/** Query parameters as an object; a parameter given twice is an error rather than a guess. */
+function queryObject(url: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of new URL(url).searchParams) {
+    if (Object.hasOwn(out, key))
+      throw new WardrikError("bad_request", `Invalid request: query parameter ${key} is given twice; give it once.`);
+    out[key] = value;
+  }
+  return out;
+}
+
+async function readBody(c: Context, optional: boolean): Promise<unknown> {
+  // GET and friends rarely carry a body: do not wait for one that is not announced.
+  const announced = Number(c.req.header("content-length") ?? 0) > 0 || c.req.header("transfer-encoding") !== undefined;
+  const text = announced ? await c.req.text() : "";
+  if (text.trim() === "") {
+    if (optional) return {};
+    throw new WardrikError("bad_request", "The request needs a JSON body.");
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new WardrikError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
+  }
+}
