@@ -77,7 +77,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   }
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(clock), clock);
-  await store.addToken(config.org, "admin", token, true);
+  await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
   const models = new Map<string, ResolvedModelRef>();
@@ -120,7 +120,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, clock));
-  const workers = new WorkerGateway({ authenticate: (t) => store.authenticate(t), log });
+  const workers = new WorkerGateway({ authenticate: (t) => store.tokens.authenticate(t), log });
   registry.add(workers);
   // One namespace per MCP server; each starts when an awake agent first needs it.
   const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
@@ -181,7 +181,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await runtime.syncFileAgents(config.org, readAgents());
 
   const httpOpts = {
-    authenticate: (t: string) => store.authenticate(t),
+    authenticate: (t: string) => store.tokens.authenticate(t),
     upgrades: {
       "/v1/workers": (
         req: Parameters<WorkerGateway["handleUpgrade"]>[0],

@@ -16,7 +16,7 @@ import {
 } from "@wardrik/protocol";
 import { validateAgentDefinition } from "../config/index.js";
 import type { StoredEvent } from "../events/event-bus.js";
-import type { AgentRow } from "../store/store.js";
+import { agentStatus, type AgentRow } from "../store/rows.js";
 import { readJson, type ApiEnv, type RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
@@ -35,7 +35,7 @@ const Ok = z.object({ ok: z.literal(true) }).passthrough();
 export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
   const agentOf = async (c: Context<ApiEnv>): Promise<AgentRow> => {
     const id = c.req.param("id") ?? "";
-    const row = await svc.store.getAgent(id);
+    const row = await svc.store.agents.get(id);
     // Another org's agent answers exactly like a missing one.
     if (!row || row.org !== c.get("org"))
       throw new WardrikError(
@@ -53,7 +53,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: z.object({ agents: z.array(AgentSummary) }),
     handler: async (c) => {
       const q = ListQuery.parse(c.req.query());
-      const rows = await svc.store.listAgents(c.get("org"));
+      const rows = await svc.store.agents.list(c.get("org"));
       return c.json({ agents: rows.filter((r) => !q.name || r.name === q.name).map(summarise) });
     },
   });
@@ -115,7 +115,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: z.object({ conversations: z.array(z.object({ id: z.string(), key: z.string(), created_at: z.string() })) }),
     handler: async (c) => {
       const agent = await agentOf(c);
-      const convs = await svc.store.listConversations(agent.id);
+      const convs = await svc.store.conversations.list(agent.id);
       return c.json({ conversations: convs.map((v) => ({ id: v.id, key: v.key, created_at: v.created_at })) });
     },
   });
@@ -130,9 +130,9 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const agent = await agentOf(c);
       const q = HistoryQuery.parse(c.req.query());
       const key = c.req.param("key") ?? "";
-      const conv = await svc.store.findConversation(agent.id, key);
+      const conv = await svc.store.conversations.find(agent.id, key);
       if (!conv) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${key}.`);
-      const rows = await svc.store.historyWithTimes(conv.id, q.after, q.limit);
+      const rows = await svc.store.conversations.historyPage(conv.id, q.after, q.limit);
       return c.json({
         summary: conv.summary,
         messages: rows.map((r) => ({
@@ -153,7 +153,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: TurnView,
     handler: async (c) => {
       const agent = await agentOf(c);
-      const turn = await svc.store.getTurn(c.req.param("run") ?? "");
+      const turn = await svc.store.turns.get(c.req.param("run") ?? "");
       if (!turn || turn.agent_id !== agent.id)
         throw new WardrikError("not_found", `Agent ${agent.name} has no turn ${c.req.param("run")}.`);
       return c.json(await svc.describeTurn(turn));
@@ -218,8 +218,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c) => {
       const agent = await agentOf(c);
       const q = EventsQuery.parse(c.req.query());
-      const events = await svc.store.events(agent.id, q.after, q.limit, q.type?.split(","));
-      return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.lastEventSeq(agent.id) });
+      const events = await svc.store.events.list(agent.id, q.after, q.limit, { types: q.type?.split(",") });
+      return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.events.lastSeq(agent.id) });
     },
   });
 
@@ -251,7 +251,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
         });
         try {
           for (;;) {
-            const backlog = await svc.store.events(agent.id, after, 1000);
+            const backlog = await svc.store.events.list(agent.id, after, 1000);
             for (const e of backlog) {
               await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
               after = e.seq;
@@ -302,7 +302,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const body = TokenBody.parse(await readJson(c));
       const token = "wdk_" + randomBytes(24).toString("base64url");
       const name = body.name ?? `${body.org} token`;
-      await svc.store.addToken(body.org, name, token, false);
+      await svc.store.tokens.add(body.org, name, token, false, new Date().toISOString());
       return c.json({ org: body.org, name, token }, 201);
     },
   });
@@ -371,7 +371,7 @@ export function summarise(r: AgentRow): AgentSummary {
     name: r.name,
     title,
     description,
-    status: r.status,
+    status: agentStatus(r),
     source: r.source,
     ...(r.reason ? { reason: r.reason } : {}),
   };
