@@ -54,18 +54,12 @@ export function buildProgram(): Command {
     .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
     .action(async (opts: { port?: number }) => {
       // Loaded here so other commands start without the daemon's dependencies.
-      const { startDaemon } = await import("../daemon.js");
+      const { startDaemon, stderrLog } = await import("../daemon.js");
+      const { runUntilSignalled } = await import("../daemon-signals.js");
       const daemon = await startDaemon(process.cwd(), opts.port !== undefined ? { port: opts.port } : {});
       err(`wardrik daemon listening on ${daemon.url} (org ${daemon.config.org})`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          void daemon.close().then(resolve, resolve);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      // Everything durable is closed; do not wait for stray timers or sockets.
-      process.exit(0);
+      // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
+      process.exit(await runUntilSignalled(() => daemon.close(), stderrLog));
     });
 
   program

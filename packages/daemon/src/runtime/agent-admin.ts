@@ -38,7 +38,16 @@ export async function syncFileAgents(rt: Runtime, org: string, entries: FileAgen
     const status = entry.error ? "unreadable" : prior && prior.status !== "unreadable" ? prior.status : "idle";
     await rt.store.tx(async (w) => {
       if (!prior) {
-        await rt.store.agents.insert(w, { id, org, name: entry.name, source: "file", definition, file: entry.file, status, reason: entry.error ?? null });
+        await rt.store.agents.insert(w, {
+          id,
+          org,
+          name: entry.name,
+          source: "file",
+          definition,
+          file: entry.file,
+          status,
+          reason: entry.error ?? null,
+        });
       } else {
         await rt.store.agents.redefine(w, id, { definition, file: entry.file, status, reason: entry.error ?? null });
       }
@@ -65,7 +74,16 @@ export async function createAgent(rt: Runtime, org: string, def: AgentDefinition
   }
   const id = rt.store.ids.next("agent");
   await rt.store.tx(async (w) => {
-    await rt.store.agents.insert(w, { id, org, name: def.name, source: "api", definition: JSON.stringify(def), file: null, status: "idle", reason: null });
+    await rt.store.agents.insert(w, {
+      id,
+      org,
+      name: def.name,
+      source: "api",
+      definition: JSON.stringify(def),
+      file: null,
+      status: "idle",
+      reason: null,
+    });
     w.emit({ id, org }, "agent.loaded", { name: def.name, source: "api", definition: def });
   });
   return (await rt.store.agents.get(id))!;
@@ -73,7 +91,10 @@ export async function createAgent(rt: Runtime, org: string, def: AgentDefinition
 
 export async function removeAgent(rt: Runtime, agent: AgentRow): Promise<void> {
   if (agent.source === "file") {
-    throw new WardrikError("conflict", `Agent ${agent.name} comes from ${agent.file ?? "agents/"}; delete the file and run wardrik reload instead.`);
+    throw new WardrikError(
+      "conflict",
+      `Agent ${agent.name} comes from ${agent.file ?? "agents/"}; delete the file and run wardrik reload instead.`,
+    );
   }
   await remove(rt, agent);
 }
@@ -97,7 +118,10 @@ export function readDefinition(row: AgentRow): AgentDefinition {
     throw new WardrikError("unreadable", `Agent ${row.name} is unreadable: ${row.reason ?? "no usable definition"}`);
   }
   if (row.format > STATE_FORMAT) {
-    throw new WardrikError("unreadable", `Agent ${row.name} was saved by a newer Wardrik (state format ${row.format}; this one reads up to ${STATE_FORMAT}).`);
+    throw new WardrikError(
+      "unreadable",
+      `Agent ${row.name} was saved by a newer Wardrik (state format ${row.format}; this one reads up to ${STATE_FORMAT}).`,
+    );
   }
   try {
     return JSON.parse(row.definition) as AgentDefinition;

@@ -30,7 +30,8 @@ export async function budgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCa
 export async function stopForBudget(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, reason: string, what: string): Promise<void> {
   await d.store.tx(async (w) => {
     w.emit(d.ref, "budget.exceeded", { reason, refused: what, ...caps }, { run: turn.id });
-    if (!(await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason, code: "budget" }))) throw new StaleTurn(`turn ${turn.id} is no longer running`);
+    if (!(await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason, code: "budget" })))
+      throw new StaleTurn(`turn ${turn.id} is no longer running`);
     endedIn(d, w, turn);
   });
 }

@@ -55,7 +55,12 @@ function emitDecision(w: Writer, agent: AgentRef, run: string, c: NewCall, input
   const opts = { run, subject: c.id };
   for (const type of events) {
     if (type === "call.failed") {
-      w.emit(agent, "call.failed", { call: c.id, tool: c.tool, cost_usd: 0, error: String(c.result ?? ""), ...failure(toCode(c.errorCode, "invalid_args")) }, opts);
+      w.emit(
+        agent,
+        "call.failed",
+        { call: c.id, tool: c.tool, cost_usd: 0, error: String(c.result ?? ""), ...failure(toCode(c.errorCode, "invalid_args")) },
+        opts,
+      );
     } else if (type === "call.decided") {
       const decision = input === "allow" ? "allow" : input === "ask" ? "ask" : "deny";
       w.emit(agent, "call.decided", { call: c.id, tool: c.tool, decision, reason: c.reason ?? "", rule: c.rule }, opts);
@@ -82,17 +87,33 @@ export async function approveCall(w: Writer, store: Store, agent: AgentRef, call
 /** waiting -> denied by a person. */
 export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, reason: string): Promise<boolean> {
   const m = move("waiting", "refuse");
-  const ended = await store.calls.finish(w, call.id, { status: m.to as "denied", result: `A person refused this call: ${reason}`, code: "denied", costMicros: 0 }, w.now);
+  const ended = await store.calls.finish(
+    w,
+    call.id,
+    { status: m.to as "denied", result: `A person refused this call: ${reason}`, code: "denied", costMicros: 0 },
+    w.now,
+  );
   if (!ended) return false;
   w.emit(agent, "approval.denied", { call: call.id, tool: call.tool, reason }, { run: call.run, subject: call.id });
   return true;
 }
 
 /** approved -> running: the first attempt, or the next one after a person approved a lost call. */
-export async function startCall(w: Writer, store: Store, agent: AgentRef, call: CallRef & { idempotency_key: string }, attempt: number): Promise<boolean> {
+export async function startCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef & { idempotency_key: string },
+  attempt: number,
+): Promise<boolean> {
   move("approved", "start");
   if (!(await store.calls.start(w, call.id, "approved", attempt, w.now))) return false;
-  w.emit(agent, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "call.started",
+    { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 
@@ -109,7 +130,8 @@ export async function retryCall(
   if (!(await store.calls.start(w, call.id, "running", attempt, w.now))) return false;
   const opts = { run: call.run, subject: call.id };
   for (const type of m.events) {
-    if (type === "call.retried") w.emit(agent, "call.retried", { call: call.id, tool: call.tool, attempt, reason: why.reason, ...failure(why.code) }, opts);
+    if (type === "call.retried")
+      w.emit(agent, "call.retried", { call: call.id, tool: call.tool, attempt, reason: why.reason, ...failure(why.code) }, opts);
     else if (type === "call.timed_out") {
       const t = { error: why.reason, attempt: attempt - 1, timeout_s: why.timeoutS ?? 0, will_retry: true, cost_usd: 0 };
       w.emit(agent, "call.timed_out", { call: call.id, tool: call.tool, ...t, ...failure("timeout") }, opts);
@@ -132,7 +154,12 @@ export async function completeCall(
   move(from, "complete");
   if (!(await store.calls.finish(w, call.id, { status: "completed", result: output, code: null, costMicros }, w.now))) return false;
   await store.turns.addSpend(w, call.run, costMicros, "tool");
-  w.emit(agent, "call.completed", { call: call.id, tool: call.tool, output, cost_usd: toUsd(costMicros), attempt }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "call.completed",
+    { call: call.id, tool: call.tool, output, cost_usd: toUsd(costMicros), attempt },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 
@@ -150,7 +177,12 @@ export async function failCall(
   move(from, "fail");
   if (!(await store.calls.finish(w, call.id, { status: "failed", result: error, code, costMicros }, w.now))) return false;
   await store.turns.addSpend(w, call.run, costMicros, "tool");
-  w.emit(agent, "call.failed", { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "call.failed",
+    { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 
@@ -163,12 +195,22 @@ export async function timeOutCall(
   t: { error: string; attempt: number; timeoutS: number; costMicros: number },
 ): Promise<boolean> {
   move("running", "time_out");
-  if (!(await store.calls.finish(w, call.id, { status: "timed_out", result: t.error, code: "timeout", costMicros: t.costMicros }, w.now))) return false;
+  if (!(await store.calls.finish(w, call.id, { status: "timed_out", result: t.error, code: "timeout", costMicros: t.costMicros }, w.now)))
+    return false;
   await store.turns.addSpend(w, call.run, t.costMicros, "tool");
   w.emit(
     agent,
     "call.timed_out",
-    { call: call.id, tool: call.tool, error: t.error, attempt: t.attempt, timeout_s: t.timeoutS, will_retry: false, cost_usd: toUsd(t.costMicros), ...failure("timeout") },
+    {
+      call: call.id,
+      tool: call.tool,
+      error: t.error,
+      attempt: t.attempt,
+      timeout_s: t.timeoutS,
+      will_retry: false,
+      cost_usd: toUsd(t.costMicros),
+      ...failure("timeout"),
+    },
     { run: call.run, subject: call.id },
   );
   return true;
@@ -178,7 +220,12 @@ export async function timeOutCall(
 export async function loseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, args: unknown): Promise<boolean> {
   move("running", "lose");
   if (!(await store.calls.awaitPerson(w, call.id, LOST_ANSWER))) return false;
-  w.emit(agent, "approval.requested", { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "approval.requested",
+    { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 
@@ -196,19 +243,38 @@ export async function killCall(
   move(from, "kill");
   if (!(await store.calls.finish(w, call.id, { status: "killed", result: error, code, costMicros }, w.now))) return false;
   await store.turns.addSpend(w, call.run, costMicros, "tool");
-  w.emit(agent, "call.killed", { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "call.killed",
+    { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 
 /** Closes every open call of a turn that ended. */
-export async function killOpenCalls(w: Writer, store: Store, agent: AgentRef, run: string, error: string, code: FailureCode): Promise<void> {
+export async function killOpenCalls(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  run: string,
+  error: string,
+  code: FailureCode,
+): Promise<void> {
   for (const c of await store.calls.closeOpen(w, run, error, code, w.now)) {
     w.emit(agent, "call.killed", { call: c.id, tool: c.tool, error, ...failure(code) }, { run, subject: c.id });
   }
 }
 
 /** A cost a tool reported after its call ended (its turn was cancelled meanwhile). */
-export async function recordLateCost(w: Writer, store: Store, agent: AgentRef, call: CallRef, costMicros: number, day: string): Promise<void> {
+export async function recordLateCost(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  costMicros: number,
+  day: string,
+): Promise<void> {
   await store.calls.addCost(w, call.id, costMicros);
   await store.turns.addSpend(w, call.run, costMicros, "tool");
   await store.spend.add(w, agent.id, day, 0, costMicros);

@@ -75,7 +75,15 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
 }
 
 /** Runs attempts of a call until it is final, handed to a person, or its turn stops. */
-async function dispatch(d: AgentDriver, turn: TurnRow, call: CallRow, tool: ResolvedTool, args: unknown, first: number, turnSignal: AbortSignal): Promise<void> {
+async function dispatch(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  tool: ResolvedTool,
+  args: unknown,
+  first: number,
+  turnSignal: AbortSignal,
+): Promise<void> {
   for (let attempt = first; ; attempt++) {
     if (tool.toolset.callInTransaction) {
       await runInTransaction(d, turn, call, tool, args, attempt);
@@ -85,7 +93,8 @@ async function dispatch(d: AgentDriver, turn: TurnRow, call: CallRow, tool: Reso
     const costMicros = toMicros(cost);
     if (turnSignal.aborted) {
       // The turn was cancelled or timed out (its end closed the call), or the daemon is stopping (recovery resumes it).
-      if (costMicros > 0 && !d.closed) await d.store.tx((w) => recordLateCost(w, d.store, d.ref, call, costMicros, dayOf(d.store.clock.now())));
+      if (costMicros > 0 && !d.closed)
+        await d.store.tx((w) => recordLateCost(w, d.store, d.ref, call, costMicros, dayOf(d.store.clock.now())));
       return;
     }
     const safe = call.retry_safe === 1;
@@ -105,35 +114,51 @@ async function dispatch(d: AgentDriver, turn: TurnRow, call: CallRow, tool: Reso
 }
 
 /** A tool whose effect commits with its result: it runs inside the commit that stores the result. */
-async function runInTransaction(d: AgentDriver, turn: TurnRow, call: CallRow, tool: ResolvedTool, args: unknown, attempt: number): Promise<void> {
+async function runInTransaction(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  tool: ResolvedTool,
+  args: unknown,
+  attempt: number,
+): Promise<void> {
   const state = d.rounds.get(turn.id);
-  await d.store.tx(async (w) => {
-    const outcome = await tool.toolset.callInTransaction!(w, tool.local, args, {
-      agent: d.id,
-      org: d.org,
-      run: turn.id,
-      callId: call.id,
-      idempotencyKey: call.idempotency_key,
-      signal: new AbortController().signal,
-      timeoutMs: d.opts.toolTimeoutMs,
-      cost: () => undefined,
+  await d.store
+    .tx(async (w) => {
+      const outcome = await tool.toolset.callInTransaction!(w, tool.local, args, {
+        agent: d.id,
+        org: d.org,
+        run: turn.id,
+        callId: call.id,
+        idempotencyKey: call.idempotency_key,
+        signal: new AbortController().signal,
+        timeoutMs: d.opts.toolTimeoutMs,
+        cost: () => undefined,
+      });
+      const result = outcome.ok ? { isError: false, output: outcome.output } : { isError: true, output: outcome.error };
+      const moved = outcome.ok
+        ? await completeCall(w, d.store, d.ref, call, "running", outcome.output, 0, attempt)
+        : await failCall(w, d.store, d.ref, call, outcome.error, "tool_error", 0);
+      if (!moved) throw new RolledBack();
+      await completeIfLast(d, w, turn, call, result, state);
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof RolledBack)) throw err;
     });
-    const result = outcome.ok ? { isError: false, output: outcome.output } : { isError: true, output: outcome.error };
-    const moved = outcome.ok
-      ? await completeCall(w, d.store, d.ref, call, "running", outcome.output, 0, attempt)
-      : await failCall(w, d.store, d.ref, call, outcome.error, "tool_error", 0);
-    if (!moved) throw new RolledBack();
-    await completeIfLast(d, w, turn, call, result, state);
-  }).catch((err: unknown) => {
-    if (!(err instanceof RolledBack)) throw err;
-  });
 }
 
 /** Thrown to undo a transaction whose call changed meanwhile (its write must not stand alone). */
 class RolledBack extends Error {}
 
 /** Commits a call's final outcome, or hands it to a person when its answer was lost. */
-async function settleOutcome(d: AgentDriver, turn: TurnRow, call: CallRow, outcome: ToolOutcome, costMicros: number, attempt: number): Promise<void> {
+async function settleOutcome(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  outcome: ToolOutcome,
+  costMicros: number,
+  attempt: number,
+): Promise<void> {
   const from = call.status === "approved" ? "running" : call.status;
   if (outcome.ok) {
     let output: unknown;
@@ -141,10 +166,14 @@ async function settleOutcome(d: AgentDriver, turn: TurnRow, call: CallRow, outco
       output = JSON.parse(JSON.stringify(outcome.output ?? null)) as unknown;
     } catch (err) {
       const error = `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`;
-      await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "bad_result", costMicros));
+      await settle(d, turn, call, { isError: true, output: error }, (w) =>
+        failCall(w, d.store, d.ref, call, error, "bad_result", costMicros),
+      );
       return;
     }
-    await settle(d, turn, call, { isError: false, output }, (w) => completeCall(w, d.store, d.ref, call, from, output, costMicros, attempt));
+    await settle(d, turn, call, { isError: false, output }, (w) =>
+      completeCall(w, d.store, d.ref, call, from, output, costMicros, attempt),
+    );
     return;
   }
   const error = outcome.error;
@@ -159,7 +188,9 @@ async function settleOutcome(d: AgentDriver, turn: TurnRow, call: CallRow, outco
     }
     case "killed": {
       const message = "A person stopped this call before it finished.";
-      await settle(d, turn, call, { isError: true, output: message }, (w) => killCall(w, d.store, d.ref, call, "running", message, "killed", costMicros));
+      await settle(d, turn, call, { isError: true, output: message }, (w) =>
+        killCall(w, d.store, d.ref, call, "running", message, "killed", costMicros),
+      );
       return;
     }
     default: {

@@ -21,7 +21,13 @@ import type { ResolvedModelRef } from "./types.js";
  * prompt would pass the threshold share of the context window. The full
  * history stays in the store; only the model's view changes.
  */
-export async function maybeCompact(d: AgentDriver, turn: TurnRow, resolved: ResolvedModelRef, cache: PromptCache, signal: AbortSignal): Promise<boolean> {
+export async function maybeCompact(
+  d: AgentDriver,
+  turn: TurnRow,
+  resolved: ResolvedModelRef,
+  cache: PromptCache,
+  signal: AbortSignal,
+): Promise<boolean> {
   const window = d.def.context_window ?? resolved.contextWindow;
   if (!window) return false;
   const threshold = window * COMPACTION_THRESHOLD;
@@ -54,7 +60,13 @@ export async function maybeCompact(d: AgentDriver, turn: TurnRow, resolved: Reso
   if (!summary) return false;
   const upto = folded[folded.length - 1]!.seq;
   await d.store.tx(async (w) => {
-    if (!(await d.store.turns.recordReply(w, turn.id, { iterations: turn.iterations, rounds: turn.rounds, costMicros: toMicros(reply.costUsd) }))) {
+    if (
+      !(await d.store.turns.recordReply(w, turn.id, {
+        iterations: turn.iterations,
+        rounds: turn.rounds,
+        costMicros: toMicros(reply.costUsd),
+      }))
+    ) {
       throw new StaleTurn(`turn ${turn.id} is no longer running`);
     }
     await d.store.conversations.setSummary(w, turn.conversation_id, summary, upto);

@@ -13,7 +13,13 @@ import { availableToolsText, decide } from "./plan-round.js";
  * its turn resumes, against the policy and tools as they are now. Returns
  * what it became.
  */
-export async function decideSavedCall(d: AgentDriver, turn: TurnRow, call: CallRow, args: unknown, tool: ResolvedTool | undefined): Promise<NewCall["status"] | "approved" | "stale"> {
+export async function decideSavedCall(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  args: unknown,
+  tool: ResolvedTool | undefined,
+): Promise<NewCall["status"] | "approved" | "stale"> {
   const c: NewCall = {
     id: call.id,
     modelCallId: call.model_call_id,

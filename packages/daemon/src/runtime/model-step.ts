@@ -117,8 +117,11 @@ export async function modelStep(
   );
   const calls = planCalls(d, reply.toolCalls, tools);
   // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
-  const over = caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined ? await budgetReason(d, turn, caps, reply.costUsd) : undefined;
-  for (const c of calls) if (over && c.status !== "failed") Object.assign(c, { status: "denied", decision: "deny", reason: over, result: `Refused: ${over}`, errorCode: "budget" });
+  const over =
+    caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined ? await budgetReason(d, turn, caps, reply.costUsd) : undefined;
+  for (const c of calls)
+    if (over && c.status !== "failed")
+      Object.assign(c, { status: "denied", decision: "deny", reason: over, result: `Refused: ${over}`, errorCode: "budget" });
   const now = d.store.clock.now().toISOString();
   const state = new RoundState(
     turn.id,
@@ -154,11 +157,22 @@ export async function modelStep(
   if (over) return "ended";
   d.rounds.set(turn.id, state);
   return {
-    turn: { ...turn, iterations: iteration, rounds: round, spend_micros: turn.spend_micros + costMicros, rounds_done: state.complete ? round : turn.rounds_done },
+    turn: {
+      ...turn,
+      iterations: iteration,
+      rounds: round,
+      spend_micros: turn.spend_micros + costMicros,
+      rounds_done: state.complete ? round : turn.rounds_done,
+    },
     fresh: new Set(calls.filter((c) => c.status === "running").map((c) => c.id)),
   };
 }
 
 function toFunctionTool(t: ResolvedTool): LanguageModelV3FunctionTool {
-  return { type: "function", name: t.modelName, description: t.description, inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"] };
+  return {
+    type: "function",
+    name: t.modelName,
+    description: t.description,
+    inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"],
+  };
 }

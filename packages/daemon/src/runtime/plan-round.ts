@@ -24,7 +24,14 @@ function planCall(d: AgentDriver, tc: ModelReply["toolCalls"][number], tools: Ma
     tool: tool?.name ?? fromModelToolName(tc.toolName),
     readOnly: tool?.readOnly ?? false,
     idempotent: tool?.idempotent ?? false,
-    retrySafe: tool ? isSafeToRepeat({ namespace: tool.toolset.namespace, kind: tool.toolset.kind ?? "other", readOnly: tool.readOnly, idempotent: tool.idempotent }) : false,
+    retrySafe: tool
+      ? isSafeToRepeat({
+          namespace: tool.toolset.namespace,
+          kind: tool.toolset.kind ?? "other",
+          readOnly: tool.readOnly,
+          idempotent: tool.idempotent,
+        })
+      : false,
     decision: null,
     reason: null,
     rule: null,
@@ -33,7 +40,13 @@ function planCall(d: AgentDriver, tc: ModelReply["toolCalls"][number], tools: Ma
   try {
     args = tc.input === "" ? {} : JSON.parse(tc.input);
   } catch {
-    return { ...base, args: {}, status: "failed", result: `The arguments were not valid JSON: ${tc.input.slice(0, 200)}`, errorCode: "invalid_args" };
+    return {
+      ...base,
+      args: {},
+      status: "failed",
+      result: `The arguments were not valid JSON: ${tc.input.slice(0, 200)}`,
+      errorCode: "invalid_args",
+    };
   }
   if (!tool) {
     const full = fromModelToolName(tc.toolName);
@@ -41,14 +54,26 @@ function planCall(d: AgentDriver, tc: ModelReply["toolCalls"][number], tools: Ma
     if (mayUse && full.startsWith("workers/")) {
       return { ...base, args, status: "failed", result: noWorkerMessage(full), errorCode: "no_worker" };
     }
-    return { ...base, args, status: "failed", result: `Unknown tool ${base.tool}. ${availableToolsText(tools)}`, errorCode: "unknown_tool" };
+    return {
+      ...base,
+      args,
+      status: "failed",
+      result: `Unknown tool ${base.tool}. ${availableToolsText(tools)}`,
+      errorCode: "unknown_tool",
+    };
   }
   return { ...base, args, status: "running" };
 }
 
 /** Sets the policy's decision on a call that can run. */
 export function decide(d: AgentDriver, c: NewCall): void {
-  const r = d.hooks.decide({ agent: { ...d.def, id: d.id, org: d.org }, tool: c.tool, args: c.args, readOnly: c.readOnly, idempotent: c.idempotent });
+  const r = d.hooks.decide({
+    agent: { ...d.def, id: d.id, org: d.org },
+    tool: c.tool,
+    args: c.args,
+    readOnly: c.readOnly,
+    idempotent: c.idempotent,
+  });
   c.decision = r.decision;
   c.reason = r.reason;
   c.rule = r.ruleSource ?? null;

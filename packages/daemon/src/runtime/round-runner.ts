@@ -81,7 +81,13 @@ export async function completeRoundIn(d: AgentDriver, w: Writer, turn: TurnRow, 
   return appendResults(d, w, turn, state.round, state.toolResults());
 }
 
-async function appendResults(d: AgentDriver, w: Writer, turn: TurnRow, round: number, results: ReturnType<RoundState["toolResults"]>): Promise<boolean> {
+async function appendResults(
+  d: AgentDriver,
+  w: Writer,
+  turn: TurnRow,
+  round: number,
+  results: ReturnType<RoundState["toolResults"]>,
+): Promise<boolean> {
   if (!(await d.store.turns.roundDone(w, turn.id, round))) return false;
   const message = w.appendMessage(d.ref, turn.conversation_id, turn.id, { role: "tool", results });
   w.afterCommit(() => d.cachedPrompt(turn.conversation_id)?.push({ seq: message.seq, run: turn.id, message: message.message }));

@@ -17,7 +17,11 @@ export class RoundState {
     readonly calls: readonly CallRow[],
   ) {
     for (const c of calls) {
-      if (isFinalCall(c.status)) this.results.set(c.id, { isError: c.status !== "completed", output: c.result === null ? null : parseStored(c.result, `call ${c.id} result`) });
+      if (isFinalCall(c.status))
+        this.results.set(c.id, {
+          isError: c.status !== "completed",
+          output: c.result === null ? null : parseStored(c.result, `call ${c.id} result`),
+        });
     }
   }
 

@@ -149,8 +149,8 @@ export class Runtime {
   }
 
   /** An answer for a call that nobody here waits for (a worker that kept it through a restart). */
-  acceptLateAnswer(callId: string, outcome: ToolOutcome): Promise<boolean> {
-    return acceptLateAnswer(this, callId, outcome);
+  acceptLateAnswer(org: string, callId: string, outcome: ToolOutcome): Promise<boolean> {
+    return acceptLateAnswer(this, org, callId, outcome);
   }
 
   // ---- recovery ----

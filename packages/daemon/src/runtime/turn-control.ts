@@ -17,7 +17,8 @@ import { endOpenTurn, resumeTurn } from "./turn-moves.js";
 export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
   const d = await rt.driver(agent.id);
   const convId = conversationKey !== undefined ? (await rt.store.conversations.find(agent.id, conversationKey))?.id : undefined;
-  if (conversationKey !== undefined && !convId) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
+  if (conversationKey !== undefined && !convId)
+    throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
   const turns = (await rt.store.turns.open(agent.id)).filter((t) => !convId || t.conversation_id === convId);
   const { cancelled, dropped } = await rt.store.tx(async (w) => {
     const ended: string[] = [];
@@ -64,7 +65,8 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
 export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
   const d = await rt.driver(agent.id);
   const convs = (await rt.store.conversations.list(agent.id)).filter((c) => conversationKey === undefined || c.key === conversationKey);
-  if (conversationKey !== undefined && convs.length === 0) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
+  if (conversationKey !== undefined && convs.length === 0)
+    throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
   const open = await rt.store.turns.open(agent.id);
   const busy = convs.filter((c) => open.some((t) => t.conversation_id === c.id));
   if (busy.length > 0) {
@@ -91,7 +93,13 @@ export function deny(rt: Runtime, agent: AgentRow, callId: string, reason?: stri
   return resolveApproval(rt, agent, callId, "deny", reason);
 }
 
-async function resolveApproval(rt: Runtime, agent: AgentRow, callId: string, verdict: "approve" | "deny", reason?: string): Promise<CallRow> {
+async function resolveApproval(
+  rt: Runtime,
+  agent: AgentRow,
+  callId: string,
+  verdict: "approve" | "deny",
+  reason?: string,
+): Promise<CallRow> {
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
   const d = await rt.driver(agent.id);
@@ -130,12 +138,13 @@ async function decide(rt: Runtime, d: AgentDriver, call: CallRow, move: (w: Writ
  * was handed to a person. The call completes (and its turn goes on) if it is
  * still open; an answer for a final call is dropped.
  */
-export async function acceptLateAnswer(rt: Runtime, callId: string, outcome: ToolOutcome): Promise<boolean> {
+export async function acceptLateAnswer(rt: Runtime, org: string, callId: string, outcome: ToolOutcome): Promise<boolean> {
   const call = await rt.store.calls.get(callId);
   if (!call || isFinalCall(call.status) || call.status === "planned") return false;
   if (call.status === "waiting" && call.error_code !== "lost") return false;
   const agent = await rt.store.agents.get(call.agent_id);
-  if (!agent || agent.status === "unreadable") return false;
+  // Only a worker of the call's own org may answer it.
+  if (!agent || agent.org !== org || agent.status === "unreadable") return false;
   const d = await rt.driver(call.agent_id);
   const from = call.status as "running" | "waiting" | "approved";
   const conversation = await decide(rt, d, call, async (w) =>

@@ -88,7 +88,9 @@ export async function driveTurn(d: AgentDriver, initial: TurnRow): Promise<void>
   const resumed = !d.announced.has(turn.id);
   try {
     if (turn.format > STATE_FORMAT) {
-      await d.markUnreadable(`Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`);
+      await d.markUnreadable(
+        `Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`,
+      );
       return;
     }
     // Calls this driver marked running when it saved their round: start them, don't treat them as interrupted.

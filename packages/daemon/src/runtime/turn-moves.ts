@@ -30,7 +30,12 @@ export async function beginTurn(
   const turn = await store.turns.insert(w, { id: run, agentId: agent.id, conversationId: conversation.id }, w.now);
   w.countTurns(agent, move.counters);
   const messages = inputs.map((i) => w.appendMessage(agent, conversation.id, run, { role: "user", text: i.text, input: i.id }));
-  w.emit(agent, "turn.started", { conversation: conversation.key, conversation_id: conversation.id, messages: inputs.map((i) => i.id) }, { run });
+  w.emit(
+    agent,
+    "turn.started",
+    { conversation: conversation.key, conversation_id: conversation.id, messages: inputs.map((i) => i.id) },
+    { run },
+  );
   return { turn, messages };
 }
 
@@ -93,7 +98,8 @@ export async function endTurn(
   );
   if (!ended) return false;
   w.countTurns(agent, move.counters);
-  if (input !== "complete") await killOpenCalls(w, store, agent, turn.id, `The turn ended: ${end.reason ?? ""}`, code === "cancelled" ? "cancelled" : "turn_ended");
+  if (input !== "complete")
+    await killOpenCalls(w, store, agent, turn.id, `The turn ended: ${end.reason ?? ""}`, code === "cancelled" ? "cancelled" : "turn_ended");
   const unsettled = ended.spend_micros - ended.settled_micros;
   const tools = Math.min(ended.tool_micros, unsettled);
   await store.spend.add(w, agent.id, dayOf(new Date(w.now)), unsettled - tools, tools);

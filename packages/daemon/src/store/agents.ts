@@ -51,7 +51,11 @@ export class AgentsTable {
     );
   }
 
-  async redefine(w: Writer, id: string, change: { definition: string | null; file: string | null; status: AgentBaseStatus; reason: string | null }): Promise<void> {
+  async redefine(
+    w: Writer,
+    id: string,
+    change: { definition: string | null; file: string | null; status: AgentBaseStatus; reason: string | null },
+  ): Promise<void> {
     await w.run("UPDATE agents SET definition = ?, file = ?, status = ?, reason = ?, updated_at = ? WHERE id = ?", [
       change.definition,
       change.file,

@@ -112,7 +112,12 @@ export class CallsTable {
   }
 
   /** A decision for a call saved undecided (rounds saved by state format 1). */
-  async decide(tx: Tx, id: string, d: Pick<NewCall, "status" | "decision" | "reason" | "rule" | "result" | "errorCode">, now: string): Promise<boolean> {
+  async decide(
+    tx: Tx,
+    id: string,
+    d: Pick<NewCall, "status" | "decision" | "reason" | "rule" | "result" | "errorCode">,
+    now: string,
+  ): Promise<boolean> {
     const final = d.status === "failed" || d.status === "denied";
     const res = await tx.run(
       "UPDATE calls SET status = ?, decision = ?, reason = ?, rule = ?, result = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = 'planned'",

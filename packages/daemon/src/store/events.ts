@@ -25,10 +25,12 @@ export class EventsTable {
 
   async list(agentId: string, afterSeq: number, limit: number, filter: EventFilter = {}): Promise<StoredEvent[]> {
     const where = typeClause(filter.types);
-    const rows = await this.db.all<EventRow & Row>(
-      `SELECT * FROM events WHERE agent_id = ? AND seq > ?${where.sql} ORDER BY seq LIMIT ?`,
-      [agentId, afterSeq, ...where.params, limit],
-    );
+    const rows = await this.db.all<EventRow & Row>(`SELECT * FROM events WHERE agent_id = ? AND seq > ?${where.sql} ORDER BY seq LIMIT ?`, [
+      agentId,
+      afterSeq,
+      ...where.params,
+      limit,
+    ]);
     return rows.map(toEvent);
   }
 

@@ -6,7 +6,11 @@ export class InputsTable {
   constructor(private readonly db: Db) {}
 
   /** Queues a message, or records it as already claimed by `run` (a turn started in the same commit). */
-  async insert(tx: Tx, input: { id: string; agentId: string; conversationId: string; text: string; run?: string }, now: string): Promise<void> {
+  async insert(
+    tx: Tx,
+    input: { id: string; agentId: string; conversationId: string; text: string; run?: string },
+    now: string,
+  ): Promise<void> {
     await tx.run("INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
       input.id,
       input.agentId,
@@ -29,7 +33,9 @@ export class InputsTable {
 
   /** Whether a conversation has queued messages. */
   async hasQueued(tx: Tx, conversationId: string): Promise<boolean> {
-    return (await tx.get("SELECT 1 AS one FROM inputs WHERE conversation_id = ? AND status = 'queued' LIMIT 1", [conversationId])) !== undefined;
+    return (
+      (await tx.get("SELECT 1 AS one FROM inputs WHERE conversation_id = ? AND status = 'queued' LIMIT 1", [conversationId])) !== undefined
+    );
   }
 
   /** Drops queued messages of an agent, or of one conversation; returns how many. */

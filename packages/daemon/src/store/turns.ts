@@ -89,7 +89,8 @@ export class TurnsTable {
   /** Adds a cost to a turn: model spend (compaction), or tool spend reported by a call. */
   async addSpend(tx: Tx, run: string, micros: number, from: "model" | "tool"): Promise<void> {
     if (micros === 0) return;
-    if (from === "tool") await tx.run("UPDATE turns SET spend_micros = spend_micros + ?, tool_micros = tool_micros + ? WHERE id = ?", [micros, micros, run]);
+    if (from === "tool")
+      await tx.run("UPDATE turns SET spend_micros = spend_micros + ?, tool_micros = tool_micros + ? WHERE id = ?", [micros, micros, run]);
     else await tx.run("UPDATE turns SET spend_micros = spend_micros + ? WHERE id = ?", [micros, run]);
   }
 
@@ -107,7 +108,14 @@ export class TurnsTable {
     tx: Tx,
     run: string,
     from: TurnStatusValue,
-    end: { status: TurnStatusValue; reason: string | null; code: string | null; reply: string | null; iterations?: number; costMicros?: number },
+    end: {
+      status: TurnStatusValue;
+      reason: string | null;
+      code: string | null;
+      reply: string | null;
+      iterations?: number;
+      costMicros?: number;
+    },
     now: string,
   ): Promise<EndedTurn | undefined> {
     return tx.get<EndedTurn & Row>(
