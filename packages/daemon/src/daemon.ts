@@ -16,6 +16,7 @@ import { describeAgent, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretStore } from "./store/secrets.js";
+import { DatabaseLock } from "./store/database-lock.js";
 import { SqliteDb } from "./store/sqlite-db.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
@@ -63,7 +64,16 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${bootstrap.database.split(":")[0]} URL).`);
   }
   const clock = options.clock ?? systemClock;
-  const db = new SqliteDb(bootstrap.database.slice("sqlite:".length), { synchronous: options.synchronous ?? "NORMAL" });
+  const dbPath = bootstrap.database.slice("sqlite:".length);
+  // One daemon per SQLite database: a second one would run the first one's turns again.
+  const lock = DatabaseLock.acquire(dbPath);
+  let db: SqliteDb;
+  try {
+    db = new SqliteDb(dbPath, { synchronous: options.synchronous ?? "NORMAL" });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
   let config: ProjectConfig;
   try {
@@ -71,11 +81,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     config = loadConfig(dir, { env, secret: (name) => known.get(name) });
   } catch (err) {
     await db.close();
+    lock.release();
     throw err;
   }
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(clock), clock);
-  await store.addToken(config.org, "admin", token, true);
+  await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
   const models = new Map<string, ResolvedModelRef>();
@@ -118,7 +129,21 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, clock));
-  const workers = new WorkerGateway({ authenticate: (t) => store.authenticate(t), log });
+  // Calls to a worker tool wait this long after a start for workers to reconnect, and this long for a lost worker's answer.
+  const reconnectGraceMs = positiveNumber(env.WARDRIK_RECONNECT_GRACE_MS) ?? 5_000;
+  // The runtime is made after the gateway it uses; late answers reach it once it exists.
+  const lateAnswers: { runtime?: Runtime } = {};
+  const workers = new WorkerGateway({
+    authenticate: (t) => store.tokens.authenticate(t),
+    log,
+    reconnectGraceMs,
+    onLateAnswer: (org, callId, outcome) => {
+      lateAnswers.runtime?.acceptLateAnswer(org, callId, outcome).then(
+        (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId }),
+        (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
+      );
+    },
+  });
   registry.add(workers);
   // One namespace per MCP server; each starts when an awake agent first needs it.
   const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
@@ -126,7 +151,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
-  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs });
+  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs });
+  lateAnswers.runtime = runtime;
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>
@@ -179,7 +205,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await runtime.syncFileAgents(config.org, readAgents());
 
   const httpOpts = {
-    authenticate: (t: string) => store.authenticate(t),
+    authenticate: (t: string) => store.tokens.authenticate(t),
     upgrades: {
       "/v1/workers": (
         req: Parameters<WorkerGateway["handleUpgrade"]>[0],
@@ -190,12 +216,23 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
   };
   const { app } = buildApp(svc, httpOpts);
-  const server: Server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
+  let server: Server;
+  try {
+    server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
+  } catch (err) {
+    // Nothing ran yet: give back the database (and its lock) before saying why.
+    await runtime.close();
+    await workers.close();
+    await db.close();
+    lock.release();
+    throw err;
+  }
   // Recover once the server listens, so workers can reconnect while turns resume.
   await runtime.recover();
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
+  lock.describe({ url });
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,
@@ -213,12 +250,22 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     workers,
     close: () =>
       (closing ??= (async () => {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await workers.close();
+        // Whatever is connected (workers, MCP servers, event streams, ask clients), the daemon stops in a few seconds:
+        // every turn's state is durable, so stopping at any safe point loses nothing.
+        log("info", "shutdown: no new requests");
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        log("info", "shutdown: telling workers the daemon is going away");
+        await workers.close();
+        log("info", "shutdown: stopping MCP servers");
         await Promise.all(mcpServers.map((mcp) => mcp.close()));
+        server.closeAllConnections();
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 1000).unref())]);
         await db.close();
+        lock.release();
+        log("info", "shutdown: done");
       })()),
   };
 }

@@ -1,7 +1,84 @@
 /**
- * The event types of the durable record. Naming rule: `noun.verb_past`
- * (`call.completed`). Names in a durable log last forever: add, never rename.
+ * The event types of the durable record and the data each one carries.
+ * Naming rule: `noun.verb_past` (`call.completed`). Names and fields in a
+ * durable log last forever: add types and optional fields, never rename.
  */
+import type { FailureCode } from "./failure-codes.js";
+
+/** Where a waiting call came from: a policy rule, or an answer lost in a crash. */
+interface CallRef {
+  call: string;
+  tool: string;
+}
+
+/** Every failure on the record says what kind it is and whether trying again can help. */
+export interface Failure {
+  code: FailureCode;
+  retryable: boolean;
+}
+
+export interface EventDataMap {
+  "agent.loaded": { name: string; file?: string; source?: "file" | "api"; definition?: unknown };
+  "agent.updated": { name: string; file?: string; definition?: unknown };
+  "agent.removed": { name: string };
+  /** `file` is set when the agent file is at fault, absent when its saved state is. */
+  "agent.unreadable": { name?: string; file?: string; reason: string };
+  "agent.asleep": { idle_seconds: number };
+  "agent.awake": Record<string, never>;
+  "message.queued": { message: string; conversation: string; conversation_id: string; text: string };
+  "messages.dropped": { count: number; conversation?: string };
+  "turn.started": { conversation: string; conversation_id: string; messages: string[] };
+  "turn.completed": { conversation_id: string; reply: string; iterations: number; spend_usd: number };
+  "turn.failed": { conversation_id: string; reason: string; iterations: number; spend_usd: number } & Failure;
+  "turn.cancelled": { conversation_id: string; reason: string; iterations: number; spend_usd: number } & Failure;
+  "turn.parked": { round: number; waiting: string[] };
+  "turn.resumed": Record<string, never>;
+  "model.called": { model?: string | undefined; iteration: number };
+  "model.replied": {
+    model: string;
+    iteration: number;
+    messages: number;
+    input_tokens: number;
+    output_tokens: number;
+    cached_tokens: number;
+    cost_usd: number;
+    finish_reason: string;
+    text: string;
+    tool_calls: number;
+  };
+  "model.failed": { error: string } & Failure;
+  "round.saved": { round: number; calls: { call: string; tool: string; args: unknown; read_only: boolean; idempotent: boolean }[] };
+  "call.decided": CallRef & { decision: "allow" | "ask" | "deny"; reason: string; rule: string | null };
+  "call.started": CallRef & { attempt: number; idempotency_key: string };
+  "call.completed": CallRef & { output: unknown; cost_usd: number; attempt?: number };
+  "call.failed": CallRef & { error: string; cost_usd: number } & Failure;
+  "call.killed": CallRef & { error: string; cost_usd?: number } & Failure;
+  "call.timed_out": CallRef & { error: string; attempt: number; timeout_s: number; will_retry: boolean; cost_usd: number } & Failure;
+  "call.retried": CallRef & { attempt: number; reason: string } & Failure;
+  "call.cost_reported": CallRef & { cost_usd: number };
+  "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null; lost?: boolean };
+  "approval.granted": CallRef;
+  "approval.denied": CallRef & { reason: string };
+  "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined };
+  "conversation.compacted": {
+    conversation_id: string;
+    folded_messages: number;
+    from_seq: number;
+    upto_seq: number;
+    kept_messages: number;
+    tokens_before: number;
+    context_window: number;
+    summary: string;
+    model: string;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number;
+  };
+  "conversation.cleared": { conversation: string; conversation_id: string };
+}
+
+export type EventType = keyof EventDataMap;
+
 export const EVENT_TYPES = [
   "agent.loaded",
   "agent.updated",
@@ -26,6 +103,8 @@ export const EVENT_TYPES = [
   "call.completed",
   "call.failed",
   "call.killed",
+  "call.timed_out",
+  "call.retried",
   "call.cost_reported",
   "approval.requested",
   "approval.granted",
@@ -33,8 +112,13 @@ export const EVENT_TYPES = [
   "budget.exceeded",
   "conversation.compacted",
   "conversation.cleared",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+] as const satisfies readonly EventType[];
+
+// Every key of the map is listed above, and nothing else: a compile error names the one missing.
+type Missing = Exclude<EventType, (typeof EVENT_TYPES)[number]>;
+const _allListed: Missing extends never ? true : Missing = true;
+void _allListed;
+
 export const EVENT_TYPE_PREFIX = "dev.wardrik.";
 
 /** A CloudEvents 1.0 JSON envelope, with Wardrik's extension attributes. */
@@ -53,9 +137,30 @@ export interface WardrikCloudEvent<D = Record<string, unknown>> {
   data: D;
 }
 
+/** An event whose `type` (short form) selects its data type. */
+export type TypedEvent<T extends EventType = EventType> = {
+  [K in T]: Omit<WardrikCloudEvent<EventDataMap[K]>, "type"> & { type: `${typeof EVENT_TYPE_PREFIX}${K}` };
+}[T];
+
+/** Narrows a received event to one type, giving its data its type. */
+export function isEventOf<T extends EventType>(event: WardrikCloudEvent<unknown>, type: T): event is WardrikCloudEvent<EventDataMap[T]> {
+  return event.type === EVENT_TYPE_PREFIX + type;
+}
+
 /** Event types that end a turn. */
-export const TURN_END_TYPES: readonly string[] = ["turn.completed", "turn.failed", "turn.cancelled"];
+export const TURN_END_TYPES: readonly EventType[] = ["turn.completed", "turn.failed", "turn.cancelled"];
 
 export function shortType(type: string): string {
   return type.startsWith(EVENT_TYPE_PREFIX) ? type.slice(EVENT_TYPE_PREFIX.length) : type;
+}
+
+/**
+ * Whether an event type matches a pattern: an exact type (short or full),
+ * `*` for all, or a prefix wildcard such as `call.*`.
+ */
+export function typeMatches(pattern: string, type: string): boolean {
+  const p = shortType(pattern.trim());
+  const t = shortType(type);
+  if (p === "*" || p === t) return true;
+  return p.endsWith(".*") && t.startsWith(p.slice(0, -1));
 }

@@ -58,6 +58,7 @@ export function buildProgram(): Command {
     .action(async (opts: { port?: number; logLevel?: LogThreshold }) => {
       // Loaded here so other commands start without the daemon's dependencies.
       const { startDaemon } = await import("../daemon.js");
+      const { runUntilSignalled } = await import("../daemon-signals.js");
       const { createLogger, routeProcessOutput } = await import("../log/index.js");
       // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
       const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
@@ -68,15 +69,8 @@ export function buildProgram(): Command {
           process.exit(1);
         },
       );
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          void daemon.close().then(resolve, resolve);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      // Everything durable is closed; do not wait for stray timers or sockets.
-      process.exit(0);
+      // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
+      process.exit(await runUntilSignalled(() => daemon.close(), log));
     });
 
   program

@@ -34,7 +34,7 @@ export function registerAdminRoutes(routes: RouteTable, svc: ApiServices): void 
       if (!c.get("admin")) throw new WardrikError("unauthorized", "Only the admin token can create tokens.", { status: 403 });
       const token = "wdk_" + randomBytes(24).toString("base64url");
       const name = body.name ?? `${body.org} token`;
-      await svc.store.addToken(body.org, name, token, false);
+      await svc.store.tokens.add(body.org, name, token, false, new Date().toISOString());
       return c.json({ org: body.org, name, token }, 201);
     },
   });

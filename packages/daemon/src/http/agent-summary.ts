@@ -1,6 +1,6 @@
 import type { AgentSummary, WardrikCloudEvent } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
-import type { AgentRow } from "../store/store.js";
+import { agentStatus, type AgentRow } from "../store/rows.js";
 
 /** An agent row as the API shows it in lists. */
 export function summarise(r: AgentRow): AgentSummary {
@@ -21,7 +21,7 @@ export function summarise(r: AgentRow): AgentSummary {
     name: r.name,
     title,
     description,
-    status: r.status,
+    status: agentStatus(r),
     source: r.source,
     ...(r.reason ? { reason: r.reason } : {}),
   };

@@ -21,7 +21,6 @@ import {
   WardrikError,
 } from "@wardrik/protocol";
 import { validateAgentDefinition } from "../config/index.js";
-import { listAgentPage } from "../store/agent-page.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { summarise } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
@@ -42,15 +41,13 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     handler: async (c, { query }) => {
       const org = c.get("org");
       if (query.name !== undefined) {
-        const row = await svc.store.getAgentByName(org, query.name);
+        const row = await svc.store.agents.byName(org, query.name);
         return c.json({ agents: row ? [summarise(row)] : [], next: null });
       }
-      const rows = await listAgentPage(
-        svc.store.db,
-        org,
-        query.cursor === undefined ? undefined : readCursor(query.cursor),
-        query.limit + 1,
-      );
+      const rows = await svc.store.agents.list(org, {
+        ...(query.cursor === undefined ? {} : { after: readCursor(query.cursor) }),
+        limit: query.limit + 1,
+      });
       const page = rows.slice(0, query.limit);
       const next = rows.length > query.limit ? makeCursor(page.at(-1)!.name) : null;
       return c.json({ agents: page.map(summarise), next });
@@ -125,7 +122,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: ConversationList,
     handler: async (c, { params }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const convs = await svc.store.listConversations(agent.id);
+      const convs = await svc.store.conversations.list(agent.id);
       return c.json({ conversations: convs.map((v) => ({ id: v.id, key: v.key, created_at: v.created_at })) });
     },
   });
@@ -141,9 +138,9 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: HistoryPage,
     handler: async (c, { params, query }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const conv = await svc.store.findConversation(agent.id, params.key);
+      const conv = await svc.store.conversations.find(agent.id, params.key);
       if (!conv) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${params.key}.`);
-      const rows = await svc.store.historyWithTimes(conv.id, query.after, query.limit);
+      const rows = await svc.store.conversations.historyPage(conv.id, query.after, query.limit);
       return c.json({
         summary: conv.summary,
         messages: rows.map((r) => ({
@@ -166,7 +163,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: TurnView,
     handler: async (c, { params }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const turn = await svc.store.getTurn(params.run);
+      const turn = await svc.store.turns.get(params.run);
       if (!turn || turn.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no turn ${params.run}.`);
       return c.json(await svc.describeTurn(turn));
     },

@@ -1,9 +1,11 @@
 import type { AgentDetail, TurnView } from "@wardrik/protocol";
 import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
-import { today } from "../runtime/agent-actor.js";
+import { dayOf } from "../store/spend.js";
+import { toUsd } from "../store/money.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { RuntimeHooks } from "../runtime/types.js";
-import type { AgentRow, Store, TurnRow } from "../store/store.js";
+import type { AgentRow, TurnRow } from "../store/rows.js";
+import type { Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { summarise } from "./agent-summary.js";
 
@@ -19,10 +21,10 @@ export async function describeAgent(
       // shown through status and reason
     }
   }
-  const convs = await deps.store.listConversations(row.id);
-  const open = await deps.store.openTurns(row.id);
-  const waiting = await deps.store.waitingCalls(row.id);
-  const spend = await deps.store.spendOn(row.id, today(deps.store.clock.now()));
+  const convs = await deps.store.conversations.list(row.id);
+  const open = await deps.store.turns.open(row.id);
+  const waiting = await deps.store.calls.waiting(row.id);
+  const spend = await deps.store.spend.on(row.id, dayOf(deps.store.clock.now()));
   const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
   // Health of every source in a namespace the agent's tool patterns reach.
   const reaches = (ns: string) => (def.tools ?? []).some((p) => p === "*" || p === ns || p.startsWith(ns + "/"));
@@ -49,9 +51,9 @@ export async function describeAgent(
     }),
     waiting_calls: waiting.map((c) => ({ call: c.id, tool: c.tool, run: c.run, ...(c.reason ? { reason: c.reason } : {}) })),
     spend: {
-      today_usd: spend.model_usd + spend.tools_usd,
-      model_usd: spend.model_usd,
-      tools_usd: spend.tools_usd,
+      today_usd: toUsd(spend.model_micros + spend.tools_micros),
+      model_usd: toUsd(spend.model_micros),
+      tools_usd: toUsd(spend.tools_micros),
       ...(caps.per_day_usd !== undefined ? { per_day_cap_usd: caps.per_day_usd } : {}),
       ...(caps.per_turn_usd !== undefined ? { per_turn_cap_usd: caps.per_turn_usd } : {}),
     },
@@ -60,9 +62,9 @@ export async function describeAgent(
 }
 
 export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnView> {
-  const calls = await store.turnCalls(turn.id);
-  const inputs = await store.turnInputs(turn.id);
-  const conv = await store.getConversation(turn.conversation_id);
+  const calls = await store.calls.ofTurn(turn.id);
+  const inputs = await store.inputs.ofTurn(turn.id);
+  const conv = await store.conversations.get(turn.conversation_id);
   return {
     id: turn.id,
     agent: turn.agent_id,
@@ -73,7 +75,7 @@ export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnVie
     iterations: turn.iterations,
     started_at: turn.started_at,
     ...(turn.ended_at ? { ended_at: turn.ended_at } : {}),
-    messages: inputs.map((i) => i.id),
+    messages: inputs,
     calls: calls.map((c) => ({ id: c.id, tool: c.tool, status: c.status, round: c.round, ...(c.reason ? { reason: c.reason } : {}) })),
   };
 }

@@ -23,8 +23,8 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
     response: EventPage,
     handler: async (c, { params, query }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const events = await svc.store.events(agent.id, query.after, query.limit, query.type?.split(","));
-      return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.lastEventSeq(agent.id) });
+      const events = await svc.store.events.list(agent.id, query.after, query.limit, { types: query.type?.split(",") });
+      return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.events.lastSeq(agent.id) });
     },
   });
 
@@ -61,7 +61,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         });
         try {
           for (;;) {
-            const backlog = await svc.store.events(agent.id, after, 1000);
+            const backlog = await svc.store.events.list(agent.id, after, 1000);
             for (const e of backlog) {
               await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
               after = e.seq;

@@ -1,5 +1,5 @@
 import type { LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from "@ai-sdk/provider";
-import type { HistoryEntry, StoredMessage } from "../runtime/messages.js";
+import type { HistoryEntry, StoredMessage } from "../store/message-format.js";
 import { toModelToolName } from "../tools/toolset.js";
 import { countTokens, messageText } from "./compaction.js";
 

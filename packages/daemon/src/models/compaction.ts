@@ -1,5 +1,5 @@
 import { COMPACTION_MARKER } from "@wardrik/testing";
-import type { HistoryEntry, StoredMessage } from "../runtime/messages.js";
+import type { HistoryEntry, StoredMessage } from "../store/message-format.js";
 
 /** Compaction starts when the next model input would pass this share of the context window. */
 export const COMPACTION_THRESHOLD = 0.6;

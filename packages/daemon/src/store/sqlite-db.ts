@@ -13,7 +13,7 @@ export interface SqliteOptions {
   checkpointInBackground?: boolean;
 }
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 const MAX_GROUP = 64;
 
 /**
@@ -139,7 +139,7 @@ export class SqliteDb implements Db {
 
 function migrationsDir(): string {
   // dist/store/ and src/store/ both sit next to migrations/ (the build copies them).
-  return join(dirname(fileURLToPath(import.meta.url)), "migrations");
+  return join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
 }
 
 export function readMigrations(): { version: number; sql: string }[] {

@@ -1,5 +1,6 @@
 import { posix } from "node:path";
-import type { Db } from "../store/db.js";
+import type { Db, Tx } from "../store/db.js";
+import { FilesTable } from "../store/files.js";
 import type { Clock } from "../ids.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
 
@@ -74,9 +75,16 @@ export function normaliseFilePath(raw: unknown): string {
   return norm;
 }
 
-/** The built-in `files` namespace: a private file space per agent, stored in the database. */
+/**
+ * The built-in `files` namespace: a private file space per agent, stored in
+ * the database. Every call runs inside the transaction that stores its
+ * result, so a write and its result commit together: after a crash a write
+ * either happened and is on the record, or did not happen at all.
+ */
 export class FilesToolset implements Toolset {
   readonly namespace = "files";
+  readonly kind = "files" as const;
+  private readonly files = new FilesTable();
 
   constructor(
     private readonly db: Db,
@@ -87,57 +95,48 @@ export class FilesToolset implements Toolset {
     return TOOLS;
   }
 
-  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return this.db.transaction((tx) => this.callInTransaction(tx, tool, args, ctx));
+  }
+
+  async callInTransaction(tx: Tx, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
     try {
       const a = (args ?? {}) as Record<string, unknown>;
       if (typeof a !== "object" || Array.isArray(a)) throw new FileError("arguments must be an object");
-      return { ok: true, output: await this.run(tool, a, ctx.agent) };
+      return { ok: true, output: await this.run(tx, tool, a, ctx.agent) };
     } catch (err) {
       if (err instanceof FileError) return { ok: false, kind: "failed", error: err.message };
       throw err;
     }
   }
 
-  private async run(tool: string, a: Record<string, unknown>, agent: string): Promise<unknown> {
+  private async run(tx: Tx, tool: string, a: Record<string, unknown>, agent: string): Promise<unknown> {
     switch (tool) {
       case "read": {
         const path = normaliseFilePath(a.path);
-        const row = await this.db.get<{ content: string }>("SELECT content FROM files WHERE agent_id = ? AND path = ?", [agent, path]);
-        if (!row) throw new FileError(`No file ${path}. Use files__list to see which files exist.`);
-        return { path, content: row.content };
+        const content = await this.files.read(tx, agent, path);
+        if (content === undefined) throw new FileError(`No file ${path}. Use files__list to see which files exist.`);
+        return { path, content };
       }
       case "write": {
         const path = normaliseFilePath(a.path);
         if (typeof a.content !== "string") throw new FileError("content must be a string");
         const bytes = Buffer.byteLength(a.content);
         if (bytes > MAX_FILE_BYTES) throw new FileError(`content is ${bytes} bytes; a file holds at most ${MAX_FILE_BYTES}`);
-        const now = this.clock.now().toISOString();
-        await this.db.transaction((tx) =>
-          tx.run(
-            "INSERT INTO files (agent_id, path, content, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, path) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
-            [agent, path, a.content as string, now],
-          ),
-        );
+        await this.files.write(tx, agent, path, a.content, this.clock.now().toISOString());
         return { path, bytes };
       }
       case "list": {
         const prefix = a.prefix === undefined ? "" : String(a.prefix);
-        const rows = await this.db.all<{ path: string; size: number; updated_at: string }>(
-          "SELECT path, LENGTH(content) AS size, updated_at FROM files WHERE agent_id = ? AND substr(path, 1, ?) = ? ORDER BY path LIMIT ?",
-          [agent, prefix.length, prefix, MAX_LIST + 1],
-        );
+        const rows = await this.files.list(tx, agent, prefix, MAX_LIST + 1);
         const files = rows.slice(0, MAX_LIST).map((r) => ({ path: r.path, size: r.size, updated_at: r.updated_at }));
         return rows.length > MAX_LIST ? { files, truncated: true } : { files };
       }
       case "search": {
         if (typeof a.query !== "string" || a.query === "") throw new FileError("query must be a non-empty string");
         const q = a.query.toLowerCase();
-        const rows = await this.db.all<{ path: string; content: string }>(
-          "SELECT path, content FROM files WHERE agent_id = ? ORDER BY path",
-          [agent],
-        );
         const hits: { path: string; line?: number; text?: string }[] = [];
-        for (const r of rows) {
+        for (const r of await this.files.all(tx, agent)) {
           if (hits.length >= MAX_SEARCH_HITS) break;
           if (r.path.toLowerCase().includes(q)) hits.push({ path: r.path });
           const lines = r.content.split("\n");
@@ -149,8 +148,7 @@ export class FilesToolset implements Toolset {
       }
       case "delete": {
         const path = normaliseFilePath(a.path);
-        const res = await this.db.transaction((tx) => tx.run("DELETE FROM files WHERE agent_id = ? AND path = ?", [agent, path]));
-        return { path, deleted: res.changes > 0 };
+        return { path, deleted: await this.files.delete(tx, agent, path) };
       }
       default:
         throw new FileError(`files has no tool "${tool}"; it has read, write, list, search and delete`);

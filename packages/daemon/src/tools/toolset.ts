@@ -1,3 +1,5 @@
+import type { Tx } from "../store/db.js";
+
 /**
  * The toolset seam. A toolset (files, workers, one per MCP server) lists its
  * tools and runs calls; the registry maps `ns/tool` (agent files, policies)
@@ -25,7 +27,7 @@ export interface ToolCallContext {
   callId: string;
   /** The same on every attempt of this call. */
   idempotencyKey: string;
-  /** Aborts when the call is killed, its turn cancelled, or it times out. */
+  /** Aborts when the call is killed, its turn cancelled, or it times out; the reason is a CallStop. */
   signal: AbortSignal;
   /** Adds US dollars to the agent's spend; calls add up. */
   cost(usd: number): void;
@@ -50,12 +52,44 @@ export interface ToolScope {
   agentId: string;
 }
 
+/** Why a call's signal aborted. */
+export type StopReason = "killed" | "timeout" | "cancelled" | "shutdown";
+
+/** The AbortSignal reason of a stopped call. */
+export class CallStop extends Error {
+  constructor(readonly why: StopReason) {
+    super(`call stopped: ${why}`);
+  }
+}
+
+/** The reason a call's signal carries, as one of the StopReasons ("killed" for anything else). */
+export function stopReasonOf(signal: AbortSignal): StopReason {
+  const r: unknown = signal.reason;
+  return r instanceof CallStop ? r.why : "killed";
+}
+
+/** What kind of source a toolset is: the safe-to-repeat rule differs per kind. */
+export type ToolsetKind = "files" | "workers" | "mcp" | "other";
+
 export interface Toolset {
   readonly namespace: string;
+  readonly kind?: ToolsetKind;
   /** Tools this toolset offers to the given agent's org right now. */
   list(scope: ToolScope): ToolInfo[] | Promise<ToolInfo[]>;
   /** Runs `tool` (the name without namespace). Never throws for a tool failure: returns `ok: false`. */
   call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
+  /**
+   * Runs the call inside the transaction that stores its result, so its
+   * effect and its result commit together (or not at all): such a call can
+   * never be left "may have run".
+   */
+  callInTransaction?(tx: Tx, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
+  /**
+   * Waits up to `timeoutMs` for the answer of a call a previous process
+   * started (a worker that kept running it through a restart may deliver it);
+   * undefined when none came.
+   */
+  awaitAnswer?(callId: string, scope: ToolScope, timeoutMs: number): Promise<ToolOutcome | undefined>;
   /**
    * Waits until the toolset can serve `tool` (a worker reconnecting after a
    * restart), up to `timeoutMs`. Recovery uses it instead of failing at once.

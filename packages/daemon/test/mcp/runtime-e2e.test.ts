@@ -136,7 +136,12 @@ describe("MCP tools in the turn loop", () => {
     await everything.list({ org: "default", agentId: a.id });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.completed");
-    const failed = h.events.find((e) => e.type === "dev.wardrik.call.failed");
-    expect(String(failed?.data.error)).toMatch(/time|0\.5 s/i);
+    // A timeout is a timeout (not a person's kill), and the model is told how long the call had.
+    // The tool is read-only, so it is tried once more with the same key before it fails.
+    const timedOut = h.events.filter((e) => e.type === "dev.wardrik.call.timed_out");
+    expect(timedOut.map((e) => e.data.will_retry)).toEqual([true, false]);
+    expect(timedOut[1]!.data).toMatchObject({ code: "timeout", retryable: true, timeout_s: 0.5, attempt: 2 });
+    expect(String(timedOut[1]!.data.error)).toMatch(/timed out after 0\.5 s/);
+    expect(h.events.some((e) => e.type === "dev.wardrik.call.killed")).toBe(false);
   });
 });

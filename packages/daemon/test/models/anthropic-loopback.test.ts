@@ -17,7 +17,7 @@ import type { ModelEntry } from "../../src/config/types.js";
 import { PromptCache } from "../../src/models/build-prompt.js";
 import { resolveModel } from "../../src/models/index.js";
 import { callModel, ModelCallError } from "../../src/runtime/call-model.js";
-import type { StoredMessage } from "../../src/runtime/messages.js";
+import type { StoredMessage } from "../../src/store/message-format.js";
 import { jsonReply, sseText, startLoopback, writeSse, type Loopback, type SseEvent } from "./sse-loopback.js";
 
 const KEY = "sk-ant-api03-loopback-5ecret";

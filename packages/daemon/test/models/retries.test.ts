@@ -411,8 +411,8 @@ describe("a turn through the Runtime with a loopback model", () => {
     const toolMsg = second.messages.find((m) => m.role === "tool");
     expect(toolMsg).toMatchObject({ tool_call_id: "call_w1" });
 
-    const conv = await rt.store.findConversation(agent.id, "main");
-    const history = await rt.store.history(conv!.id);
+    const conv = await rt.store.conversations.find(agent.id, "main");
+    const history = await rt.store.conversations.history(conv!.id);
     expect(history.map((h) => h.message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     const last = history.at(-1)!.message;
     expect(last).toEqual({ role: "assistant", text: "Saved your note to notes/today.md ✅", toolCalls: [] });

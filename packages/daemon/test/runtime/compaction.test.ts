@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { chooseSplit } from "../../src/models/compaction.js";
-import type { HistoryEntry } from "../../src/runtime/messages.js";
+import type { HistoryEntry } from "../../src/store/message-format.js";
 import { createHarness, type Harness } from "../helpers/runtime-harness.js";
 
 let h: Harness | undefined;
@@ -57,8 +57,8 @@ describe("compaction", () => {
     const last = model.calls.at(-1)!.prompt;
     expect(last.some((m) => m.role === "system" && String(m.content).startsWith("Summary of the earlier conversation"))).toBe(true);
     // The store keeps everything: 4 messages a turn.
-    const conv = await h.store.findConversation(a.id, "main");
-    const history = await h.store.history(conv!.id);
+    const conv = await h.store.conversations.find(a.id, "main");
+    const history = await h.store.conversations.history(conv!.id);
     expect(history).toHaveLength(200);
     expect(JSON.stringify(history).length / 4).toBeGreaterThan(window * 10);
   });

@@ -1,3 +1,4 @@
+import { agentStatus } from "../../src/store/rows.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Policy } from "../../src/policy/types.js";
 import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
@@ -76,14 +77,14 @@ describe("policies in the turn loop", () => {
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     expect(asked.data).toMatchObject({ tool: "shop/refund", args: { amount: 20 }, reason: expect.stringMatching(/needs approval/) });
     await h.waitFor((e) => e.type === "dev.wardrik.turn.parked");
-    expect((await h.store.getAgent(a.id))!.status).toBe("parked");
+    expect(agentStatus((await h.store.agents.get(a.id))!)).toBe("parked");
     expect(log).toEqual([]);
     await expect(h.runtime.approve(a, "call_NOPE")).rejects.toThrow(/no call call_NOPE/);
     await h.runtime.approve(a, String(asked.data.call));
     const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
     expect(end.data.reply).toBe('result: {"refunded":20}');
     expect(log).toEqual(['refund {"amount":20}']);
-    expect((await h.store.getAgent(a.id))!.status).toBe("idle");
+    expect(agentStatus((await h.store.agents.get(a.id))!)).toBe("idle");
     await expect(h.runtime.approve(a, String(asked.data.call))).rejects.toThrow(/not waiting for approval \(it is completed\)/);
     expect(q.message).toMatch(/^msg_/);
   });
@@ -163,9 +164,9 @@ describe("policies in the turn loop", () => {
     try {
       h2.script("a", script);
       await h2.runtime.recover();
-      const again = (await h2.store.getAgent(a.id))!;
-      expect(again.status).toBe("parked");
-      expect((await h2.store.waitingCalls(a.id)).map((c) => c.id)).toEqual([asked.data.call]);
+      const again = (await h2.store.agents.get(a.id))!;
+      expect(agentStatus(again)).toBe("parked");
+      expect((await h2.store.calls.waiting(a.id)).map((c) => c.id)).toEqual([asked.data.call]);
       await h2.runtime.approve(again, String(asked.data.call));
       const end = await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed");
       expect(end.data.reply).toBe('after restart: {"refunded":20}');
@@ -213,8 +214,9 @@ describe("budgets", () => {
       },
     });
     await h.ask(a, "go");
-    const spend = await h.store.spendOn(a.id, new Date().toISOString().slice(0, 10));
-    expect(spend.tools_usd).toBeCloseTo(0.03, 10);
+    const spend = await h.store.spend.on(a.id, new Date().toISOString().slice(0, 10));
+    // Exact: money is kept in integer micro-dollars.
+    expect(spend.tools_micros).toBe(30_000);
     const done = h.events.find((e) => e.type === "dev.wardrik.call.completed")!;
     expect(done.data.cost_usd).toBeCloseTo(0.03, 10);
   });

@@ -76,7 +76,7 @@ describe("recovery after a crash", () => {
     // quick completed before the crash: never again. read and upsert ran again with their keys.
     expect(g2.attempts.map((x) => x.tool).sort()).toEqual(["read", "upsert"]);
     for (const x of g2.attempts) expect(x.key).toBe(keys[x.tool]);
-    await h2.runtime.approve((await h2.store.getAgent(a.id))!, String(asked.data.call));
+    await h2.runtime.approve((await h2.store.agents.get(a.id))!, String(asked.data.call));
     const end = await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed");
     expect(g2.attempts.map((x) => x.tool).sort()).toEqual(["charge", "read", "upsert"]);
     expect(g2.attempts.find((x) => x.tool === "charge")!.key).toBe(keys.charge);
@@ -96,7 +96,7 @@ describe("recovery after a crash", () => {
     h2.script("a", script);
     await h2.runtime.recover();
     const asked = await h2.waitFor((e) => e.type === "dev.wardrik.approval.requested");
-    await h2.runtime.deny((await h2.store.getAgent(a.id))!, String(asked.data.call), "it did run; I checked");
+    await h2.runtime.deny((await h2.store.agents.get(a.id))!, String(asked.data.call), "it did run; I checked");
     const end = await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed");
     expect(end.data.reply).toContain("it did run; I checked");
     expect(g2.attempts).toEqual([]);
@@ -162,10 +162,10 @@ describe("unreadable saved state", () => {
     h2.script("b", { steps: [{ text: "b fine" }] });
     await h2.runtime.recover();
     await h2.waitFor((e) => e.type === "dev.wardrik.agent.unreadable");
-    const row = (await h2.store.getAgent(a.id))!;
+    const row = (await h2.store.agents.get(a.id))!;
     expect(row.status).toBe("unreadable");
     expect(row.reason).toMatch(/saved message 1 of conversation .* cannot be read/);
-    const end = await h2.ask((await h2.store.getAgent(b.id))!, "hi");
+    const end = await h2.ask((await h2.store.agents.get(b.id))!, "hi");
     expect(end.data.reply).toBe("b fine");
   });
 

@@ -1,3 +1,4 @@
+import { agentStatus } from "../../src/store/rows.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Policy } from "../../src/policy/types.js";
 import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
@@ -14,9 +15,9 @@ describe("sleeping agents", () => {
     const a = await h.agent({ name: "a", idle_timeout: 0.1, script: { steps: [{ text: "hi {{message}}" }] } });
     await h.ask(a, "one");
     await h.waitFor((e) => e.type === "dev.wardrik.agent.asleep");
-    expect((await h.store.getAgent(a.id))!.status).toBe("asleep");
+    expect(agentStatus((await h.store.agents.get(a.id))!)).toBe("asleep");
     expect(h.runtime.isAwake(a.id)).toBe(false);
-    const end = await h.ask((await h.store.getAgent(a.id))!, "two");
+    const end = await h.ask((await h.store.agents.get(a.id))!, "two");
     expect(end.data.reply).toBe("hi two");
     const types = h.events.map((e) => e.type.replace("dev.wardrik.", ""));
     expect(types.indexOf("agent.awake")).toBeGreaterThan(types.indexOf("agent.asleep"));
@@ -49,8 +50,8 @@ describe("sleeping agents", () => {
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     await h.waitFor((e) => e.type === "dev.wardrik.agent.asleep");
     expect(h.runtime.isAwake(a.id)).toBe(false);
-    expect((await h.store.getAgent(a.id))!.status).toBe("parked");
-    await h.runtime.approve((await h.store.getAgent(a.id))!, String(asked.data.call));
+    expect(agentStatus((await h.store.agents.get(a.id))!)).toBe("parked");
+    await h.runtime.approve((await h.store.agents.get(a.id))!, String(asked.data.call));
     await h.waitFor((e) => e.type === "dev.wardrik.agent.awake");
     const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
     expect(end.data.reply).toBe("acted");

@@ -35,13 +35,13 @@ describe("the stored format", () => {
       });
     h = await createHarness({ dir, toolsets: [ops] });
     h.script("keeper", FIXTURE_SCRIPT);
-    const agent = (await h.store.getAgentByName("default", "keeper"))!;
+    const agent = (await h.store.agents.byName("default", "keeper"))!;
     expect(agent.id).toMatch(/^agt_/);
     await h.runtime.recover();
     // The safe lookup re-ran with its saved key; the charge may have run, so it waits for a person.
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     expect(asked.data).toMatchObject({ tool: "ops/charge", reason: LOST_ANSWER });
-    const calls = await h.store.turnCalls(String(asked.run));
+    const calls = await h.store.calls.ofTurn(String(asked.run));
     const lookup = calls.find((c) => c.tool === "ops/lookup")!;
     expect(ran).toEqual([`lookup ${lookup.idempotency_key}`]);
     // The message queued before the crash got its own turn.

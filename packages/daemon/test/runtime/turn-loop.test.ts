@@ -33,7 +33,7 @@ describe("the turn loop", () => {
       "model.replied",
       "turn.completed",
     ]);
-    const seqs = (await h.store.events(a.id, 0, 100)).map((e) => e.seq);
+    const seqs = (await h.store.events.list(a.id, 0, 100)).map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
   });
 
@@ -190,8 +190,8 @@ describe("conversations", () => {
     const startY = h.events.find((e) => e.type === "dev.wardrik.turn.started" && e.run === y.run)!;
     // The second turn started before the first ended: they overlapped.
     expect(startY.seq).toBeLessThan(x.seq);
-    const c1 = await h.store.findConversation(a.id, "c1");
-    const hist = await h.store.history(c1!.id);
+    const c1 = await h.store.conversations.find(a.id, "c1");
+    const hist = await h.store.conversations.history(c1!.id);
     expect(hist.map((m) => m.message.role)).toEqual(["user", "assistant"]);
   });
 });
@@ -209,7 +209,7 @@ describe("cancel, kill, clear", () => {
     expect(end.data.reason).toMatch(/Cancelled/);
     await new Promise((r) => setTimeout(r, 50));
     expect(h.events.filter((e) => e.type === "dev.wardrik.turn.started")).toHaveLength(1);
-    expect((await h.store.getAgent(a.id))!.status).toBe("idle");
+    expect((await h.store.agents.get(a.id))!.status).toBe("idle");
   });
 
   it("kill stops one call; the model is told and the turn goes on", async () => {
@@ -244,11 +244,11 @@ describe("cancel, kill, clear", () => {
     h = await createHarness();
     const a = await h.agent({ name: "a", script: { steps: [{ text: "ok" }] } });
     await h.ask(a, "hello");
-    const before = (await h.store.events(a.id, 0, 1000)).length;
+    const before = (await h.store.events.list(a.id, 0, 1000)).length;
     await h.runtime.clear(a);
-    const conv = await h.store.findConversation(a.id, "main");
-    expect(await h.store.history(conv!.id)).toEqual([]);
-    const after = await h.store.events(a.id, 0, 1000);
+    const conv = await h.store.conversations.find(a.id, "main");
+    expect(await h.store.conversations.history(conv!.id)).toEqual([]);
+    const after = await h.store.events.list(a.id, 0, 1000);
     expect(after.length).toBe(before + 1);
     expect(after.at(-1)!.type).toBe("dev.wardrik.conversation.cleared");
     // The next turn's prompt no longer holds the old messages.

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteDb } from "../../src/store/sqlite-db.js";
+import { SCHEMA_VERSION, SqliteDb } from "../../src/store/sqlite-db.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -21,7 +21,7 @@ describe("SqliteDb", () => {
     const { db, path } = tempDb();
     await db.close();
     const raw = new Database(path, { readonly: true });
-    expect(raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: "1" });
+    expect(raw.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get()).toEqual({ value: String(SCHEMA_VERSION) });
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.close();
   });

@@ -1,4 +1,5 @@
 import { afterEach, expect, test } from "vitest";
+import { CallStop } from "../../src/tools/toolset.js";
 import { callContext, spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
 
 // Stopping calls: timeouts, kills, turn cancellation, no worker, and a worker's close() draining.
@@ -20,14 +21,26 @@ afterEach(async () => {
   daemon = undefined;
 });
 
-test("a call times out: the model is told and the worker's signal aborts", async () => {
+test("a call the runtime times out is a timeout for the worker too: its signal says so", async () => {
   const { daemon, worker } = await setup();
-  const started = Date.now();
-  const outcome = await daemon.gateway.call("wait_for_abort", { tag: "t1" }, callContext({ timeoutMs: 300 }).ctx);
-  expect(outcome).toEqual({ ok: false, kind: "timeout", error: "workers/wait_for_abort timed out after 0.3 s." });
-  expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  const { ctx, controller } = callContext();
+  const pending = daemon.gateway.call("wait_for_abort", { tag: "t1" }, ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "t1");
+  controller.abort(new CallStop("timeout"));
+  expect(await pending).toMatchObject({ ok: false, kind: "timeout" });
   const aborted = await worker.waitFor((e) => e.event === "aborted" && e.tag === "t1");
   expect(aborted.reason).toBe("The call timed out.");
+});
+
+test("a daemon stopping does not abort its worker calls: the worker keeps them for the next daemon", async () => {
+  const { daemon, worker } = await setup();
+  const { ctx, controller } = callContext();
+  const pending = daemon.gateway.call("wait_for_abort", { tag: "s1" }, ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "s1");
+  controller.abort(new CallStop("shutdown"));
+  await pending;
+  await new Promise((r) => setTimeout(r, 300));
+  expect(worker.events.some((e) => e.event === "aborted" && e.tag === "s1")).toBe(false);
 });
 
 test("a call killed through ctx.signal returns at once and aborts the worker's signal", async () => {
@@ -35,7 +48,7 @@ test("a call killed through ctx.signal returns at once and aborts the worker's s
   const { ctx, controller } = callContext();
   const pending = daemon.gateway.call("wait_for_abort", { tag: "k1" }, ctx);
   await worker.waitFor((e) => e.event === "started" && e.tag === "k1");
-  controller.abort();
+  controller.abort(new CallStop("killed"));
   expect(await pending).toEqual({ ok: false, kind: "killed", error: "workers/wait_for_abort was killed before it finished." });
   expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "k1")).reason).toBe("The call was killed.");
 });
@@ -45,7 +58,7 @@ test("a call whose turn is cancelled aborts with the cancellation reason", async
   const { ctx, controller } = callContext();
   const pending = daemon.gateway.call("wait_for_abort", { tag: "c1" }, ctx);
   await worker.waitFor((e) => e.event === "started" && e.tag === "c1");
-  controller.abort(Object.assign(new Error("turn cancelled"), { why: "cancelled" }));
+  controller.abort(new CallStop("cancelled"));
   expect(await pending).toMatchObject({ ok: false, kind: "killed", error: expect.stringContaining("its turn ended") });
   expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "c1")).reason).toBe("The call's turn was cancelled.");
 });
@@ -60,13 +73,20 @@ test("a call with an already aborted signal never reaches a worker", async () =>
 });
 
 test("with no worker serving the tool the call fails at once, saying so", async () => {
-  daemon = await startDaemon();
+  daemon = await startDaemon({ reconnectGraceMs: 0 });
   const started = Date.now();
   const outcome = await daemon.gateway.call("find_order", { payment_intent: "pi_1" }, callContext().ctx);
   expect(Date.now() - started).toBeLessThan(50);
   expect(outcome).toMatchObject({ ok: false, kind: "unavailable", error: expect.stringContaining("No worker serves workers/find_order") });
   expect(daemon.gateway.list({ org: "org-a", agentId: "agt_test" })).toEqual([]);
   expect(await daemon.gateway.waitForTool("org-a", "find_order", 50)).toBe(false);
+});
+
+test("right after a start, a call to a tool nobody serves yet waits for a worker to register it", async () => {
+  daemon = await startDaemon({ reconnectGraceMs: 10_000 });
+  const pending = daemon.gateway.call("find_order", { payment_intent: "pi_9" }, callContext().ctx);
+  workers.push(spawnWorker("tools-worker.ts", workerEnv(daemon)));
+  expect(await pending).toEqual({ ok: true, output: { id: "ord_1", payment_intent: "pi_9" } });
 });
 
 test("close() on the worker drains: the running call completes, new calls go nowhere, listen() resolves", async () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { WorkerGateway, type WorkerGatewayOptions } from "../../src/tools/workers/worker-gateway.js";
 import type { ToolCallContext } from "../../src/tools/toolset.js";
 
-export const TOKENS: Record<string, string> = { "token-a": "org-a", "token-b": "org-b" };
+export const TOKENS: Record<string, string> = { "token-a": "org-a", "token-b": "org-b", "token-default": "default" };
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
 export interface TestDaemon {

@@ -47,6 +47,7 @@ class ServerUnavailable extends Error {}
  * server's tools, and calling one says why it cannot run.
  */
 export class McpToolset implements Toolset {
+  readonly kind = "mcp" as const;
   private state: State = { kind: "stopped" };
   /** Bumped on every start and stop; callbacks of an older connection are ignored. */
   private gen = 0;

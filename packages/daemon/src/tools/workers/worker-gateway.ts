@@ -12,12 +12,11 @@ import {
   type WorkerResult,
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
-import type { LogLevel, Logger } from "../../log/logger.js";
+import { silentLogger, type Logger } from "../../log/logger.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
-import { CallTable, LOST_MESSAGE, formatSeconds, type PendingCall } from "./pending-call.js";
+import { WorkerCalls } from "./worker-calls.js";
 import { WorkerConnection } from "./worker-connection.js";
-
-export type WorkerGatewayLogLevel = LogLevel;
+import { WorkerRoutes } from "./worker-routes.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -31,17 +30,15 @@ export interface WorkerGatewayOptions {
   maxMessageBytes?: number;
   /** Largest serialised result; a bigger one fails the call. Default 1 MiB. */
   maxResultBytes?: number;
-  /** Attempts of a retryable call before the gateway gives up on workers that keep dying. Default 5. */
-  maxAttempts?: number;
+  /**
+   * After the gateway starts, calls to a tool no worker serves yet wait this
+   * long for workers to reconnect; and a call whose worker goes away waits
+   * this long for its answer (a reconnecting worker delivers it). Default 5 s.
+   */
+  reconnectGraceMs?: number;
+  /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
+  onLateAnswer?: (org: string, callId: string, outcome: ToolOutcome) => void;
   ids?: IdGenerator;
-}
-
-/** The workers of one org that serve one tool, plus calls and waiters that want one. */
-interface ToolRoute {
-  workers: WorkerConnection[];
-  next: number;
-  waitingCalls: Set<PendingCall>;
-  waiters: Set<() => void>;
 }
 
 const NAMESPACE = "workers";
@@ -54,26 +51,29 @@ const NAME_RULE = "a tool name is 1 to 55 letters, digits, _ or -";
  */
 export class WorkerGateway implements Toolset {
   readonly namespace = NAMESPACE;
+  readonly kind = "workers" as const;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<WorkerConnection>();
-  private readonly routes = new Map<string, Map<string, ToolRoute>>();
-  private readonly pending = new CallTable<PendingCall>();
+  private readonly routes = new WorkerRoutes();
+  private readonly calls: WorkerCalls;
   private readonly heartbeat: NodeJS.Timeout;
-  private readonly log: NonNullable<WorkerGatewayOptions["log"]>;
+  private readonly log: Logger;
   private readonly ids: IdGenerator;
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
   private readonly maxResultBytes: number;
-  private readonly maxAttempts: number;
+  private readonly graceEndsAt: number;
   private closed = false;
 
   constructor(private readonly options: WorkerGatewayOptions) {
-    this.log = options.log ?? (() => {});
+    this.log = options.log ?? silentLogger;
     this.ids = options.ids ?? ulidIds();
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 30_000;
     this.maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
-    this.maxAttempts = options.maxAttempts ?? 5;
+    const graceMs = options.reconnectGraceMs ?? 5_000;
+    this.graceEndsAt = Date.now() + graceMs;
+    this.calls = new WorkerCalls({ graceMs, maxResultBytes: this.maxResultBytes, log: this.log, onLateAnswer: options.onLateAnswer });
     this.wss = new WebSocketServer({
       noServer: true,
       clientTracking: false,
@@ -175,19 +175,8 @@ export class WorkerGateway implements Toolset {
         return this.register(conn, message);
       case "result":
         return this.onResult(conn, message, checkSizes);
-      case "cost": {
-        const call = this.pending.get(message.callId);
-        if (!call || call.worker !== conn) {
-          this.log("debug", "cost for a call that is no longer running was dropped", { ...conn.describe(), callId: message.callId });
-          return;
-        }
-        try {
-          call.ctx.cost(message.usd);
-        } catch (err) {
-          this.log("error", "recording a worker cost failed", { callId: message.callId, error: errorMessage(err) });
-        }
-        return;
-      }
+      case "cost":
+        return this.calls.cost(conn, message);
       case "pong":
         return;
       case "drain":
@@ -235,84 +224,23 @@ export class WorkerGateway implements Toolset {
       }
     }
     for (const name of conn.tools.keys()) {
-      if (!tools.has(name)) this.removeFromRoute(conn, name);
+      if (!tools.has(name)) this.routes.remove(conn, name);
     }
     conn.tools = tools;
-    for (const name of accepted) {
-      const route = this.route(conn.org, name, true);
-      if (!route.workers.includes(conn)) route.workers.push(conn);
-    }
+    for (const name of accepted) this.routes.add(conn, name);
     conn.send({ type: "registered", accepted, skipped });
     this.log("info", "worker registered tools", { ...conn.describe(), accepted, skipped });
-    // Calls that lost their worker, and recovery waiting for a tool, can go on now.
-    for (const name of accepted) {
-      const route = this.route(conn.org, name, false);
-      if (!route) continue;
-      for (const waiter of [...route.waiters]) waiter();
-      for (const call of [...route.waitingCalls]) {
-        const worker = this.pick(route);
-        if (!worker) break;
-        route.waitingCalls.delete(call);
-        this.dispatch(call, worker);
-      }
-    }
   }
 
   private onResult(conn: WorkerConnection, message: WorkerResult, checkSize: boolean): void {
-    const call = this.pending.get(message.callId);
-    if (!call || call.worker !== conn || call.attempt !== message.attempt) {
-      this.log("debug", "late result dropped", { ...conn.describe(), callId: message.callId, attempt: message.attempt });
-      return;
-    }
-    if (!message.ok) return this.finish(call, { ok: false, kind: "failed", error: truncate(message.error, this.maxResultBytes) });
-    const output = message.output ?? null;
-    if (checkSize) {
-      const size = Buffer.byteLength(JSON.stringify(output));
-      if (size > this.maxResultBytes) {
-        return this.finish(call, {
-          ok: false,
-          kind: "failed",
-          error: `workers/${call.tool} returned ${size} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`,
-        });
-      }
-    }
-    this.finish(call, { ok: true, output });
+    this.calls.result(conn, message, checkSize);
   }
 
-  /** Takes a connection out of routing and settles the calls it was running. Safe to call twice. */
+  /** Takes a connection out of routing; its calls wait for their answers a while. Safe to call twice. */
   private detach(conn: WorkerConnection): void {
     conn.gone = true;
-    for (const name of conn.tools.keys()) this.removeFromRoute(conn, name);
-    const calls = conn.inFlight === 0 ? [] : this.pending.values().filter((c) => c.worker === conn);
-    conn.inFlight = 0;
-    for (const call of calls) {
-      call.worker = undefined;
-      if (call.done) continue;
-      if (!call.retryable) {
-        this.finish(call, { ok: false, kind: "lost", error: LOST_MESSAGE });
-        continue;
-      }
-      if (call.attempt >= this.maxAttempts) {
-        this.finish(call, {
-          ok: false,
-          kind: "failed",
-          error: `workers/${call.tool} lost its worker on each of ${call.attempt} attempts; the call may be crashing it.`,
-        });
-        continue;
-      }
-      call.attempt += 1;
-      const route = this.route(call.ctx.org, call.tool, true);
-      const next = this.pick(route);
-      this.log("info", next ? "call re-dispatched after its worker was lost" : "call waits for a worker after its worker was lost", {
-        callId: call.ctx.callId,
-        tool: call.tool,
-        attempt: call.attempt,
-        from: conn.id,
-        to: next?.id,
-      });
-      if (next) this.dispatch(call, next);
-      else route.waitingCalls.add(call);
-    }
+    for (const name of conn.tools.keys()) this.routes.remove(conn, name);
+    this.calls.detach(conn);
   }
 
   private beat(): void {
@@ -329,62 +257,10 @@ export class WorkerGateway implements Toolset {
     }
   }
 
-  // --- Routing ------------------------------------------------------------
-
-  private route(org: string, tool: string, create: true): ToolRoute;
-  private route(org: string, tool: string, create: false): ToolRoute | undefined;
-  private route(org: string, tool: string, create: boolean): ToolRoute | undefined {
-    let byTool = this.routes.get(org);
-    if (!byTool) {
-      if (!create) return undefined;
-      byTool = new Map();
-      this.routes.set(org, byTool);
-    }
-    let route = byTool.get(tool);
-    if (!route && create) {
-      route = { workers: [], next: 0, waitingCalls: new Set(), waiters: new Set() };
-      byTool.set(tool, route);
-    }
-    return route;
-  }
-
-  private removeFromRoute(conn: WorkerConnection, tool: string): void {
-    const byTool = this.routes.get(conn.org);
-    const route = byTool?.get(tool);
-    if (!byTool || !route) return;
-    const i = route.workers.indexOf(conn);
-    if (i >= 0) route.workers.splice(i, 1);
-    if (route.workers.length === 0 && route.waitingCalls.size === 0 && route.waiters.size === 0) {
-      byTool.delete(tool);
-      if (byTool.size === 0) this.routes.delete(conn.org);
-    }
-  }
-
-  /** The available worker with the fewest calls in flight; the starting point rotates so ties alternate. */
-  private pick(route: ToolRoute): WorkerConnection | undefined {
-    const n = route.workers.length;
-    if (n === 0) return undefined;
-    if (n === 1) return route.workers[0]!.available ? route.workers[0] : undefined;
-    let best: WorkerConnection | undefined;
-    for (let i = 0; i < n; i++) {
-      const worker = route.workers[(route.next + i) % n]!;
-      if (worker.available && (!best || worker.inFlight < best.inFlight)) best = worker;
-    }
-    route.next = (route.next + 1) % n;
-    return best;
-  }
-
   // --- Toolset ------------------------------------------------------------
 
   list(scope: ToolScope): ToolInfo[] {
-    const byTool = this.routes.get(scope.org);
-    if (!byTool) return [];
-    const out: ToolInfo[] = [];
-    for (const [name, route] of byTool) {
-      // The most recently registered worker's definition wins when workers disagree.
-      const worker = route.workers.findLast((w) => w.available);
-      const tool = worker?.tools.get(name);
-      if (!tool) continue;
+    return this.routes.tools(scope.org).map(({ name, descriptor: tool }) => {
       const info: ToolInfo = {
         name: `${NAMESPACE}/${name}`,
         description: tool.description,
@@ -393,9 +269,8 @@ export class WorkerGateway implements Toolset {
         idempotent: tool.idempotent,
       };
       if (tool.title !== undefined) info.title = tool.title;
-      out.push(info);
-    }
-    return out;
+      return info;
+    });
   }
 
   status(scope: ToolScope): { name: string; status: string; reason?: string }[] {
@@ -411,122 +286,53 @@ export class WorkerGateway implements Toolset {
     return out;
   }
 
-  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  /**
+   * Sends a call to a worker of the tool. With none connected it fails at
+   * once, except right after the gateway starts, when workers are still
+   * reconnecting: then it waits for one while the grace lasts.
+   */
+  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
     const full = `${NAMESPACE}/${tool}`;
-    if (ctx.signal.aborted) return Promise.resolve(stopped(full, ctx.signal.reason));
-    const route = this.closed ? undefined : this.route(ctx.org, tool, false);
-    const worker = route && this.pick(route);
+    if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
+    let worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+    const graceLeft = this.graceEndsAt - Date.now();
+    if (!worker && !this.closed && graceLeft > 0) {
+      await this.routes.waitFor(ctx.org, tool, graceLeft, () => this.closed || ctx.signal.aborted);
+      if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
+      worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+    }
     if (!worker) {
-      return Promise.resolve({
+      return {
         ok: false,
         kind: "unavailable",
         error: `No worker serves ${full}. Start a worker process that registers "${tool}" with wardrik.tool() and calls listen().`,
-      });
-    }
-    if (this.pending.has(ctx.callId)) {
-      return Promise.resolve({ ok: false, kind: "failed", error: `Call ${ctx.callId} is already running.` });
-    }
-    const descriptor = worker.tools.get(tool);
-    return new Promise<ToolOutcome>((resolve) => {
-      const call: PendingCall = {
-        tool,
-        args: args ?? {},
-        ctx,
-        deadline: Date.now() + ctx.timeoutMs,
-        retryable: descriptor !== undefined && (descriptor.readOnly || descriptor.idempotent),
-        attempt: 1,
-        worker: undefined,
-        done: false,
-        timer: undefined,
-        onAbort: () => {
-          call.worker?.send({ type: "abort", callId: ctx.callId, reason: isTurnStop(ctx.signal.reason) ? "cancelled" : "killed" });
-          this.finish(call, stopped(full, ctx.signal.reason));
-        },
-        resolve,
       };
-      this.pending.set(ctx.callId, call);
-      // setTimeout cannot hold more than ~24.8 days; longer means no timeout.
-      if (Number.isFinite(ctx.timeoutMs) && ctx.timeoutMs <= 2 ** 31 - 1) {
-        call.timer = setTimeout(
-          () => {
-            call.worker?.send({ type: "abort", callId: ctx.callId, reason: "timeout" });
-            const waited = call.worker ? "" : " while waiting for a worker (its worker was lost)";
-            this.finish(call, { ok: false, kind: "timeout", error: `${full} timed out after ${formatSeconds(ctx.timeoutMs)}${waited}.` });
-          },
-          Math.max(0, ctx.timeoutMs),
-        );
-      }
-      ctx.signal.addEventListener("abort", call.onAbort, { once: true });
-      this.dispatch(call, worker);
-    });
-  }
-
-  private dispatch(call: PendingCall, worker: WorkerConnection): void {
-    call.worker = worker;
-    worker.inFlight += 1;
-    worker.send({
-      type: "call",
-      callId: call.ctx.callId,
-      attempt: call.attempt,
-      tool: call.tool,
-      args: call.args,
-      ctx: {
-        agent: call.ctx.agent,
-        run: call.ctx.run,
-        idempotencyKey: call.ctx.idempotencyKey,
-        timeoutMs: Math.max(0, Math.min(2 ** 31 - 1, Math.round(call.deadline - Date.now()))),
-      },
-    });
-  }
-
-  private finish(call: PendingCall, outcome: ToolOutcome): void {
-    if (call.done) return;
-    call.done = true;
-    if (call.timer) clearTimeout(call.timer);
-    call.ctx.signal.removeEventListener("abort", call.onAbort);
-    if (call.worker) call.worker.inFlight -= 1;
-    call.worker = undefined;
-    this.pending.delete(call.ctx.callId);
-    const route = this.route(call.ctx.org, call.tool, false);
-    if (route?.waitingCalls.delete(call) && route.workers.length === 0 && route.waiters.size === 0 && route.waitingCalls.size === 0) {
-      this.routes.get(call.ctx.org)?.delete(call.tool);
     }
-    call.resolve(outcome);
+    return this.calls.start(tool, args, ctx, worker);
   }
 
-  /** Resolves true as soon as some worker of `org` serves `tool`, false after `timeoutMs`. Crash recovery waits on this. */
-  /** Toolset seam: recovery waits for a worker of the tool to (re)connect. */
+  /** Toolset seam: a call of a previous daemon whose worker may still deliver its answer. */
+  awaitAnswer(callId: string, scope: ToolScope, timeoutMs: number): Promise<ToolOutcome | undefined> {
+    return this.calls.adopt(scope.org, callId, timeoutMs);
+  }
+
+  /** Toolset seam: wait for a worker of the tool to (re)connect. */
   waitFor(tool: string, scope: ToolScope, timeoutMs: number): Promise<boolean> {
     return this.waitForTool(scope.org, tool, timeoutMs);
   }
 
+  /** Resolves true as soon as some worker of `org` serves `tool`, false after `timeoutMs`. */
   waitForTool(org: string, tool: string, timeoutMs: number): Promise<boolean> {
-    const route = this.route(org, tool, false);
-    if (route?.workers.some((w) => w.available)) return Promise.resolve(true);
-    if (this.closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const r = this.route(org, tool, true);
-      const done = (value: boolean): void => {
-        clearTimeout(timer);
-        r.waiters.delete(waiter);
-        if (r.workers.length === 0 && r.waiters.size === 0 && r.waitingCalls.size === 0) this.routes.get(org)?.delete(tool);
-        resolve(value);
-      };
-      const waiter = (): void => done(!this.closed);
-      const timer = setTimeout(() => done(false), Math.max(0, timeoutMs));
-      r.waiters.add(waiter);
-    });
+    return this.routes.waitFor(org, tool, timeoutMs, () => this.closed);
   }
 
-  /** Settles every open call as lost, closes every worker connection, and stops the heartbeat. */
+  /** Settles every open call as lost, tells every worker the daemon is going away, and stops the heartbeat. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    for (const call of this.pending.values()) this.finish(call, { ok: false, kind: "lost", error: LOST_MESSAGE });
-    for (const byTool of this.routes.values()) {
-      for (const route of byTool.values()) for (const waiter of [...route.waiters]) waiter();
-    }
+    this.calls.closeAll();
+    this.routes.wakeAll();
     await Promise.all(
       [...this.connections].map(async (conn) => {
         conn.close(WORKER_CLOSE_CODES.goingAway, "The daemon is shutting down");
@@ -538,19 +344,6 @@ export class WorkerGateway implements Toolset {
     );
     this.wss.close();
   }
-}
-
-/** The outcome of a call stopped through ctx.signal: a person's kill or its turn ending. */
-function stopped(full: string, reason: unknown): ToolOutcome {
-  const error = isTurnStop(reason)
-    ? `${full} was stopped because its turn ended before it finished.`
-    : `${full} was killed before it finished.`;
-  return { ok: false, kind: "killed", error };
-}
-
-/** The runtime aborts with a TurnStop (`why`) when a turn is cancelled or times out; anything else is a kill. */
-function isTurnStop(reason: unknown): boolean {
-  return reason === "cancelled" || (isRecord(reason) && typeof reason.why === "string");
 }
 
 function bearerToken(header: string | undefined): string | undefined {
@@ -582,8 +375,4 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : text.slice(0, max) + "... (truncated)";
 }

@@ -1,0 +1,149 @@
+import type { AgentDefinition } from "../config/types.js";
+import { PromptCache } from "../models/build-prompt.js";
+import type { TurnRow } from "../store/rows.js";
+import type { AgentRef, Store } from "../store/store.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { EngineOptions } from "./engine-options.js";
+import { TurnStop } from "./engine-options.js";
+import type { RoundState } from "./round-state.js";
+import { runConversation } from "./turn-driver.js";
+import type { RuntimeHooks } from "./types.js";
+
+interface Runner {
+  again: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * One awake agent: what drives its turns in this process. It holds only
+ * what can be rebuilt from the store (which is what recovery and waking do):
+ * a runner per busy conversation, prompt caches, the abort controllers of
+ * running turns and calls, and what it knows of its own open turns.
+ */
+export class AgentDriver {
+  readonly runners = new Map<string, Runner>();
+  private readonly prompts = new Map<string, PromptCache>();
+  readonly turnControllers = new Map<string, AbortController>();
+  readonly callControllers = new Map<string, AbortController>();
+  /** Kills that arrived between a call's commit as running and its dispatch. */
+  readonly pendingKills = new Set<string>();
+  /** The iteration whose model.called is already recorded, per running turn. */
+  readonly announced = new Map<string, number>();
+  /** Open turn per conversation, as this driver knows it; a turn started here hands its row over. */
+  readonly openTurns = new Map<string, TurnRow | "unknown">();
+  /** Rounds this driver saved and is running, for completing them without reading them back. */
+  readonly rounds = new Map<string, RoundState>();
+  /** Conversation IDs by key. */
+  readonly conversations = new Map<string, string>();
+  closed = false;
+  lastActive = Date.now();
+  /** Set by the runtime to drop this driver when its state turns out unreadable. */
+  onUnreadable: (() => void) | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly org: string,
+    public def: AgentDefinition,
+    readonly store: Store,
+    readonly tools: ToolRegistry,
+    readonly hooks: RuntimeHooks,
+    readonly opts: EngineOptions,
+    /** When the daemon started: calls to tools nobody serves yet wait for workers until the grace ends. */
+    readonly startedAt: number,
+  ) {}
+
+  get ref(): AgentRef {
+    return { id: this.id, org: this.org };
+  }
+
+  get busy(): boolean {
+    return this.runners.size > 0 || this.callControllers.size > 0;
+  }
+
+  /** How much of the reconnect grace is left (0 once it has passed). */
+  graceLeftMs(): number {
+    return Math.max(0, this.startedAt + this.opts.reconnectGraceMs - Date.now());
+  }
+
+  /** Loads what the store says of the agent's open turns (at wake). */
+  async load(): Promise<void> {
+    for (const t of await this.store.turns.open(this.id)) this.openTurns.set(t.conversation_id, t);
+  }
+
+  /** Makes sure a runner works through the conversation's open turn and queued messages. */
+  kick(conversationId: string): void {
+    if (this.closed) return;
+    this.lastActive = Date.now();
+    const existing = this.runners.get(conversationId);
+    if (existing) {
+      existing.again = true;
+      return;
+    }
+    const runner: Runner = { again: true, done: Promise.resolve() };
+    runner.done = (async () => {
+      try {
+        while (runner.again && !this.closed) {
+          runner.again = false;
+          await runConversation(this, conversationId);
+        }
+      } catch (err) {
+        this.opts.log("error", "conversation runner failed", { agent: this.id, conversation: conversationId, err: String(err) });
+      } finally {
+        this.runners.delete(conversationId);
+        this.lastActive = Date.now();
+      }
+    })();
+    this.runners.set(conversationId, runner);
+  }
+
+  /**
+   * Whether a message just queued may start its turn in the same commit:
+   * nothing drives the conversation here and it has no open turn.
+   */
+  canStartAt(conversationId: string): boolean {
+    return !this.closed && !this.runners.has(conversationId) && !this.openTurns.has(conversationId);
+  }
+
+  async prompt(conversationId: string): Promise<PromptCache> {
+    let cache = this.prompts.get(conversationId);
+    if (!cache) {
+      const conv = await this.store.conversations.get(conversationId);
+      cache = new PromptCache(await this.store.conversations.history(conversationId, conv?.summary_upto ?? 0), conv?.summary ?? null);
+      this.prompts.set(conversationId, cache);
+    }
+    return cache;
+  }
+
+  /** The prompt cache of a conversation if one is loaded (to append what was just committed). */
+  cachedPrompt(conversationId: string): PromptCache | undefined {
+    return this.prompts.get(conversationId);
+  }
+
+  /** Drops cached prompts (history cleared, compaction, sleep). */
+  forgetPrompt(conversationId?: string): void {
+    if (conversationId) this.prompts.delete(conversationId);
+    else this.prompts.clear();
+  }
+
+  /** Conversations this driver has touched (for dropping per-conversation caches when it sleeps). */
+  conversationIds(): string[] {
+    return [...new Set([...this.prompts.keys(), ...this.runners.keys()])];
+  }
+
+  async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
+    this.closed = true;
+    for (const c of this.turnControllers.values()) c.abort(reason);
+    await Promise.allSettled([...this.runners.values()].map((r) => r.done));
+  }
+
+  /** Saved state this version cannot use: the agent stops, says why, and the others go on. */
+  async markUnreadable(reason: string): Promise<void> {
+    this.closed = true;
+    this.opts.log("error", "agent state is unreadable", { agent: this.id, reason });
+    await this.store.tx(async (w) => {
+      await this.store.agents.markUnreadable(w, this.id, reason);
+      w.emit(this.ref, "agent.unreadable", { reason });
+    });
+    this.onUnreadable?.();
+  }
+}

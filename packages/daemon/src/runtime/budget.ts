@@ -1,0 +1,44 @@
+import { dayOf } from "../store/spend.js";
+import { toUsd } from "../store/money.js";
+import type { TurnRow } from "../store/rows.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { StaleTurn } from "./engine-options.js";
+import { endedIn } from "./turn-driver.js";
+import { endTurn } from "./turn-moves.js";
+import type { BudgetCaps } from "./types.js";
+
+/**
+ * Why spending `extra` more dollars would pass a cap, or undefined when it
+ * fits. The day's spend is what finished turns settled plus what open turns
+ * have spent so far.
+ */
+export async function budgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, extra: number): Promise<string | undefined> {
+  if (caps.per_day_usd === undefined && caps.per_turn_usd === undefined) return undefined;
+  const spent = await d.store.spend.on(d.id, dayOf(d.store.clock.now()));
+  const day = toUsd(spent.model_micros + spent.tools_micros);
+  const turnSpend = toUsd((await d.store.turns.get(turn.id))?.spend_micros ?? 0);
+  if (caps.per_day_usd !== undefined && (day >= caps.per_day_usd || day + extra > caps.per_day_usd)) {
+    return `The agent's daily budget of $${caps.per_day_usd} would be passed (spent $${day.toFixed(4)} today).`;
+  }
+  if (caps.per_turn_usd !== undefined && (turnSpend >= caps.per_turn_usd || turnSpend + extra > caps.per_turn_usd)) {
+    return `The turn's budget of $${caps.per_turn_usd} would be passed (spent $${turnSpend.toFixed(4)} in this turn).`;
+  }
+  return undefined;
+}
+
+/** Ends the turn with a budget.exceeded event. */
+export async function stopForBudget(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, reason: string, what: string): Promise<void> {
+  await d.store.tx(async (w) => {
+    w.emit(d.ref, "budget.exceeded", { reason, refused: what, ...caps }, { run: turn.id });
+    if (!(await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason, code: "budget" })))
+      throw new StaleTurn(`turn ${turn.id} is no longer running`);
+    endedIn(d, w, turn);
+  });
+}
+
+/** A rough token count of a prompt (4 characters a token), for budget estimates before a call. */
+export function estimateTokens(prompt: unknown[]): number {
+  let chars = 0;
+  for (const m of prompt) chars += JSON.stringify(m).length;
+  return Math.ceil(chars / 4);
+}

@@ -1,0 +1,282 @@
+import { isRetryableFailure, type FailureCode } from "@wardrik/protocol";
+import type { NewCall } from "../store/calls.js";
+import { toUsd } from "../store/money.js";
+import type { CallStatus } from "../store/rows.js";
+import type { AgentRef, Store, Writer } from "../store/store.js";
+import { nextCall, type CallInput } from "./call-machine.js";
+import { LOST_ANSWER } from "./types.js";
+
+/**
+ * A call's moves, each in the caller's transaction: the call machine says
+ * which moves are allowed and which events record them, the store's
+ * commands write them. A move that lost a race (the call changed meanwhile)
+ * writes nothing and returns false.
+ */
+
+export interface CallRef {
+  id: string;
+  tool: string;
+  run: string;
+}
+
+function move(from: CallStatus | "new", input: CallInput) {
+  const m = nextCall(from, input);
+  if (!m) throw new Error(`A ${from} call cannot ${input}.`);
+  return m;
+}
+
+function failure(code: FailureCode) {
+  return { code, retryable: isRetryableFailure(code) };
+}
+
+/** The events of a call saved with its round (decided as it was saved). */
+export function recordNewCall(w: Writer, agent: AgentRef, run: string, c: NewCall): void {
+  const input: CallInput = c.status === "running" ? "allow" : c.status === "waiting" ? "ask" : c.status === "denied" ? "deny" : "invalid";
+  emitDecision(w, agent, run, c, input, move("new", input).events);
+}
+
+/** A call saved undecided (state format 1) gets its decision now. */
+export async function decidePlanned(w: Writer, store: Store, agent: AgentRef, run: string, c: NewCall): Promise<boolean> {
+  const input: CallInput = c.status === "running" ? "allow" : c.status === "waiting" ? "ask" : c.status === "denied" ? "deny" : "invalid";
+  const m = move("planned", input);
+  if (!(await store.calls.decide(w, c.id, c, w.now))) return false;
+  emitDecision(
+    w,
+    agent,
+    run,
+    c,
+    input,
+    m.events.filter((e) => e !== "call.started"),
+  );
+  return true;
+}
+
+function emitDecision(w: Writer, agent: AgentRef, run: string, c: NewCall, input: CallInput, events: readonly string[]): void {
+  const opts = { run, subject: c.id };
+  for (const type of events) {
+    if (type === "call.failed") {
+      w.emit(
+        agent,
+        "call.failed",
+        { call: c.id, tool: c.tool, cost_usd: 0, error: String(c.result ?? ""), ...failure(toCode(c.errorCode, "invalid_args")) },
+        opts,
+      );
+    } else if (type === "call.decided") {
+      const decision = input === "allow" ? "allow" : input === "ask" ? "ask" : "deny";
+      w.emit(agent, "call.decided", { call: c.id, tool: c.tool, decision, reason: c.reason ?? "", rule: c.rule }, opts);
+    } else if (type === "approval.requested") {
+      w.emit(agent, "approval.requested", { call: c.id, tool: c.tool, args: c.args, reason: c.reason ?? "", rule: c.rule }, opts);
+    } else if (type === "call.started") {
+      w.emit(agent, "call.started", { call: c.id, tool: c.tool, attempt: 1, idempotency_key: c.id }, opts);
+    }
+  }
+}
+
+function toCode(code: string | null | undefined, fallback: FailureCode): FailureCode {
+  return (code as FailureCode | null | undefined) ?? fallback;
+}
+
+/** waiting -> approved. */
+export async function approveCall(w: Writer, store: Store, agent: AgentRef, call: CallRef): Promise<boolean> {
+  move("waiting", "approve");
+  if (!(await store.calls.approve(w, call.id))) return false;
+  w.emit(agent, "approval.granted", { call: call.id, tool: call.tool }, { run: call.run, subject: call.id });
+  return true;
+}
+
+/** waiting -> denied by a person. */
+export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, reason: string): Promise<boolean> {
+  const m = move("waiting", "refuse");
+  const ended = await store.calls.finish(
+    w,
+    call.id,
+    { status: m.to as "denied", result: `A person refused this call: ${reason}`, code: "denied", costMicros: 0 },
+    w.now,
+  );
+  if (!ended) return false;
+  w.emit(agent, "approval.denied", { call: call.id, tool: call.tool, reason }, { run: call.run, subject: call.id });
+  return true;
+}
+
+/** approved -> running: the first attempt, or the next one after a person approved a lost call. */
+export async function startCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef & { idempotency_key: string },
+  attempt: number,
+): Promise<boolean> {
+  move("approved", "start");
+  if (!(await store.calls.start(w, call.id, "approved", attempt, w.now))) return false;
+  w.emit(
+    agent,
+    "call.started",
+    { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** running -> running: a call safe to repeat runs again with the same key (after a crash, or its worker was lost). */
+export async function retryCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef & { idempotency_key: string },
+  attempt: number,
+  why: { code: FailureCode; reason: string; timeoutS?: number },
+): Promise<boolean> {
+  const m = move("running", why.code === "timeout" ? "retry_after_timeout" : "retry");
+  if (!(await store.calls.start(w, call.id, "running", attempt, w.now))) return false;
+  const opts = { run: call.run, subject: call.id };
+  for (const type of m.events) {
+    if (type === "call.retried")
+      w.emit(agent, "call.retried", { call: call.id, tool: call.tool, attempt, reason: why.reason, ...failure(why.code) }, opts);
+    else if (type === "call.timed_out") {
+      const t = { error: why.reason, attempt: attempt - 1, timeout_s: why.timeoutS ?? 0, will_retry: true, cost_usd: 0 };
+      w.emit(agent, "call.timed_out", { call: call.id, tool: call.tool, ...t, ...failure("timeout") }, opts);
+    } else w.emit(agent, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, opts);
+  }
+  return true;
+}
+
+/** The call's answer arrived: running (or waiting after a loss, or approved) -> completed. */
+export async function completeCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  from: CallStatus,
+  output: unknown,
+  costMicros: number,
+  attempt: number,
+): Promise<boolean> {
+  move(from, "complete");
+  if (!(await store.calls.finish(w, call.id, { status: "completed", result: output, code: null, costMicros }, w.now))) return false;
+  await store.turns.addSpend(w, call.run, costMicros, "tool");
+  w.emit(
+    agent,
+    "call.completed",
+    { call: call.id, tool: call.tool, output, cost_usd: toUsd(costMicros), attempt },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** running -> failed (also approved, when its tool is gone, and waiting, when a lost call's late answer is an error). */
+export async function failCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  error: string,
+  code: FailureCode,
+  costMicros: number,
+  from: "running" | "approved" | "waiting" = "running",
+): Promise<boolean> {
+  move(from, "fail");
+  if (!(await store.calls.finish(w, call.id, { status: "failed", result: error, code, costMicros }, w.now))) return false;
+  await store.turns.addSpend(w, call.run, costMicros, "tool");
+  w.emit(
+    agent,
+    "call.failed",
+    { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** running -> timed_out: the call took longer than its timeout and will not be tried again. */
+export async function timeOutCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  t: { error: string; attempt: number; timeoutS: number; costMicros: number },
+): Promise<boolean> {
+  move("running", "time_out");
+  if (!(await store.calls.finish(w, call.id, { status: "timed_out", result: t.error, code: "timeout", costMicros: t.costMicros }, w.now)))
+    return false;
+  await store.turns.addSpend(w, call.run, t.costMicros, "tool");
+  w.emit(
+    agent,
+    "call.timed_out",
+    {
+      call: call.id,
+      tool: call.tool,
+      error: t.error,
+      attempt: t.attempt,
+      timeout_s: t.timeoutS,
+      will_retry: false,
+      cost_usd: toUsd(t.costMicros),
+      ...failure("timeout"),
+    },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** running -> waiting: the call may have run but its answer was lost; a person decides. */
+export async function loseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, args: unknown): Promise<boolean> {
+  move("running", "lose");
+  if (!(await store.calls.awaitPerson(w, call.id, LOST_ANSWER))) return false;
+  w.emit(
+    agent,
+    "approval.requested",
+    { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** An open call is stopped (a person's kill, or its turn ended). */
+export async function killCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  from: CallStatus,
+  error: string,
+  code: FailureCode,
+  costMicros = 0,
+): Promise<boolean> {
+  move(from, "kill");
+  if (!(await store.calls.finish(w, call.id, { status: "killed", result: error, code, costMicros }, w.now))) return false;
+  await store.turns.addSpend(w, call.run, costMicros, "tool");
+  w.emit(
+    agent,
+    "call.killed",
+    { call: call.id, tool: call.tool, error, cost_usd: toUsd(costMicros), ...failure(code) },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/** Closes every open call of a turn that ended. */
+export async function killOpenCalls(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  run: string,
+  error: string,
+  code: FailureCode,
+): Promise<void> {
+  for (const c of await store.calls.closeOpen(w, run, error, code, w.now)) {
+    w.emit(agent, "call.killed", { call: c.id, tool: c.tool, error, ...failure(code) }, { run, subject: c.id });
+  }
+}
+
+/** A cost a tool reported after its call ended (its turn was cancelled meanwhile). */
+export async function recordLateCost(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  costMicros: number,
+  day: string,
+): Promise<void> {
+  await store.calls.addCost(w, call.id, costMicros);
+  await store.turns.addSpend(w, call.run, costMicros, "tool");
+  await store.spend.add(w, agent.id, day, 0, costMicros);
+  w.emit(agent, "call.cost_reported", { call: call.id, tool: call.tool, cost_usd: toUsd(costMicros) }, { run: call.run, subject: call.id });
+}

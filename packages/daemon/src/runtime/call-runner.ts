@@ -1,0 +1,244 @@
+import type { FailureCode } from "@wardrik/protocol";
+import { toMicros } from "../store/money.js";
+import type { CallRow, TurnRow } from "../store/rows.js";
+import { dayOf } from "../store/spend.js";
+import { parseStored } from "../store/state-error.js";
+import type { Writer } from "../store/store.js";
+import type { ResolvedTool } from "../tools/tool-registry.js";
+import type { ToolOutcome } from "../tools/toolset.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { completeCall, failCall, killCall, loseCall, recordLateCost, retryCall, startCall, timeOutCall } from "./call-moves.js";
+import { invokeTool } from "./invoke-tool.js";
+import { recoverCall } from "./recovery.js";
+import { completeRoundIn } from "./round-runner.js";
+import { decideSavedCall } from "./decide-saved-call.js";
+import { noWorkerMessage } from "./plan-round.js";
+
+/** A call safe to repeat that keeps losing its worker is given up after this many attempts. */
+const MAX_LOST_ATTEMPTS = 5;
+
+/**
+ * Takes one open call of a round to where it can go: runs it (fresh, approved
+ * or safe to repeat), waits for an answer a worker may still deliver, or
+ * hands it to a person.
+ */
+export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turnSignal: AbortSignal, fresh: boolean): Promise<void> {
+  if (turnSignal.aborted) return;
+  const scope = { org: d.org, agentId: d.id };
+  // After a start a worker may not have reconnected yet: wait for it while the grace lasts rather than fail.
+  const tool = fresh ? await d.tools.find(call.tool, scope) : await d.tools.findOrWait(call.tool, scope, d.graceLeftMs());
+  const args = parseStored(call.args, `call ${call.id} arguments`);
+  if (call.status === "planned") {
+    const decided = await decideSavedCall(d, turn, call, args, tool);
+    if (decided !== "approved") return;
+    call = { ...call, status: "approved" };
+  }
+  if (call.status === "approved") {
+    if (!tool) {
+      await settle(d, turn, call, { isError: true, output: `Tool ${call.tool} is no longer available.` }, (w) =>
+        failCall(w, d.store, d.ref, call, `Tool ${call.tool} is no longer available.`, "unknown_tool", 0, "approved"),
+      );
+      return;
+    }
+    const attempt = call.attempts + 1;
+    if (!(await d.store.tx((w) => startCall(w, d.store, d.ref, call, attempt)))) return;
+    await dispatch(d, turn, call, tool, args, attempt, turnSignal);
+    return;
+  }
+  if (call.status !== "running") return;
+  if (fresh && tool) {
+    await dispatch(d, turn, call, tool, args, call.attempts, turnSignal);
+    return;
+  }
+  // Interrupted mid-call (a restart, a lost node): the recovery rule decides.
+  const action = recoverCall({ status: call.status, retrySafe: call.retry_safe === 1, answerMayArrive: call.tool.startsWith("workers/") });
+  if (action === "rerun") {
+    if (!tool) {
+      const error = call.tool.startsWith("workers/") ? noWorkerMessage(call.tool) : `Tool ${call.tool} is no longer available.`;
+      await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "no_worker", 0));
+      return;
+    }
+    const attempt = call.attempts + 1;
+    const why = { code: "lost" as const, reason: "The call was interrupted before its answer was saved; it is safe to repeat." };
+    if (!(await d.store.tx((w) => retryCall(w, d.store, d.ref, call, attempt, why)))) return;
+    await dispatch(d, turn, call, tool, args, attempt, turnSignal);
+    return;
+  }
+  if (action === "await_answer" && tool?.toolset.awaitAnswer) {
+    const answer = await tool.toolset.awaitAnswer(call.id, scope, Math.max(d.graceLeftMs(), 1));
+    if (answer) {
+      await settleOutcome(d, turn, call, answer, 0, call.attempts);
+      return;
+    }
+  }
+  await d.store.tx((w) => loseCall(w, d.store, d.ref, call, args));
+}
+
+/** Runs attempts of a call until it is final, handed to a person, or its turn stops. */
+async function dispatch(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  tool: ResolvedTool,
+  args: unknown,
+  first: number,
+  turnSignal: AbortSignal,
+): Promise<void> {
+  for (let attempt = first; ; attempt++) {
+    if (tool.toolset.callInTransaction) {
+      await runInTransaction(d, turn, call, tool, args, attempt);
+      return;
+    }
+    const { outcome, cost } = await invokeTool(d, turn, call, tool, args, turnSignal);
+    const costMicros = toMicros(cost);
+    if (turnSignal.aborted) {
+      // The turn was cancelled or timed out (its end closed the call), or the daemon is stopping (recovery resumes it).
+      if (costMicros > 0 && !d.closed)
+        await d.store.tx((w) => recordLateCost(w, d.store, d.ref, call, costMicros, dayOf(d.store.clock.now())));
+      return;
+    }
+    const safe = call.retry_safe === 1;
+    if (!outcome.ok && outcome.kind === "timeout" && safe && attempt < 2) {
+      const why = { code: "timeout" as const, reason: outcome.error, timeoutS: d.opts.toolTimeoutMs / 1000 };
+      if (!(await settleCost(d, call, costMicros, (w) => retryCall(w, d.store, d.ref, call, attempt + 1, why)))) return;
+      continue;
+    }
+    if (!outcome.ok && outcome.kind === "lost" && safe && attempt < MAX_LOST_ATTEMPTS) {
+      const why = { code: "lost" as const, reason: outcome.error };
+      if (!(await settleCost(d, call, costMicros, (w) => retryCall(w, d.store, d.ref, call, attempt + 1, why)))) return;
+      continue;
+    }
+    await settleOutcome(d, turn, call, outcome, costMicros, attempt);
+    return;
+  }
+}
+
+/** A tool whose effect commits with its result: it runs inside the commit that stores the result. */
+async function runInTransaction(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  tool: ResolvedTool,
+  args: unknown,
+  attempt: number,
+): Promise<void> {
+  const state = d.rounds.get(turn.id);
+  await d.store
+    .tx(async (w) => {
+      const outcome = await tool.toolset.callInTransaction!(w, tool.local, args, {
+        agent: d.id,
+        org: d.org,
+        run: turn.id,
+        callId: call.id,
+        idempotencyKey: call.idempotency_key,
+        signal: new AbortController().signal,
+        timeoutMs: d.opts.toolTimeoutMs,
+        cost: () => undefined,
+      });
+      const result = outcome.ok ? { isError: false, output: outcome.output } : { isError: true, output: outcome.error };
+      const moved = outcome.ok
+        ? await completeCall(w, d.store, d.ref, call, "running", outcome.output, 0, attempt)
+        : await failCall(w, d.store, d.ref, call, outcome.error, "tool_error", 0);
+      if (!moved) throw new RolledBack();
+      await completeIfLast(d, w, turn, call, result, state);
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof RolledBack)) throw err;
+    });
+}
+
+/** Thrown to undo a transaction whose call changed meanwhile (its write must not stand alone). */
+class RolledBack extends Error {}
+
+/** Commits a call's final outcome, or hands it to a person when its answer was lost. */
+async function settleOutcome(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  outcome: ToolOutcome,
+  costMicros: number,
+  attempt: number,
+): Promise<void> {
+  const from = call.status === "approved" ? "running" : call.status;
+  if (outcome.ok) {
+    let output: unknown;
+    try {
+      output = JSON.parse(JSON.stringify(outcome.output ?? null)) as unknown;
+    } catch (err) {
+      const error = `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`;
+      await settle(d, turn, call, { isError: true, output: error }, (w) =>
+        failCall(w, d.store, d.ref, call, error, "bad_result", costMicros),
+      );
+      return;
+    }
+    await settle(d, turn, call, { isError: false, output }, (w) =>
+      completeCall(w, d.store, d.ref, call, from, output, costMicros, attempt),
+    );
+    return;
+  }
+  const error = outcome.error;
+  switch (outcome.kind) {
+    case "lost":
+      await settleCost(d, call, costMicros, (w) => loseCall(w, d.store, d.ref, call, parseStored(call.args, `call ${call.id} arguments`)));
+      return;
+    case "timeout": {
+      const t = { error, attempt, timeoutS: d.opts.toolTimeoutMs / 1000, costMicros };
+      await settle(d, turn, call, { isError: true, output: error }, (w) => timeOutCall(w, d.store, d.ref, call, t));
+      return;
+    }
+    case "killed": {
+      const message = "A person stopped this call before it finished.";
+      await settle(d, turn, call, { isError: true, output: message }, (w) =>
+        killCall(w, d.store, d.ref, call, "running", message, "killed", costMicros),
+      );
+      return;
+    }
+    default: {
+      const code: FailureCode = outcome.kind === "unavailable" ? "no_worker" : "tool_error";
+      await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, code, costMicros));
+    }
+  }
+}
+
+/** Commits a final move of a call; the last one of a round the driver saved also completes the round. */
+async function settle(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  result: { isError: boolean; output: unknown },
+  move: (w: Writer) => Promise<boolean>,
+): Promise<void> {
+  const state = d.rounds.get(turn.id);
+  try {
+    await d.store.tx(async (w) => {
+      if (!(await move(w))) return;
+      await completeIfLast(d, w, turn, call, result, state);
+    });
+  } catch (err) {
+    state?.unsettle(call.id);
+    throw err;
+  }
+}
+
+async function completeIfLast(
+  d: AgentDriver,
+  w: Writer,
+  turn: TurnRow,
+  call: CallRow,
+  result: { isError: boolean; output: unknown },
+  state: ReturnType<AgentDriver["rounds"]["get"]>,
+): Promise<void> {
+  if (state?.round !== call.round) return;
+  state.settle(call.id, result.isError, result.output);
+  if (state.complete) await completeRoundIn(d, w, turn, state);
+}
+
+/** Commits a move that keeps the call open, with the cost its attempt reported. */
+async function settleCost(d: AgentDriver, call: CallRow, costMicros: number, move: (w: Writer) => Promise<boolean>): Promise<boolean> {
+  return d.store.tx(async (w) => {
+    if (!(await move(w))) return false;
+    await d.store.calls.addCost(w, call.id, costMicros);
+    await d.store.turns.addSpend(w, call.run, costMicros, "tool");
+    return true;
+  });
+}

@@ -1,0 +1,26 @@
+import type { Logger } from "../log/logger.js";
+
+/** Settings of the engine that drives turns; the daemon fills them from config.yaml. */
+export interface EngineOptions {
+  /** How long a tool call may run (config `tool_timeout`, default 60 s). */
+  toolTimeoutMs: number;
+  /**
+   * After a start, how long a call to a worker tool nobody serves yet waits
+   * for workers to reconnect, and how long an interrupted call's worker may
+   * take to deliver the answer it kept (default 5 s).
+   */
+  reconnectGraceMs: number;
+  /** Test hook: base of the model retry backoff. */
+  modelBackoffMs?: number;
+  log: Logger;
+}
+
+/** Why a running turn was interrupted: its AbortSignal's reason. */
+export class TurnStop extends Error {
+  constructor(readonly why: "cancelled" | "timeout" | "shutdown" | "budget") {
+    super(`turn ${why}`);
+  }
+}
+
+/** A write for a turn that is no longer in the state the writer expected (cancelled, ended elsewhere). */
+export class StaleTurn extends Error {}

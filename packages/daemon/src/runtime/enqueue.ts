@@ -1,0 +1,35 @@
+import type { AgentRow } from "../store/rows.js";
+import type { Runtime } from "./runtime.js";
+import { startTurnIn } from "./turn-driver.js";
+
+export interface Enqueued {
+  message: string;
+  conversation: string;
+  conversation_id: string;
+  /** The message.queued event's position in the agent's log. */
+  seq: number;
+}
+
+/**
+ * Queues a message for a conversation. When nothing drives the conversation
+ * the turn starts in the same commit, one commit fewer per turn; otherwise
+ * the conversation's runner takes it after the open turn.
+ */
+export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: string, text: string): Promise<Enqueued> {
+  const d = await rt.driver(agent.id);
+  const message = rt.store.ids.next("message");
+  const cached = d.conversations.get(conversationKey);
+  const { conversationId, event } = await rt.store.tx(async (w) => {
+    const conv = cached ? { id: cached, key: conversationKey } : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
+    // Claimed at once, so a second message in the same group commit queues behind this turn instead of starting another.
+    const run = d.canStartAt(conv.id) ? rt.store.ids.next("run") : undefined;
+    if (run) d.openTurns.set(conv.id, "unknown");
+    await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
+    const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+    if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
+    w.afterCommit(() => d.conversations.set(conversationKey, conv.id));
+    return { conversationId: conv.id, event: queued };
+  });
+  d.kick(conversationId);
+  return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
+}

@@ -1,0 +1,82 @@
+import type { CallRow, TurnRow } from "../store/rows.js";
+import type { ResolvedTool } from "../tools/tool-registry.js";
+import { CallStop, stopReasonOf, type ToolOutcome } from "../tools/toolset.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { TurnStop } from "./engine-options.js";
+
+/**
+ * One attempt of a call through its toolset. The runtime owns the timeout and
+ * every way a call stops: the signal it hands the toolset aborts with a
+ * CallStop that says why (a person's kill, the timeout, the turn ending, the
+ * daemon stopping), and a toolset that ignores its signal cannot hold the turn.
+ */
+export async function invokeTool(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  tool: ResolvedTool,
+  args: unknown,
+  turnSignal: AbortSignal,
+): Promise<{ outcome: ToolOutcome; cost: number }> {
+  const controller = new AbortController();
+  const onTurnAbort = () => controller.abort(new CallStop(turnStopReason(turnSignal)));
+  turnSignal.addEventListener("abort", onTurnAbort, { once: true });
+  d.callControllers.set(call.id, controller);
+  if (d.pendingKills.delete(call.id)) controller.abort(new CallStop("killed"));
+  const timeoutMs = d.opts.toolTimeoutMs;
+  const timer = setTimeout(() => controller.abort(new CallStop("timeout")), timeoutMs);
+  let cost = 0;
+  let outcome: ToolOutcome;
+  try {
+    outcome = controller.signal.aborted
+      ? stoppedOutcome(controller.signal, tool.name, timeoutMs)
+      : await Promise.race([
+          tool.toolset.call(tool.local, args, {
+            agent: d.id,
+            org: d.org,
+            run: turn.id,
+            callId: call.id,
+            idempotencyKey: call.idempotency_key,
+            signal: controller.signal,
+            timeoutMs,
+            cost: (usd: number) => {
+              if (Number.isFinite(usd) && usd > 0) cost += usd;
+            },
+          }),
+          abortedOutcome(controller.signal, tool.name, timeoutMs),
+        ]);
+  } catch (err) {
+    outcome = { ok: false, kind: "failed", error: `The tool failed: ${err instanceof Error ? err.message : String(err)}` };
+  } finally {
+    clearTimeout(timer);
+    turnSignal.removeEventListener("abort", onTurnAbort);
+    d.callControllers.delete(call.id);
+  }
+  // A stop the toolset reported as something else is still that stop.
+  if (controller.signal.aborted && outcome.ok === false && outcome.kind !== "timeout" && outcome.kind !== "killed") {
+    outcome = stoppedOutcome(controller.signal, tool.name, timeoutMs);
+  }
+  return { outcome, cost };
+}
+
+function turnStopReason(turnSignal: AbortSignal): "cancelled" | "shutdown" {
+  const r: unknown = turnSignal.reason;
+  return r instanceof TurnStop && r.why === "shutdown" ? "shutdown" : "cancelled";
+}
+
+function stoppedOutcome(signal: AbortSignal, tool: string, timeoutMs: number): ToolOutcome {
+  const why = stopReasonOf(signal);
+  if (why === "timeout") return { ok: false, kind: "timeout", error: `${tool} timed out after ${formatSeconds(timeoutMs)}.` };
+  if (why === "killed") return { ok: false, kind: "killed", error: "A person stopped this call before it finished." };
+  return { ok: false, kind: "killed", error: `${tool} was stopped because its turn ended before it finished.` };
+}
+
+/** Settles when the signal aborts, so a toolset that ignores its signal cannot hold a turn. */
+function abortedOutcome(signal: AbortSignal, tool: string, timeoutMs: number): Promise<ToolOutcome> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(stoppedOutcome(signal, tool, timeoutMs)), { once: true }));
+}
+
+export function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}

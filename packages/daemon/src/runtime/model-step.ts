@@ -1,0 +1,178 @@
+import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
+import { savedCallRow } from "../store/calls.js";
+import { toMicros } from "../store/money.js";
+import type { TurnRow } from "../store/rows.js";
+import type { ResolvedTool } from "../tools/tool-registry.js";
+import { toModelToolName } from "../tools/toolset.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { budgetReason, estimateTokens, stopForBudget } from "./budget.js";
+import { recordNewCall } from "./call-moves.js";
+import { callModel } from "./call-model.js";
+import { maybeCompact } from "./compaction-step.js";
+import { StaleTurn } from "./engine-options.js";
+import { completeRoundIn } from "./round-runner.js";
+import { RoundState } from "./round-state.js";
+import { planCalls, waitForMissingTools } from "./plan-round.js";
+import { announceModelCall, endedIn } from "./turn-driver.js";
+import { endTurn } from "./turn-moves.js";
+
+/**
+ * One model call. Its reply commits in one transaction with its events and,
+ * when it asks for tools, the whole round: every call with its policy
+ * decision, allowed calls already marked running (they start right after
+ * the commit). A final answer ends the turn in that same commit.
+ */
+export async function modelStep(
+  d: AgentDriver,
+  turn: TurnRow,
+  signal: AbortSignal,
+  resumed: boolean,
+): Promise<{ turn: TurnRow; fresh: Set<string> } | "ended"> {
+  const resolved = d.hooks.resolveModel(d.def.model, d.def);
+  const caps = d.hooks.budget(d.def);
+  const scope = { org: d.org, agentId: d.id };
+  let tools = await d.tools.resolve(d.def.tools, scope);
+  if (resumed && turn.rounds > 0) {
+    // After a restart: offer the model the tools this turn used, once their workers are back.
+    const used = (await d.store.calls.ofTurn(turn.id)).map((c) => toModelToolName(c.tool));
+    if (await waitForMissingTools(d, used, tools)) tools = await d.tools.resolve(d.def.tools, scope);
+  }
+  let cache = await d.prompt(turn.conversation_id);
+  if (await maybeCompact(d, turn, resolved, cache, signal)) cache = await d.prompt(turn.conversation_id);
+  const prompt = cache.build(d.def.instructions);
+  const sentMessages = cache.length;
+  if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
+    // What the prompt alone will cost: a model call that would pass a cap is not made.
+    const estimate = resolved.price ? (estimateTokens(prompt) * resolved.price.input) / 1_000_000 : 0;
+    const over = await budgetReason(d, turn, caps, estimate);
+    if (over) {
+      await stopForBudget(d, turn, caps, over, "model call");
+      return "ended";
+    }
+  }
+  const iteration = turn.iterations + 1;
+  if (d.announced.get(turn.id) !== iteration) {
+    // Not announced by the commit before (a resumed or recovered turn): record the call before making it.
+    await d.store.tx(async (w) => {
+      if (!(await d.store.turns.recordReply(w, turn.id, { iterations: turn.iterations, rounds: turn.rounds, costMicros: 0 }))) {
+        throw new StaleTurn(`turn ${turn.id} is no longer running`);
+      }
+      announceModelCall(d, w, turn.id, iteration);
+    });
+  }
+  const reply = await callModel({
+    model: resolved.model,
+    prompt,
+    tools: [...tools.values()].map(toFunctionTool),
+    signal,
+    retries: d.def.retries,
+    price: resolved.price,
+    ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
+    ...(d.hooks.onDelta
+      ? {
+          onDelta: (text: string) => d.hooks.onDelta?.(d.id, turn.id, text),
+          // Text streamed by a failed attempt is void: followers are told to drop it.
+          onRetry: () => d.hooks.onDelta?.(d.id, turn.id, "", true),
+        }
+      : {}),
+  });
+  cache.recordUsage(reply.usage.input, sentMessages);
+  const costMicros = toMicros(reply.costUsd);
+  const replied = {
+    model: resolved.ref,
+    iteration,
+    messages: prompt.length,
+    input_tokens: reply.usage.input,
+    output_tokens: reply.usage.output,
+    cached_tokens: reply.usage.cached,
+    cost_usd: reply.costUsd,
+    finish_reason: reply.finishReason,
+    text: reply.text,
+    tool_calls: reply.toolCalls.length,
+  };
+  const conv = turn.conversation_id;
+
+  if (reply.toolCalls.length === 0) {
+    await d.store.tx(async (w) => {
+      const message = w.appendMessage(d.ref, conv, turn.id, { role: "assistant", text: reply.text, toolCalls: [] });
+      w.emit(d.ref, "model.replied", replied, { run: turn.id });
+      const ended = await endTurn(w, d.store, d.ref, turn, "running", "complete", {
+        reason: null,
+        reply: reply.text,
+        iterations: iteration,
+        costMicros,
+      });
+      if (!ended) throw new StaleTurn(`turn ${turn.id} is no longer running`);
+      endedIn(d, w, turn);
+      w.afterCommit(() => d.cachedPrompt(conv)?.push({ seq: message.seq, run: turn.id, message: message.message }));
+    });
+    return "ended";
+  }
+
+  const round = turn.rounds + 1;
+  await waitForMissingTools(
+    d,
+    reply.toolCalls.map((tc) => tc.toolName),
+    tools,
+  );
+  const calls = planCalls(d, reply.toolCalls, tools);
+  // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
+  const over =
+    caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined ? await budgetReason(d, turn, caps, reply.costUsd) : undefined;
+  for (const c of calls)
+    if (over && c.status !== "failed")
+      Object.assign(c, { status: "denied", decision: "deny", reason: over, result: `Refused: ${over}`, errorCode: "budget" });
+  const now = d.store.clock.now().toISOString();
+  const state = new RoundState(
+    turn.id,
+    round,
+    calls.map((c, position) => savedCallRow(turn.id, d.id, round, position, c, now)),
+  );
+  await d.store.tx(async (w) => {
+    if (!(await d.store.turns.recordReply(w, turn.id, { iterations: iteration, rounds: round, costMicros }))) {
+      throw new StaleTurn(`turn ${turn.id} is no longer running`);
+    }
+    const message = w.appendMessage(d.ref, conv, turn.id, {
+      role: "assistant",
+      text: reply.text,
+      toolCalls: calls.map((c) => ({ modelCallId: c.modelCallId, callId: c.id, tool: c.tool, args: c.args })),
+    });
+    w.afterCommit(() => d.cachedPrompt(conv)?.push({ seq: message.seq, run: turn.id, message: message.message }));
+    w.emit(d.ref, "model.replied", replied, { run: turn.id });
+    await d.store.calls.insertRound(w, turn.id, d.id, round, calls, w.now);
+    w.emit(
+      d.ref,
+      "round.saved",
+      { round, calls: calls.map((c) => ({ call: c.id, tool: c.tool, args: c.args, read_only: c.readOnly, idempotent: c.idempotent })) },
+      { run: turn.id },
+    );
+    for (const c of calls) recordNewCall(w, d.ref, turn.id, c);
+    if (over) {
+      w.emit(d.ref, "budget.exceeded", { reason: over, refused: "tool calls", ...caps }, { run: turn.id });
+      if (await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason: over, code: "budget" })) endedIn(d, w, turn);
+    } else if (state.complete) {
+      await completeRoundIn(d, w, { ...turn, iterations: iteration, rounds: round }, state);
+    }
+  });
+  if (over) return "ended";
+  d.rounds.set(turn.id, state);
+  return {
+    turn: {
+      ...turn,
+      iterations: iteration,
+      rounds: round,
+      spend_micros: turn.spend_micros + costMicros,
+      rounds_done: state.complete ? round : turn.rounds_done,
+    },
+    fresh: new Set(calls.filter((c) => c.status === "running").map((c) => c.id)),
+  };
+}
+
+function toFunctionTool(t: ResolvedTool): LanguageModelV3FunctionTool {
+  return {
+    type: "function",
+    name: t.modelName,
+    description: t.description,
+    inputSchema: t.inputSchema as LanguageModelV3FunctionTool["inputSchema"],
+  };
+}

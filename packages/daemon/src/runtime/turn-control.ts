@@ -1,0 +1,158 @@
+import { WardrikError } from "@wardrik/protocol";
+import type { AgentRow, CallRow } from "../store/rows.js";
+import type { Writer } from "../store/store.js";
+import type { ToolOutcome } from "../tools/toolset.js";
+import { CallStop } from "../tools/toolset.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { approveCall, completeCall, failCall, killCall, refuseCall } from "./call-moves.js";
+import { isFinalCall } from "./call-machine.js";
+import { TurnStop } from "./engine-options.js";
+import type { Runtime } from "./runtime.js";
+import { endedIn } from "./turn-driver.js";
+import { endOpenTurn, resumeTurn } from "./turn-moves.js";
+
+/** What people do to running work: cancel turns, kill calls, clear history, decide waiting calls. */
+
+/** Stops open turns (all, or one conversation's) and drops their queued messages. */
+export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
+  const d = await rt.driver(agent.id);
+  const convId = conversationKey !== undefined ? (await rt.store.conversations.find(agent.id, conversationKey))?.id : undefined;
+  if (conversationKey !== undefined && !convId)
+    throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
+  const turns = (await rt.store.turns.open(agent.id)).filter((t) => !convId || t.conversation_id === convId);
+  const { cancelled, dropped } = await rt.store.tx(async (w) => {
+    const ended: string[] = [];
+    for (const t of turns) {
+      if (await endOpenTurn(w, rt.store, d.ref, t, "cancel", { reason: "Cancelled by a person.", code: "cancelled" })) {
+        ended.push(t.id);
+        endedIn(d, w, t);
+      }
+    }
+    const n = await rt.store.inputs.drop(w, agent.id, convId);
+    if (n > 0) w.emit(d.ref, "messages.dropped", { count: n, ...(conversationKey !== undefined ? { conversation: conversationKey } : {}) });
+    return { cancelled: ended, dropped: n };
+  });
+  for (const t of cancelled) d.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
+  return { cancelled, dropped };
+}
+
+/** Stops one tool call; the model is told and the turn goes on. */
+export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promise<CallRow> {
+  const call = await rt.store.calls.get(callId);
+  if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
+  const d = await rt.driver(agent.id);
+  if (call.status === "running") {
+    const controller = d.callControllers.get(callId);
+    if (controller) {
+      controller.abort(new CallStop("killed"));
+      return call;
+    }
+    if (d.turnControllers.has(call.run)) {
+      // Committed as running, not dispatched yet: the dispatch aborts it at once.
+      d.pendingKills.add(callId);
+      return call;
+    }
+  }
+  if (isFinalCall(call.status)) {
+    throw new WardrikError("conflict", `Call ${callId} is already ${call.status}; only running or waiting calls can be stopped.`);
+  }
+  const message = "A person stopped this call before it finished.";
+  const conversation = await decide(rt, d, call, async (w) => killCall(w, rt.store, d.ref, call, call.status, message, "killed"));
+  if (conversation) d.kick(conversation);
+  return call;
+}
+
+export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
+  const d = await rt.driver(agent.id);
+  const convs = (await rt.store.conversations.list(agent.id)).filter((c) => conversationKey === undefined || c.key === conversationKey);
+  if (conversationKey !== undefined && convs.length === 0)
+    throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
+  const open = await rt.store.turns.open(agent.id);
+  const busy = convs.filter((c) => open.some((t) => t.conversation_id === c.id));
+  if (busy.length > 0) {
+    throw new WardrikError(
+      "conflict",
+      `Conversation ${busy.map((c) => c.key).join(", ")} has a turn in progress; cancel it first (wardrik agent cancel ${agent.name}).`,
+    );
+  }
+  await rt.store.tx(async (w) => {
+    for (const c of convs) {
+      await rt.store.conversations.clear(w, c.id);
+      w.emit(d.ref, "conversation.cleared", { conversation: c.key, conversation_id: c.id });
+    }
+  });
+  for (const c of convs) d.forgetPrompt(c.id);
+  return { cleared: convs.map((c) => c.key) };
+}
+
+export function approve(rt: Runtime, agent: AgentRow, callId: string): Promise<CallRow> {
+  return resolveApproval(rt, agent, callId, "approve");
+}
+
+export function deny(rt: Runtime, agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {
+  return resolveApproval(rt, agent, callId, "deny", reason);
+}
+
+async function resolveApproval(
+  rt: Runtime,
+  agent: AgentRow,
+  callId: string,
+  verdict: "approve" | "deny",
+  reason?: string,
+): Promise<CallRow> {
+  const call = await rt.store.calls.get(callId);
+  if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
+  const d = await rt.driver(agent.id);
+  const why = reason?.trim() ? reason.trim() : "No reason given.";
+  const conversation = await decide(rt, d, call, async (w) =>
+    verdict === "approve" ? approveCall(w, rt.store, d.ref, call) : refuseCall(w, rt.store, d.ref, call, why),
+  );
+  if (conversation === undefined) {
+    const now = await rt.store.calls.get(callId);
+    throw new WardrikError("not_waiting", `Call ${callId} is not waiting for approval (it is ${now?.status ?? call.status}).`);
+  }
+  d.kick(conversation);
+  return (await rt.store.calls.get(callId))!;
+}
+
+/**
+ * Applies a decision on a call of a parked or running turn, and resumes the
+ * turn if it was parked. The turn row is locked first, as the driver locks it
+ * to park, so a decision never lands between its check and its park.
+ * Returns the turn's conversation, or undefined when the call had changed.
+ */
+async function decide(rt: Runtime, d: AgentDriver, call: CallRow, move: (w: Writer) => Promise<boolean>): Promise<string | undefined> {
+  const turn = await rt.store.turns.get(call.run);
+  if (!turn) return undefined;
+  return rt.store.tx(async (w) => {
+    await rt.store.turns.lock(w, turn.id);
+    if (!(await move(w))) return undefined;
+    if (await resumeTurn(w, rt.store, d.ref, turn.id)) w.afterCommit(() => d.openTurns.set(turn.conversation_id, "unknown"));
+    return turn.conversation_id;
+  });
+}
+
+/**
+ * An answer for a call nobody in this process waits for: a worker kept
+ * running it through a restart, or its connection came back after the call
+ * was handed to a person. The call completes (and its turn goes on) if it is
+ * still open; an answer for a final call is dropped.
+ */
+export async function acceptLateAnswer(rt: Runtime, org: string, callId: string, outcome: ToolOutcome): Promise<boolean> {
+  const call = await rt.store.calls.get(callId);
+  if (!call || isFinalCall(call.status) || call.status === "planned") return false;
+  if (call.status === "waiting" && call.error_code !== "lost") return false;
+  const agent = await rt.store.agents.get(call.agent_id);
+  // Only a worker of the call's own org may answer it.
+  if (!agent || agent.org !== org || agent.status === "unreadable") return false;
+  const d = await rt.driver(call.agent_id);
+  const from = call.status as "running" | "waiting" | "approved";
+  const conversation = await decide(rt, d, call, async (w) =>
+    outcome.ok
+      ? completeCall(w, rt.store, d.ref, call, from, outcome.output ?? null, 0, call.attempts)
+      : failCall(w, rt.store, d.ref, call, outcome.error, "tool_error", 0, from),
+  );
+  if (conversation === undefined) return false;
+  d.kick(conversation);
+  return true;
+}

@@ -1,0 +1,178 @@
+import { AgentGoneError } from "../store/writer.js";
+import type { TurnRow } from "../store/rows.js";
+import { STATE_FORMAT, StateError } from "../store/state-error.js";
+import type { Writer } from "../store/store.js";
+import type { AgentDriver } from "./agent-driver.js";
+import { ModelCallError } from "./call-model.js";
+import { StaleTurn, TurnStop } from "./engine-options.js";
+import { modelStep } from "./model-step.js";
+import { runRound } from "./round-runner.js";
+import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
+
+/** Works through a conversation: its open turn, then turns for queued messages, until none is left. */
+export async function runConversation(d: AgentDriver, conversationId: string): Promise<void> {
+  while (!d.closed) {
+    const known = d.openTurns.get(conversationId);
+    let turn = known === "unknown" ? await d.store.turns.openOf(d.store.db, conversationId) : known;
+    if (turn?.status === "parked") {
+      d.openTurns.set(conversationId, turn);
+      return;
+    }
+    turn ??= await startQueuedTurn(d, conversationId);
+    if (!turn) {
+      d.openTurns.delete(conversationId);
+      return;
+    }
+    await driveTurn(d, turn);
+  }
+}
+
+/** Starts a turn with the conversation's queued messages, if there are any. */
+async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<TurnRow | undefined> {
+  const key = [...d.conversations].find(([, id]) => id === conversationId)?.[0] ?? (await d.store.conversations.get(conversationId))?.key;
+  if (key === undefined) return undefined;
+  return d.store.tx(async (w) => {
+    const run = d.store.ids.next("run");
+    const inputs = await d.store.inputs.claim(w, conversationId, run);
+    if (inputs.length === 0) return undefined;
+    return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
+  });
+}
+
+/** Starts a turn inside the caller's transaction, and records its first model call as the next step. */
+export async function startTurnIn(
+  d: AgentDriver,
+  w: Writer,
+  conversation: { id: string; key: string },
+  run: string,
+  inputs: { id: string; text: string }[],
+): Promise<TurnRow> {
+  const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs);
+  announceModelCall(d, w, run, 1);
+  w.afterCommit(() => {
+    d.openTurns.set(conversation.id, turn);
+    d.announced.set(run, 1);
+    const cache = d.cachedPrompt(conversation.id);
+    if (cache) for (const m of messages) cache.push({ seq: m.seq, run, message: m.message });
+  });
+  return turn;
+}
+
+/**
+ * Records `model.called` in the commit that makes a model call the next step
+ * (turn start, a round's last result), so the record shows the call in
+ * flight without a commit of its own.
+ */
+export function announceModelCall(d: AgentDriver, w: Writer, run: string, iteration: number): void {
+  let model: string | undefined;
+  try {
+    model = d.hooks.resolveModel(d.def.model, d.def).ref;
+  } catch {
+    model = d.def.model;
+  }
+  w.emit(d.ref, "model.called", { model, iteration }, { run });
+  w.afterCommit(() => d.announced.set(run, iteration));
+}
+
+/** Advances a turn from whatever state the store holds: fresh, resumed after approval, or recovered. */
+export async function driveTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
+  let turn = initial;
+  const controller = new AbortController();
+  d.turnControllers.set(turn.id, controller);
+  // close() aborts the controllers it finds; a turn that starts after it must stop too.
+  if (d.closed) controller.abort(new TurnStop("shutdown"));
+  const deadline = Date.parse(turn.started_at) + d.def.timeout * 1000;
+  const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
+  const signal = controller.signal;
+  // A turn this driver did not just start (recovered, or resumed after a decision).
+  const resumed = !d.announced.has(turn.id);
+  try {
+    if (turn.format > STATE_FORMAT) {
+      await d.markUnreadable(
+        `Turn ${turn.id} was saved by a newer Wardrik (state format ${turn.format}; this one reads up to ${STATE_FORMAT}).`,
+      );
+      return;
+    }
+    // Calls this driver marked running when it saved their round: start them, don't treat them as interrupted.
+    let fresh = new Set<string>();
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      if (turn.rounds > turn.rounds_done) {
+        const outcome = await runRound(d, turn, signal, fresh);
+        fresh = new Set();
+        if (outcome === "parked") return;
+        turn = { ...turn, rounds_done: turn.rounds };
+        continue;
+      }
+      if (turn.iterations >= d.def.max_iterations) {
+        const reason = `The turn reached max_iterations (${d.def.max_iterations} model calls) without a final answer.`;
+        await finishTurn(d, turn, "fail", { reason, code: "max_iterations" });
+        return;
+      }
+      const step = await modelStep(d, turn, signal, resumed);
+      if (step === "ended") return;
+      turn = step.turn;
+      fresh = step.fresh;
+    }
+  } catch (err) {
+    await onTurnError(d, turn, signal, err);
+  } finally {
+    clearTimeout(timer);
+    d.turnControllers.delete(turn.id);
+    d.announced.delete(turn.id);
+    d.rounds.delete(turn.id);
+  }
+}
+
+async function onTurnError(d: AgentDriver, turn: TurnRow, signal: AbortSignal, err: unknown): Promise<void> {
+  if (err instanceof StaleTurn || err instanceof AgentGoneError) {
+    d.openTurns.set(turn.conversation_id, "unknown");
+    return;
+  }
+  if (err instanceof StateError) {
+    await d.markUnreadable(err.message);
+    return;
+  }
+  const reason: unknown = signal.aborted ? signal.reason : undefined;
+  if (reason instanceof TurnStop) {
+    if (reason.why === "timeout") {
+      await finishTurn(d, turn, "fail", { reason: `The turn took longer than its timeout of ${d.def.timeout} s.`, code: "timeout" });
+    }
+    // cancelled: the cancel already ended it; shutdown: recovery resumes it.
+    return;
+  }
+  if (err instanceof ModelCallError) {
+    const message = `The model call failed: ${err.message}`;
+    await finishTurn(d, turn, "fail", { reason: message, code: "model_error" }, (w) => {
+      w.emit(d.ref, "model.failed", { error: message, code: "model_error", retryable: err.retryable }, { run: turn.id });
+    });
+    return;
+  }
+  d.opts.log("error", "turn failed unexpectedly", { agent: d.id, run: turn.id, err: String(err) });
+  await finishTurn(d, turn, "fail", { reason: `Internal error: ${err instanceof Error ? err.message : String(err)}`, code: "internal" });
+}
+
+/**
+ * Ends the driver's running turn in its own commit (`before` adds to it).
+ * A turn someone else already ended is left as it is.
+ */
+export async function finishTurn(
+  d: AgentDriver,
+  turn: Pick<TurnRow, "id" | "conversation_id">,
+  input: "complete" | "fail",
+  end: TurnEnd,
+  before?: (w: Writer) => void | Promise<void>,
+): Promise<void> {
+  await d.store.tx(async (w) => {
+    await before?.(w);
+    if (await endTurn(w, d.store, d.ref, turn, "running", input, end)) endedIn(d, w, turn);
+  });
+}
+
+/** Forgets a turn once the commit that ended it is durable. */
+export function endedIn(d: AgentDriver, w: Writer, turn: Pick<TurnRow, "id" | "conversation_id">): void {
+  w.afterCommit(() => {
+    const known = d.openTurns.get(turn.conversation_id);
+    if (known === "unknown" || known?.id === turn.id) d.openTurns.delete(turn.conversation_id);
+  });
+}

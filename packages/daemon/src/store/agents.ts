@@ -1,0 +1,100 @@
+import type { Db, Row, Tx } from "./db.js";
+import type { AgentBaseStatus, AgentRow } from "./rows.js";
+import type { Writer } from "./writer.js";
+
+export interface NewAgent {
+  id: string;
+  org: string;
+  name: string;
+  source: "file" | "api";
+  definition: string | null;
+  file: string | null;
+  status: AgentBaseStatus;
+  reason: string | null;
+}
+
+/** The agents table: definitions, base status, and the counters every agent write updates. */
+export class AgentsTable {
+  constructor(private readonly db: Db) {}
+
+  get(id: string): Promise<AgentRow | undefined> {
+    return this.db.get<AgentRow & Row>("SELECT * FROM agents WHERE id = ?", [id]);
+  }
+
+  byName(org: string, name: string): Promise<AgentRow | undefined> {
+    return this.db.get<AgentRow & Row>("SELECT * FROM agents WHERE org = ? AND name = ?", [org, name]);
+  }
+
+  /** Every agent, or one org's, by name; `after` and `limit` page through them. */
+  list(org?: string, page: { after?: string; limit?: number } = {}): Promise<AgentRow[]> {
+    const limit = page.limit ?? -1;
+    if (org === undefined) return this.db.all<AgentRow & Row>("SELECT * FROM agents ORDER BY org, name");
+    return this.db.all<AgentRow & Row>("SELECT * FROM agents WHERE org = ? AND name > ? ORDER BY name LIMIT ?", [
+      org,
+      page.after ?? "",
+      limit < 0 ? 1_000_000_000 : limit,
+    ]);
+  }
+
+  /** Agents with work to resume: a running turn or a queued message. */
+  async withWork(): Promise<string[]> {
+    const rows = await this.db.all<{ id: string }>(
+      "SELECT id FROM agents WHERE running_turns > 0 UNION SELECT DISTINCT agent_id AS id FROM inputs WHERE status = 'queued'",
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async insert(w: Writer, a: NewAgent): Promise<void> {
+    await w.run(
+      "INSERT INTO agents (id, org, name, source, definition, file, status, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      [a.id, a.org, a.name, a.source, a.definition, a.file, a.status, a.reason, w.now, w.now],
+    );
+  }
+
+  async redefine(
+    w: Writer,
+    id: string,
+    change: { definition: string | null; file: string | null; status: AgentBaseStatus; reason: string | null },
+  ): Promise<void> {
+    await w.run("UPDATE agents SET definition = ?, file = ?, status = ?, reason = ?, updated_at = ? WHERE id = ?", [
+      change.definition,
+      change.file,
+      change.status,
+      change.reason,
+      w.now,
+      id,
+    ]);
+  }
+
+  async markUnreadable(w: Writer, id: string, reason: string): Promise<void> {
+    await w.run("UPDATE agents SET status = 'unreadable', reason = ? WHERE id = ?", [reason, id]);
+  }
+
+  /** Idle -> asleep; false when the agent was not idle (it keeps its status, e.g. unreadable). */
+  async markAsleep(w: Writer, id: string): Promise<boolean> {
+    return (await w.run("UPDATE agents SET status = 'asleep' WHERE id = ? AND status = 'idle'", [id])).changes > 0;
+  }
+
+  /** Asleep -> idle; false when it was not asleep. */
+  async markAwake(w: Writer, id: string): Promise<boolean> {
+    return (await w.run("UPDATE agents SET status = 'idle' WHERE id = ? AND status = 'asleep'", [id])).changes > 0;
+  }
+
+  /** Removes an agent's live data; its events stay in the record. */
+  async deleteWithData(tx: Tx, id: string): Promise<void> {
+    await tx.run("UPDATE inputs SET status = 'dropped' WHERE agent_id = ? AND status = 'queued'", [id]);
+    await tx.run("DELETE FROM files WHERE agent_id = ?", [id]);
+    await tx.run("DELETE FROM spend WHERE agent_id = ?", [id]);
+    await tx.run("DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE agent_id = ?)", [id]);
+    await tx.run("DELETE FROM conversations WHERE agent_id = ?", [id]);
+    await tx.run("DELETE FROM agents WHERE id = ?", [id]);
+  }
+
+  /** Recomputes every agent's open-turn counters from the turns table (a check at start). */
+  async recount(tx: Tx): Promise<number> {
+    const res = await tx.run(
+      "UPDATE agents SET running_turns = (SELECT COUNT(*) FROM turns t WHERE t.agent_id = agents.id AND t.status = 'running'), parked_turns = (SELECT COUNT(*) FROM turns t WHERE t.agent_id = agents.id AND t.status = 'parked') WHERE running_turns != (SELECT COUNT(*) FROM turns t WHERE t.agent_id = agents.id AND t.status = 'running') OR parked_turns != (SELECT COUNT(*) FROM turns t WHERE t.agent_id = agents.id AND t.status = 'parked')",
+    );
+    return res.changes;
+  }
+}

@@ -1,0 +1,186 @@
+import type { Db, Row, SqlValue, Tx } from "./db.js";
+import type { CallRow, CallStatus } from "./rows.js";
+import { placeholders } from "./writer.js";
+
+/** A call of a round being saved, with its decision already made. */
+export interface NewCall {
+  id: string;
+  modelCallId: string;
+  tool: string;
+  args: unknown;
+  readOnly: boolean;
+  idempotent: boolean;
+  retrySafe: boolean;
+  status: "waiting" | "running" | "failed" | "denied";
+  decision: string | null;
+  reason: string | null;
+  rule: string | null;
+  /** The result the model gets for a call that ends at once (denied, invalid). */
+  result?: unknown;
+  errorCode?: string | null;
+}
+
+const OPEN = "('planned', 'waiting', 'approved', 'running')";
+
+/** The row `insertRound` writes for a call, without reading it back. */
+export function savedCallRow(run: string, agentId: string, round: number, position: number, c: NewCall, now: string): CallRow {
+  const running = c.status === "running";
+  const final = c.status === "failed" || c.status === "denied";
+  return {
+    id: c.id,
+    run,
+    round,
+    position,
+    agent_id: agentId,
+    model_call_id: c.modelCallId,
+    tool: c.tool,
+    args: JSON.stringify(c.args ?? {}),
+    status: c.status,
+    read_only: c.readOnly ? 1 : 0,
+    idempotent: c.idempotent ? 1 : 0,
+    retry_safe: c.retrySafe ? 1 : 0,
+    idempotency_key: c.id,
+    decision: c.decision,
+    reason: c.reason,
+    rule: c.rule,
+    result: c.result === undefined ? null : JSON.stringify(c.result),
+    error_code: c.errorCode ?? null,
+    cost_micros: 0,
+    attempts: running ? 1 : 0,
+    started_at: running ? now : null,
+    ended_at: final ? now : null,
+  };
+}
+
+/**
+ * Tool calls. Each state change is one named UPDATE that names the states it
+ * may leave, so a change that lost a race changes nothing (`false`).
+ */
+export class CallsTable {
+  constructor(private readonly db: Db) {}
+
+  get(id: string): Promise<CallRow | undefined> {
+    return this.db.get<CallRow & Row>("SELECT * FROM calls WHERE id = ?", [id]);
+  }
+
+  ofRound(tx: Tx, run: string, round: number): Promise<CallRow[]> {
+    return tx.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [run, round]);
+  }
+
+  ofTurn(run: string): Promise<CallRow[]> {
+    return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? ORDER BY round, position", [run]);
+  }
+
+  waiting(agentId: string): Promise<CallRow[]> {
+    return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE agent_id = ? AND status = 'waiting' ORDER BY id", [agentId]);
+  }
+
+  /** Saves a whole round in one statement: every call with its decision, allowed ones already running. */
+  async insertRound(tx: Tx, run: string, agentId: string, round: number, calls: NewCall[], now: string): Promise<void> {
+    if (calls.length === 0) return;
+    const params: SqlValue[] = [];
+    calls.forEach((c, position) => {
+      const r = savedCallRow(run, agentId, round, position, c, now);
+      params.push(
+        r.id,
+        r.run,
+        r.round,
+        r.position,
+        r.agent_id,
+        r.model_call_id,
+        r.tool,
+        r.args,
+        r.status,
+        r.read_only,
+        r.idempotent,
+        r.retry_safe,
+        r.idempotency_key,
+        r.decision,
+        r.reason,
+        r.rule,
+        r.result,
+        r.error_code,
+        r.attempts,
+        r.started_at,
+        r.ended_at,
+      );
+    });
+    await tx.run(
+      `INSERT INTO calls (id, run, round, position, agent_id, model_call_id, tool, args, status, read_only, idempotent, retry_safe, idempotency_key, decision, reason, rule, result, error_code, attempts, started_at, ended_at) VALUES ${placeholders(calls.length, 21)}`,
+      params,
+    );
+  }
+
+  /** A decision for a call saved undecided (rounds saved by state format 1). */
+  async decide(
+    tx: Tx,
+    id: string,
+    d: Pick<NewCall, "status" | "decision" | "reason" | "rule" | "result" | "errorCode">,
+    now: string,
+  ): Promise<boolean> {
+    const final = d.status === "failed" || d.status === "denied";
+    const res = await tx.run(
+      "UPDATE calls SET status = ?, decision = ?, reason = ?, rule = ?, result = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = 'planned'",
+      [
+        d.status === "running" ? "approved" : d.status,
+        d.decision,
+        d.reason,
+        d.rule,
+        d.result === undefined ? null : JSON.stringify(d.result),
+        d.errorCode ?? null,
+        final ? now : null,
+        id,
+      ],
+    );
+    return res.changes > 0;
+  }
+
+  /** A new attempt starts. */
+  async start(tx: Tx, id: string, from: CallStatus, attempt: number, now: string): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE calls SET status = 'running', decision = COALESCE(decision, 'allow'), attempts = ?, started_at = ? WHERE id = ? AND status = ?",
+      [attempt, now, id, from],
+    );
+    return res.changes > 0;
+  }
+
+  /** Ends an open call with its result (or error) for the model. */
+  async finish(
+    tx: Tx,
+    id: string,
+    end: { status: "completed" | "failed" | "denied" | "killed" | "timed_out"; result: unknown; code: string | null; costMicros: number },
+    now: string,
+  ): Promise<boolean> {
+    const res = await tx.run(
+      `UPDATE calls SET status = ?, result = ?, error_code = ?, cost_micros = cost_micros + ?, ended_at = ? WHERE id = ? AND status IN ${OPEN}`,
+      [end.status, JSON.stringify(end.result ?? null), end.code, end.costMicros, now, id],
+    );
+    return res.changes > 0;
+  }
+
+  /** waiting -> approved: a person let it run. */
+  async approve(tx: Tx, id: string): Promise<boolean> {
+    return (await tx.run("UPDATE calls SET status = 'approved' WHERE id = ? AND status = 'waiting'", [id])).changes > 0;
+  }
+
+  /** running -> waiting: it may have run, but its answer was lost; a person decides. */
+  async awaitPerson(tx: Tx, id: string, reason: string): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE calls SET status = 'waiting', decision = 'ask', reason = ?, error_code = 'lost' WHERE id = ? AND status = 'running'",
+      [reason, id],
+    );
+    return res.changes > 0;
+  }
+
+  /** Closes every open call of a turn that ended; returns them. */
+  closeOpen(tx: Tx, run: string, result: string, code: string, now: string): Promise<{ id: string; tool: string }[]> {
+    return tx.all<{ id: string; tool: string }>(
+      `UPDATE calls SET status = 'killed', result = ?, error_code = ?, ended_at = ? WHERE run = ? AND status IN ${OPEN} RETURNING id, tool`,
+      [JSON.stringify(result), code, now, run],
+    );
+  }
+
+  async addCost(tx: Tx, id: string, micros: number): Promise<void> {
+    if (micros !== 0) await tx.run("UPDATE calls SET cost_micros = cost_micros + ? WHERE id = ?", [micros, id]);
+  }
+}

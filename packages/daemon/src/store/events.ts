@@ -1,0 +1,78 @@
+import { EVENT_TYPE_PREFIX, shortType } from "@wardrik/protocol";
+import type { StoredEvent } from "../events/event-bus.js";
+import type { Db, Row, SqlValue } from "./db.js";
+
+export interface EventRow {
+  agent_id: string;
+  org: string;
+  seq: number;
+  id: string;
+  type: string;
+  time: string;
+  subject: string | null;
+  run: string | null;
+  data: string;
+}
+
+export interface EventFilter {
+  /** Patterns: `turn.completed`, `dev.wardrik.turn.completed`, `call.*`, `*`. */
+  types?: readonly string[] | undefined;
+}
+
+/** Reads of one agent's ordered log; every filter applies in SQL, before the limit. */
+export class EventsTable {
+  constructor(private readonly db: Db) {}
+
+  async list(agentId: string, afterSeq: number, limit: number, filter: EventFilter = {}): Promise<StoredEvent[]> {
+    const where = typeClause(filter.types);
+    const rows = await this.db.all<EventRow & Row>(`SELECT * FROM events WHERE agent_id = ? AND seq > ?${where.sql} ORDER BY seq LIMIT ?`, [
+      agentId,
+      afterSeq,
+      ...where.params,
+      limit,
+    ]);
+    return rows.map(toEvent);
+  }
+
+  async lastSeq(agentId: string): Promise<number> {
+    const row = await this.db.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events WHERE agent_id = ?", [agentId]);
+    return row?.seq ?? 0;
+  }
+}
+
+/** ` AND (...)` matching any of the type patterns; empty when every type passes. */
+export function typeClause(types: readonly string[] | undefined, column = "type"): { sql: string; params: SqlValue[] } {
+  if (!types || types.length === 0) return { sql: "", params: [] };
+  const parts: string[] = [];
+  const params: SqlValue[] = [];
+  for (const raw of types) {
+    const short = shortType(raw.trim());
+    if (short === "*" || short === "") return { sql: "", params: [] };
+    if (short.endsWith(".*")) {
+      const prefix = EVENT_TYPE_PREFIX + short.slice(0, -1);
+      parts.push(`substr(${column}, 1, ?) = ?`);
+      params.push(prefix.length, prefix);
+    } else {
+      parts.push(`${column} = ?`);
+      params.push(EVENT_TYPE_PREFIX + short);
+    }
+  }
+  return { sql: ` AND (${parts.join(" OR ")})`, params };
+}
+
+export function toEvent(r: EventRow): StoredEvent {
+  return {
+    specversion: "1.0",
+    id: r.id,
+    source: `/orgs/${r.org}/agents/${r.agent_id}`,
+    type: r.type,
+    time: r.time,
+    ...(r.subject ? { subject: r.subject } : {}),
+    datacontenttype: "application/json",
+    seq: r.seq,
+    ...(r.run ? { run: r.run } : {}),
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    agent: r.agent_id,
+    org: r.org,
+  };
+}

@@ -1,0 +1,60 @@
+import type { Db, Tx } from "./db.js";
+import type { InputRow } from "./rows.js";
+
+/** Messages queued for a conversation, claimed by the turn that takes them. */
+export class InputsTable {
+  constructor(private readonly db: Db) {}
+
+  /** Queues a message, or records it as already claimed by `run` (a turn started in the same commit). */
+  async insert(
+    tx: Tx,
+    input: { id: string; agentId: string; conversationId: string; text: string; run?: string },
+    now: string,
+  ): Promise<void> {
+    await tx.run("INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
+      input.id,
+      input.agentId,
+      input.conversationId,
+      input.text,
+      input.run ? "claimed" : "queued",
+      input.run ?? null,
+      now,
+    ]);
+  }
+
+  /** Claims every queued message of a conversation for `run`, oldest first. */
+  async claim(tx: Tx, conversationId: string, run: string): Promise<InputRow[]> {
+    const rows = await tx.all<{ id: string; text: string }>(
+      "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' RETURNING id, text",
+      [run, conversationId],
+    );
+    return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  /** Whether a conversation has queued messages. */
+  async hasQueued(tx: Tx, conversationId: string): Promise<boolean> {
+    return (
+      (await tx.get("SELECT 1 AS one FROM inputs WHERE conversation_id = ? AND status = 'queued' LIMIT 1", [conversationId])) !== undefined
+    );
+  }
+
+  /** Drops queued messages of an agent, or of one conversation; returns how many. */
+  async drop(tx: Tx, agentId: string, conversationId?: string): Promise<number> {
+    const res = conversationId
+      ? await tx.run("UPDATE inputs SET status = 'dropped' WHERE conversation_id = ? AND status = 'queued'", [conversationId])
+      : await tx.run("UPDATE inputs SET status = 'dropped' WHERE agent_id = ? AND status = 'queued'", [agentId]);
+    return res.changes;
+  }
+
+  async conversationsWithQueued(agentId: string): Promise<string[]> {
+    const rows = await this.db.all<{ conversation_id: string }>(
+      "SELECT DISTINCT conversation_id FROM inputs WHERE agent_id = ? AND status = 'queued'",
+      [agentId],
+    );
+    return rows.map((r) => r.conversation_id);
+  }
+
+  async ofTurn(run: string): Promise<string[]> {
+    return (await this.db.all<{ id: string }>("SELECT id FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.id);
+  }
+}

@@ -1,0 +1,98 @@
+/** The stored shapes the store's commands and reads deal in. */
+
+/** What the agents table stores as status; `running` and `parked` are derived from the turn counters. */
+export type AgentBaseStatus = "idle" | "asleep" | "unreadable";
+export type AgentStatusValue = "idle" | "running" | "parked" | "asleep" | "unreadable";
+
+export interface AgentRow {
+  id: string;
+  org: string;
+  name: string;
+  source: "file" | "api";
+  definition: string | null;
+  format: number;
+  file: string | null;
+  status: AgentBaseStatus;
+  reason: string | null;
+  created_at: string;
+  updated_at: string;
+  event_seq: number;
+  message_seq: number;
+  running_turns: number;
+  parked_turns: number;
+}
+
+/** What `wardrik ls` shows: unreadable first, then what the open turns say, then the stored state. */
+export function agentStatus(row: Pick<AgentRow, "status" | "running_turns" | "parked_turns">): AgentStatusValue {
+  if (row.status === "unreadable") return "unreadable";
+  if (row.running_turns > 0) return "running";
+  if (row.parked_turns > 0) return "parked";
+  return row.status;
+}
+
+export interface ConversationRow {
+  id: string;
+  agent_id: string;
+  key: string;
+  summary: string | null;
+  summary_upto: number;
+  created_at: string;
+}
+
+export type TurnStatusValue = "running" | "parked" | "completed" | "failed" | "cancelled";
+
+export interface TurnRow {
+  id: string;
+  agent_id: string;
+  conversation_id: string;
+  status: TurnStatusValue;
+  reason: string | null;
+  reason_code: string | null;
+  reply: string | null;
+  /** Model calls made. */
+  iterations: number;
+  /** Rounds of tool calls saved. */
+  rounds: number;
+  /** Rounds whose results were appended to the history. */
+  rounds_done: number;
+  /** Everything the turn spent; `tool_micros` of it reported by tools, `settled_micros` already in the daily spend. */
+  spend_micros: number;
+  tool_micros: number;
+  settled_micros: number;
+  format: number;
+  started_at: string;
+  ended_at: string | null;
+}
+
+export type CallStatus = "planned" | "waiting" | "approved" | "running" | "completed" | "failed" | "denied" | "killed" | "timed_out";
+
+export interface CallRow {
+  id: string;
+  run: string;
+  round: number;
+  position: number;
+  agent_id: string;
+  model_call_id: string;
+  tool: string;
+  args: string;
+  status: CallStatus;
+  read_only: number;
+  idempotent: number;
+  /** Whether the runtime may run this call again after a crash without asking a person. */
+  retry_safe: number;
+  idempotency_key: string;
+  decision: string | null;
+  reason: string | null;
+  rule: string | null;
+  result: string | null;
+  error_code: string | null;
+  cost_micros: number;
+  attempts: number;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface InputRow {
+  id: string;
+  text: string;
+}

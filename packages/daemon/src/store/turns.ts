@@ -1,0 +1,134 @@
+import type { Db, Row, Tx } from "./db.js";
+import type { TurnRow, TurnStatusValue } from "./rows.js";
+import { STATE_FORMAT } from "./state-error.js";
+
+/**
+ * Turns. Every change names the status it expects, so a write for a turn
+ * that someone else has ended (a cancel, a takeover) changes nothing and the
+ * caller sees it (`false`).
+ */
+export class TurnsTable {
+  constructor(private readonly db: Db) {}
+
+  get(id: string): Promise<TurnRow | undefined> {
+    return this.db.get<TurnRow & Row>("SELECT * FROM turns WHERE id = ?", [id]);
+  }
+
+  open(agentId: string, tx: Tx = this.db): Promise<TurnRow[]> {
+    return tx.all<TurnRow & Row>("SELECT * FROM turns WHERE agent_id = ? AND status IN ('running', 'parked') ORDER BY id", [agentId]);
+  }
+
+  openOf(tx: Tx, conversationId: string): Promise<TurnRow | undefined> {
+    return tx.get<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? AND status IN ('running', 'parked') ORDER BY id LIMIT 1", [
+      conversationId,
+    ]);
+  }
+
+  /**
+   * A turn's status, with its row locked until the transaction ends on
+   * PostgreSQL (SQLite runs one writer at a time). Commands that park a turn
+   * and those that decide its calls take this lock first, so neither can act
+   * on what the other is about to change.
+   */
+  async lock(tx: Tx, id: string): Promise<TurnStatusValue | undefined> {
+    const sql = `SELECT status FROM turns WHERE id = ?${this.db.dialect === "postgres" ? " FOR UPDATE" : ""}`;
+    return (await tx.get<{ status: TurnStatusValue }>(sql, [id]))?.status;
+  }
+
+  list(conversationId: string, limit = 50): Promise<TurnRow[]> {
+    return this.db.all<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id DESC LIMIT ?", [conversationId, limit]);
+  }
+
+  async insert(tx: Tx, t: { id: string; agentId: string; conversationId: string }, now: string): Promise<TurnRow> {
+    await tx.run("INSERT INTO turns (id, agent_id, conversation_id, status, format, started_at) VALUES (?, ?, ?, 'running', ?, ?)", [
+      t.id,
+      t.agentId,
+      t.conversationId,
+      STATE_FORMAT,
+      now,
+    ]);
+    return {
+      id: t.id,
+      agent_id: t.agentId,
+      conversation_id: t.conversationId,
+      status: "running",
+      reason: null,
+      reason_code: null,
+      reply: null,
+      iterations: 0,
+      rounds: 0,
+      rounds_done: 0,
+      spend_micros: 0,
+      tool_micros: 0,
+      settled_micros: 0,
+      format: STATE_FORMAT,
+      started_at: now,
+      ended_at: null,
+    };
+  }
+
+  /** A model reply of a running turn: its iteration count, saved rounds and cost. */
+  async recordReply(tx: Tx, run: string, r: { iterations: number; rounds: number; costMicros: number }): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE turns SET iterations = ?, rounds = ?, spend_micros = spend_micros + ? WHERE id = ? AND status = 'running'",
+      [r.iterations, r.rounds, r.costMicros, run],
+    );
+    return res.changes > 0;
+  }
+
+  /** A round's results joined the history. */
+  async roundDone(tx: Tx, run: string, round: number): Promise<boolean> {
+    const res = await tx.run("UPDATE turns SET rounds_done = ? WHERE id = ? AND status = 'running' AND rounds_done < ?", [
+      round,
+      run,
+      round,
+    ]);
+    return res.changes > 0;
+  }
+
+  /** Adds a cost to a turn: model spend (compaction), or tool spend reported by a call. */
+  async addSpend(tx: Tx, run: string, micros: number, from: "model" | "tool"): Promise<void> {
+    if (micros === 0) return;
+    if (from === "tool")
+      await tx.run("UPDATE turns SET spend_micros = spend_micros + ?, tool_micros = tool_micros + ? WHERE id = ?", [micros, micros, run]);
+    else await tx.run("UPDATE turns SET spend_micros = spend_micros + ? WHERE id = ?", [micros, run]);
+  }
+
+  /** Moves a turn between open states (running <-> parked). */
+  async move(tx: Tx, run: string, from: TurnStatusValue, to: TurnStatusValue): Promise<boolean> {
+    return (await tx.run("UPDATE turns SET status = ? WHERE id = ? AND status = ?", [to, run, from])).changes > 0;
+  }
+
+  /**
+   * Ends an open turn (and records its last model reply, when it ends with
+   * one); returns its final figures, or undefined when it was not `from`.
+   * The caller settles `spend_micros - settled_micros` into the daily spend.
+   */
+  async end(
+    tx: Tx,
+    run: string,
+    from: TurnStatusValue,
+    end: {
+      status: TurnStatusValue;
+      reason: string | null;
+      code: string | null;
+      reply: string | null;
+      iterations?: number;
+      costMicros?: number;
+    },
+    now: string,
+  ): Promise<EndedTurn | undefined> {
+    return tx.get<EndedTurn & Row>(
+      "UPDATE turns SET status = ?, reason = ?, reason_code = ?, reply = ?, ended_at = ?, iterations = COALESCE(?, iterations), spend_micros = spend_micros + ? WHERE id = ? AND status = ? RETURNING iterations, spend_micros, tool_micros, settled_micros",
+      [end.status, end.reason, end.code, end.reply, now, end.iterations ?? null, end.costMicros ?? 0, run, from],
+    );
+  }
+}
+
+/** A turn's figures as it ended; `spend_micros - settled_micros` is not in the daily spend yet. */
+export interface EndedTurn {
+  iterations: number;
+  spend_micros: number;
+  tool_micros: number;
+  settled_micros: number;
+}

@@ -1,0 +1,183 @@
+import { EVENT_TYPE_PREFIX, type EventDataMap, type EventType } from "@wardrik/protocol";
+import type { StoredEvent } from "../events/event-bus.js";
+import type { IdGenerator } from "../ids.js";
+import type { Row, SqlValue, Tx } from "./db.js";
+import type { StoredMessage } from "./message-format.js";
+
+export interface AgentRef {
+  id: string;
+  org: string;
+}
+
+export interface EmitOptions {
+  run?: string | undefined;
+  subject?: string | undefined;
+}
+
+/** A message appended in a transaction; its sequence number is known once the transaction has flushed. */
+export interface PendingMessage {
+  conversationId: string;
+  run: string | null;
+  message: StoredMessage;
+  seq: number;
+}
+
+/**
+ * A transaction that also records events and messages. Both get their
+ * sequence numbers from the agent's row when the transaction ends (one
+ * UPDATE per agent, then one multi-row INSERT per table), so numbers come
+ * from the database, never from a process, and a transaction costs few
+ * statements however many events it writes.
+ */
+export interface Writer extends Tx {
+  readonly now: string;
+  emit<T extends EventType>(agent: AgentRef, type: T, data: EventDataMap[T], options?: EmitOptions): StoredEvent;
+  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage;
+  /** Changes the agent's open-turn counters (which give its running/parked status). */
+  countTurns(agent: AgentRef, delta: { running?: number; parked?: number }): void;
+  /** Runs after the flush, inside the transaction (a delete of the agent row itself). */
+  afterFlush(fn: (tx: Tx) => Promise<void>): void;
+  /** Runs once the transaction has committed (caches, wake-ups); never after a rollback. */
+  afterCommit(fn: () => void): void;
+}
+
+/** The agent a write was for no longer exists (removed while the write was prepared). */
+export class AgentGoneError extends Error {}
+
+interface AgentWrites {
+  ref: AgentRef;
+  events: { event: StoredEvent; json: string }[];
+  messages: PendingMessage[];
+  running: number;
+  parked: number;
+}
+
+const MAX_ROWS_PER_INSERT = 500;
+
+export class BufferedWriter implements Writer {
+  private readonly agents = new Map<string, AgentWrites>();
+  private readonly flushed: ((tx: Tx) => Promise<void>)[] = [];
+  readonly committed: (() => void)[] = [];
+  readonly events: StoredEvent[] = [];
+
+  constructor(
+    private readonly tx: Tx,
+    readonly now: string,
+    private readonly ids: IdGenerator,
+    private readonly redact: (data: unknown) => unknown,
+  ) {}
+
+  run(sql: string, params?: readonly SqlValue[]): Promise<{ changes: number }> {
+    return this.tx.run(sql, params);
+  }
+  get<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R | undefined> {
+    return this.tx.get<R>(sql, params);
+  }
+  all<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]> {
+    return this.tx.all<R>(sql, params);
+  }
+
+  private writesOf(agent: AgentRef): AgentWrites {
+    let w = this.agents.get(agent.id);
+    if (!w) {
+      w = { ref: agent, events: [], messages: [], running: 0, parked: 0 };
+      this.agents.set(agent.id, w);
+    }
+    return w;
+  }
+
+  emit<T extends EventType>(agent: AgentRef, type: T, data: EventDataMap[T], options: EmitOptions = {}): StoredEvent {
+    const clean = this.redact(data) as Record<string, unknown>;
+    const event: StoredEvent = {
+      specversion: "1.0",
+      id: this.ids.next("event"),
+      source: `/orgs/${agent.org}/agents/${agent.id}`,
+      type: EVENT_TYPE_PREFIX + type,
+      time: this.now,
+      ...(options.subject ? { subject: options.subject } : {}),
+      datacontenttype: "application/json",
+      seq: 0,
+      ...(options.run ? { run: options.run } : {}),
+      data: clean,
+      agent: agent.id,
+      org: agent.org,
+    };
+    this.writesOf(agent).events.push({ event, json: JSON.stringify(clean) });
+    this.events.push(event);
+    return event;
+  }
+
+  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage {
+    const pending: PendingMessage = { conversationId, run, message, seq: 0 };
+    this.writesOf(agent).messages.push(pending);
+    return pending;
+  }
+
+  countTurns(agent: AgentRef, delta: { running?: number; parked?: number }): void {
+    const w = this.writesOf(agent);
+    w.running += delta.running ?? 0;
+    w.parked += delta.parked ?? 0;
+  }
+
+  afterFlush(fn: (tx: Tx) => Promise<void>): void {
+    this.flushed.push(fn);
+  }
+
+  afterCommit(fn: () => void): void {
+    this.committed.push(fn);
+  }
+
+  /** Allocates sequence numbers and writes the buffered rows; the last step of every transaction. */
+  async flush(): Promise<void> {
+    // A fixed order of agent rows keeps two transactions from locking them in opposite orders.
+    const writes = [...this.agents.values()].sort((a, b) => (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
+    for (const w of writes) {
+      const row = await this.tx.get<{ event_seq: number; message_seq: number }>(
+        "UPDATE agents SET event_seq = event_seq + ?, message_seq = message_seq + ?, running_turns = running_turns + ?, parked_turns = parked_turns + ? WHERE id = ? RETURNING event_seq, message_seq",
+        [w.events.length, w.messages.length, w.running, w.parked, w.ref.id],
+      );
+      if (!row) throw new AgentGoneError(`Agent ${w.ref.id} no longer exists.`);
+      let eventSeq = row.event_seq - w.events.length;
+      for (const e of w.events) e.event.seq = ++eventSeq;
+      let messageSeq = row.message_seq - w.messages.length;
+      for (const m of w.messages) m.seq = ++messageSeq;
+    }
+    await this.insertEvents(writes.flatMap((w) => w.events));
+    await this.insertMessages(writes.flatMap((w) => w.messages));
+    for (const fn of this.flushed) await fn(this.tx);
+  }
+
+  private async insertEvents(rows: { event: StoredEvent; json: string }[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += MAX_ROWS_PER_INSERT) {
+      const chunk = rows.slice(i, i + MAX_ROWS_PER_INSERT);
+      const params: SqlValue[] = [];
+      for (const { event: e, json } of chunk) {
+        params.push(e.agent, e.seq, e.id, e.org, e.type, e.time, e.subject ?? null, e.run ?? null, json);
+      }
+      await this.tx.run(
+        `INSERT INTO events (agent_id, seq, id, org, type, time, subject, run, data) VALUES ${placeholders(chunk.length, 9)}`,
+        params,
+      );
+    }
+  }
+
+  private async insertMessages(rows: PendingMessage[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += MAX_ROWS_PER_INSERT) {
+      const chunk = rows.slice(i, i + MAX_ROWS_PER_INSERT);
+      const params: SqlValue[] = [];
+      for (const m of chunk) {
+        params.push(m.conversationId, m.seq, m.run, m.message.role, JSON.stringify(this.redact(m.message)), this.now);
+      }
+      await this.tx.run(
+        `INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES ${placeholders(chunk.length, 6)}`,
+        params,
+      );
+    }
+  }
+}
+
+/** `(?, ?, ?), (?, ?, ?)` for a multi-row INSERT. */
+export function placeholders(rows: number, columns: number): string {
+  const one = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
+  return Array.from({ length: rows }, () => one).join(", ");
+}

@@ -1,0 +1,125 @@
+import { afterEach, expect, test } from "vitest";
+import type { Script } from "@wardrik/testing";
+import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { createHarness, type Harness } from "../helpers/runtime-harness.js";
+import { spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
+import { connectRawWorker } from "./raw-worker.js";
+
+// The runtime's side of lost workers and timeouts: one rule for what runs again, every attempt an event.
+let daemon: TestDaemon | undefined;
+let h: Harness | undefined;
+let workers: WorkerProcess[] = [];
+
+afterEach(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  workers = [];
+  await h?.close();
+  h = undefined;
+  await daemon?.close();
+  daemon = undefined;
+});
+
+async function setup(opts: { graceMs?: number; toolTimeoutMs?: number; workers?: number } = {}): Promise<WorkerProcess[]> {
+  daemon = await startDaemon({
+    reconnectGraceMs: opts.graceMs ?? 300,
+    onLateAnswer: (org, callId, outcome) => void h?.runtime.acceptLateAnswer(org, callId, outcome),
+  });
+  h = await createHarness({ toolsets: [daemon.gateway], toolTimeoutMs: opts.toolTimeoutMs ?? 60_000 });
+  const spawned = Array.from({ length: opts.workers ?? 0 }, (_, i) =>
+    spawnWorker("tools-worker.ts", workerEnv(daemon!, "token-default", `w${i + 1}`)),
+  );
+  workers.push(...spawned);
+  for (const _ of spawned) await daemon.gateway.waitForTool("default", "slow_write", 20_000);
+  const until = Date.now() + 20_000;
+  while (daemon.gateway.status({ org: "default", agentId: "x" }).length < spawned.length && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 20));
+  return spawned;
+}
+
+const oneCall = (tool: string, args: Record<string, unknown>): Script => ({
+  steps: [{ tool_calls: [{ tool, args }] }, { text: "done: {{result}}" }],
+});
+const types = (run: string) => h!.events.filter((e) => e.run === run).map((e) => e.type.replace("dev.wardrik.", ""));
+
+test("a safe call whose worker dies runs again on another worker, with the same key, as a recorded attempt", async () => {
+  const pair = await setup({ workers: 2 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/slow_idempotent", { tag: "s1", ms: 2000 }) });
+  const ended = h!.ask(a, "go");
+  const first = await Promise.race(pair.map((w) => w.waitFor((e) => e.event === "started" && e.tag === "s1")));
+  pair.find((w) => w.events.includes(first))!.child.kill("SIGKILL");
+  const end = await ended;
+  expect(end.type).toBe("dev.wardrik.turn.completed");
+  const retried = h!.events.find((e) => e.type === "dev.wardrik.call.retried")!;
+  expect(retried.data).toMatchObject({ attempt: 2, code: "lost", retryable: true });
+  const starts = pair.flatMap((w) => w.events).filter((e) => e.event === "started" && e.tag === "s1");
+  expect(starts).toHaveLength(2);
+  expect(new Set(starts.map((s) => s.idempotencyKey)).size).toBe(1);
+  expect(types(end.run!)).toContain("call.retried");
+});
+
+test("an unsafe call whose worker dies goes to a person, and is never sent again on its own", async () => {
+  const pair = await setup({ workers: 2 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/slow_write", { tag: "u1", ms: 2000 }) });
+  void h!.ask(a, "go");
+  const first = await Promise.race(pair.map((w) => w.waitFor((e) => e.event === "started" && e.tag === "u1")));
+  pair.find((w) => w.events.includes(first))!.child.kill("SIGKILL");
+  const asked = await h!.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+  expect(asked.data).toMatchObject({ tool: "workers/slow_write", reason: LOST_ANSWER, lost: true });
+  await h!.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+  await new Promise((r) => setTimeout(r, 300));
+  expect(pair.flatMap((w) => w.events).filter((e) => e.event === "started" && e.tag === "u1")).toHaveLength(1);
+});
+
+test("a timeout is a timeout: a safe call is tried once more with the same key, an unsafe one never", async () => {
+  const [w] = await setup({ workers: 1, toolTimeoutMs: 400 });
+  const safe = await h!.agent({ name: "safe", tools: ["workers/*"], script: oneCall("workers/slow_idempotent", { tag: "t1", ms: 5000 }) });
+  const end = await h!.ask(safe, "go");
+  expect(end.type).toBe("dev.wardrik.turn.completed");
+  const timedOut = h!.events.filter((e) => e.run === end.run && e.type === "dev.wardrik.call.timed_out");
+  expect(timedOut.map((e) => e.data.will_retry)).toEqual([true, false]);
+  expect(timedOut[1]!.data).toMatchObject({ code: "timeout", timeout_s: 0.4, attempt: 2 });
+  expect(String(timedOut[1]!.data.error)).toMatch(/timed out after 0\.4 s/);
+  expect(h!.events.some((e) => e.run === end.run && e.type === "dev.wardrik.call.killed")).toBe(false);
+  const attempts = h!.events.filter((e) => e.run === end.run && e.type === "dev.wardrik.call.started");
+  expect(attempts.map((e) => e.data.attempt)).toEqual([1, 2]);
+  expect(attempts[0]!.data.idempotency_key).toBe(attempts[1]!.data.idempotency_key);
+  // The worker's idempotency helper saw the same key twice and ran the work once.
+  expect(w!.events.filter((e) => e.event === "started" && e.tag === "t1")).toHaveLength(1);
+
+  const unsafe = await h!.agent({ name: "unsafe", tools: ["workers/*"], script: oneCall("workers/wait_for_abort", { tag: "t2" }) });
+  const end2 = await h!.ask(unsafe, "go");
+  const once = h!.events.filter((e) => e.run === end2.run && e.type === "dev.wardrik.call.timed_out");
+  expect(once.map((e) => e.data.will_retry)).toEqual([false]);
+  // The worker's signal says why it stopped.
+  expect((await w!.waitFor((e) => e.event === "aborted" && e.tag === "t2")).reason).toBe("The call timed out.");
+});
+
+test("a call whose worker came back after it went to a person completes with the kept answer, without the person", async () => {
+  await setup({ graceMs: 200 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/send_email", { to: "x@example.com" }) });
+  const raw = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }]);
+  const ended = h!.ask(a, "go");
+  const call = await raw.nextCall();
+  await raw.drop();
+  await h!.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+  const again = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }]);
+  again.answer(call.callId, call.attempt, { sent: 1 });
+  const end = await ended;
+  expect(end.type).toBe("dev.wardrik.turn.completed");
+  expect(end.data.reply).toBe('done: {"sent":1}');
+  expect(h!.events.some((e) => e.type === "dev.wardrik.approval.granted")).toBe(false);
+});
+
+test("a worker of another org cannot answer a call", async () => {
+  await setup({ graceMs: 100 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/send_email", {}) });
+  const raw = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }]);
+  void h!.ask(a, "go");
+  const call = await raw.nextCall();
+  await raw.drop();
+  const asked = await h!.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+  const other = await connectRawWorker(daemon!.url, "token-b", [{ name: "send_email" }]);
+  other.answer(call.callId, call.attempt, { forged: true });
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await h!.store.calls.get(String(asked.data.call)))!.status).toBe("waiting");
+});
