@@ -73,3 +73,4 @@ export {
   WorkerToolDescriptor,
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
+export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";

@@ -1,5 +1,5 @@
 import { streamSSE } from "hono/streaming";
-import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery } from "@wardrik/protocol";
+import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery, typeMatches } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { toCloudEvent } from "./agent-summary.js";
@@ -47,7 +47,9 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         // Subscribe first, then backfill, so nothing falls between the two.
         const live: StoredEvent[] = [];
         let wake: (() => void) | undefined;
+        const types = query.type?.split(",");
         const unsubscribe = svc.bus.subscribe(agent.id, (e) => {
+          if (types && !types.some((t) => typeMatches(t, e.type))) return;
           live.push(e);
           wake?.();
         });
@@ -61,7 +63,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         });
         try {
           for (;;) {
-            const backlog = await svc.store.events.list(agent.id, after, 1000);
+            const backlog = await svc.store.events.list(agent.id, after, 1000, { types });
             for (const e of backlog) {
               await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
               after = e.seq;

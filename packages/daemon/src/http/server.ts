@@ -7,6 +7,7 @@ import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
+import { registerFeedRoutes } from "./feed-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -89,6 +90,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
 
   registerApiRoutes(routes, svc);
   registerEventRoutes(routes, svc);
+  registerFeedRoutes(routes, svc);
   registerAdminRoutes(routes, svc);
   return { app, routes };
 }

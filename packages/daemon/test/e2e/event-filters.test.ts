@@ -1,0 +1,108 @@
+/**
+ * Event filters apply in the database, before the limit: paging through a few
+ * hundred mixed events with `type` and `limit` finds every match, per agent,
+ * on the per-agent stream, and on the org-wide feed.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { createProject, readSse, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+let helper: string;
+let other: string;
+const TURNS = 24;
+
+beforeAll(async () => {
+  p = await createProject({
+    scripts: { quiet: "steps:\n  - text: quiet reply\n" },
+    files: { "agents/quiet.md": "---\ndescription: Answers without tools.\nmodel: quiet\n---\nBe quiet.\n" },
+  });
+  helper = await p.agentId("helper");
+  other = await p.agentId("quiet");
+  for (let i = 0; i < TURNS / 2; i++) {
+    await Promise.all([p.send(helper, `note ${i}`, `c${i}`), p.send(other, `hush ${i}`)]);
+  }
+}, 180_000);
+
+interface FeedEvent extends WireEvent {
+  cursor: string;
+}
+
+describe("event filters", () => {
+  it("per agent: type and limit page through every match, and only matches", async () => {
+    const all = await p.events(helper);
+    expect(all.length).toBeGreaterThan(150);
+    const expected = all.filter((e) => short(e.type) === "turn.completed").map((e) => e.seq);
+    expect(expected).toHaveLength(TURNS / 2);
+    const seen: number[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await p.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${helper}/events?type=turn.completed&limit=2&after=${after}`);
+      expect(page.events.length).toBeLessThanOrEqual(2);
+      if (page.events.length === 0) break;
+      for (const e of page.events) expect(short(e.type)).toBe("turn.completed");
+      seen.push(...page.events.map((e) => e.seq));
+      after = page.events.at(-1)!.seq;
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it("per agent: patterns (call.*) and full type names mix", async () => {
+    const all = await p.events(helper);
+    const page = await p.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${helper}/events?type=call.*,dev.wardrik.turn.started&limit=10000`);
+    const want = all.filter((e) => short(e.type).startsWith("call.") || short(e.type) === "turn.started").map((e) => e.seq);
+    expect(page.events.map((e) => e.seq)).toEqual(want);
+  });
+
+  it("per agent stream: only the filtered types, backlog first", async () => {
+    const res = await fetch(`${p.url}/v1/agents/${helper}/events/stream?type=turn.completed`, {
+      headers: { authorization: `Bearer ${p.token}` },
+    });
+    const got: string[] = [];
+    await readSse(res, (f) => {
+      if (f.event === "event") got.push(short((JSON.parse(f.data) as WireEvent).type));
+      return got.length === TURNS / 2;
+    });
+    expect(new Set(got)).toEqual(new Set(["turn.completed"]));
+  });
+
+  it("org-wide feed: every agent's events in commit order, pages by cursor, filters by type and agent", async () => {
+    const everything: FeedEvent[] = [];
+    let cursor = "";
+    for (;;) {
+      const page = await p.apiOk<{ events: FeedEvent[]; cursor: string }>("GET", `/v1/events?limit=97${cursor ? `&after=${cursor}` : ""}`);
+      everything.push(...page.events);
+      if (page.events.length === 0) break;
+      cursor = page.cursor;
+    }
+    const perAgent = [...(await p.events(helper)), ...(await p.events(other))];
+    expect(everything).toHaveLength(perAgent.length);
+    // Each agent's events keep their order inside the feed.
+    for (const agent of [helper, other]) {
+      const seqs = everything.filter((e) => e.source.endsWith(agent)).map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    }
+    const completedOfOther = await p.apiOk<{ events: FeedEvent[] }>("GET", `/v1/events?type=turn.completed&agent=${other}&limit=3`);
+    expect(completedOfOther.events).toHaveLength(3);
+    for (const e of completedOfOther.events) {
+      expect(short(e.type)).toBe("turn.completed");
+      expect(e.source.endsWith(other)).toBe(true);
+    }
+    const bad = await p.api("GET", "/v1/events?after=not-a-cursor");
+    expect(bad.status).toBe(400);
+  });
+
+  it("org-wide stream: live=only shows what comes next, with cursors to resume from", async () => {
+    const res = await fetch(`${p.url}/v1/events/stream?live=only&type=turn.completed`, { headers: { authorization: `Bearer ${p.token}` } });
+    const got: FeedEvent[] = [];
+    const reading = readSse(res, (f) => {
+      if (f.event === "event") got.push({ ...(JSON.parse(f.data) as FeedEvent), cursor: f.id! });
+      return got.length === 1;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = await p.send(other, "after the stream began");
+    await reading;
+    expect(got[0]!.run).toBe(sent.run);
+    const after = await p.apiOk<{ events: FeedEvent[] }>("GET", `/v1/events?after=${got[0]!.cursor}`);
+    expect(after.events).toHaveLength(0);
+  });
+});
