@@ -48,7 +48,10 @@ describe("event filters", () => {
 
   it("per agent: patterns (call.*) and full type names mix", async () => {
     const all = await p.events(helper);
-    const page = await p.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${helper}/events?type=call.*,dev.wardrik.turn.started&limit=10000`);
+    const page = await p.apiOk<{ events: WireEvent[] }>(
+      "GET",
+      `/v1/agents/${helper}/events?type=call.*,dev.wardrik.turn.started&limit=10000`,
+    );
     const want = all.filter((e) => short(e.type).startsWith("call.") || short(e.type) === "turn.started").map((e) => e.seq);
     expect(page.events.map((e) => e.seq)).toEqual(want);
   });
