@@ -102,6 +102,34 @@ describe("recovery after a crash", () => {
     expect(g2.attempts).toEqual([]);
   });
 
+  it("an MCP tool whose only hint is idempotentHint is not re-run after a crash: a person decides", async () => {
+    const attempts: string[] = [];
+    const mcpLike = () => {
+      const t = new FnToolset("linear").add(
+        "update_issue",
+        async (_args, ctx) => {
+          attempts.push(ctx.idempotencyKey);
+          await new Promise(() => undefined);
+          return { ok: true, output: "never" };
+        },
+        { idempotent: true },
+      );
+      return Object.assign(t, { kind: "mcp" as const });
+    };
+    const h = await harness({ toolsets: [mcpLike()] });
+    const script: Script = { steps: [{ tool_calls: [call("linear/update_issue")] }, { text: "{{result}}" }] };
+    const a = await h.agent({ name: "a", script });
+    await h.runtime.enqueue(a, "main", "go");
+    while (attempts.length < 1) await new Promise((r) => setTimeout(r, 5));
+    const dir = await crash(h);
+    const h2 = await harness({ toolsets: [mcpLike()], dir });
+    h2.script("a", script);
+    await h2.runtime.recover();
+    const asked = await h2.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    expect(asked.data).toMatchObject({ tool: "linear/update_issue", reason: LOST_ANSWER, lost: true });
+    expect(attempts).toHaveLength(1);
+  });
+
   it("a turn interrupted during a model call calls the model again", async () => {
     const h = await harness();
     const a = await h.agent({ name: "a", script: { steps: [{ hang: true }] } });
