@@ -18,9 +18,13 @@ const workloads = {
   sleep: ["sleep.ts"],
 };
 const [name, ...rest] = process.argv.slice(2);
+if (name === "compare") {
+  const r = spawnSync(process.execPath, [join(here, "compare.mjs"), ...rest], { stdio: "inherit" });
+  process.exit(r.status ?? 1);
+}
 const entry = workloads[name];
 if (!entry) {
-  console.error(`usage: npm run bench -- <${Object.keys(workloads).join("|")}> [args]`);
+  console.error(`usage: npm run bench -- <${Object.keys(workloads).join("|")}|compare REF> [args]`);
   process.exit(2);
 }
 const [file, ...args] = entry;

@@ -26,11 +26,14 @@ async function oneTurn(conversation: string): Promise<number> {
 for (let i = 0; i < 50; i++) await oneTurn(`warm-${i % 5}`);
 const rss = new PeakRss();
 const latencies: number[] = [];
+const stats0 = { ...bench.store.db.stats };
 const start = performance.now();
 for (let c = 0; c < spec.conversations; c++) {
   for (let t = 0; t < spec.turns; t++) latencies.push(await oneTurn(`c${c}`));
 }
 const seconds = (performance.now() - start) / 1000;
+const statements = bench.store.db.stats.statements - stats0.statements;
+const commits = bench.store.db.stats.commits - stats0.commits;
 const peak = rss.stop();
 latencies.sort((a, b) => a - b);
 const turns = spec.conversations * spec.turns;
@@ -44,6 +47,8 @@ console.log(
     turns_per_s: round(turns / seconds, 1),
     p50_ms: round(percentile(latencies, 50), 3),
     p99_ms: round(percentile(latencies, 99), 3),
+    statements_per_turn: round(statements / turns, 2),
+    commits_per_turn: round(commits / turns, 2),
     peak_rss_mb: peak,
   }),
 );

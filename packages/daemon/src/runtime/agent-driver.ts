@@ -33,6 +33,10 @@ export class AgentDriver {
   readonly openTurns = new Map<string, TurnRow | "unknown">();
   /** Rounds this driver saved and is running, for completing them without reading them back. */
   readonly rounds = new Map<string, RoundState>();
+  /** Conversations that may have queued messages no turn has taken (a message queued behind an open turn). */
+  readonly mayHaveQueued = new Set<string>();
+  /** Conversations where a commit is starting a turn right now; it kicks the runner once durable. */
+  readonly starting = new Set<string>();
   /** Conversation IDs by key. */
   readonly conversations = new Map<string, string>();
   closed = false;
@@ -97,11 +101,14 @@ export class AgentDriver {
   }
 
   /**
-   * Whether a message just queued may start its turn in the same commit:
-   * nothing drives the conversation here and it has no open turn.
+   * Whether a message just queued may start its turn in the same commit: the
+   * conversation has no open turn, none is being started, and no older
+   * message waits to be taken first.
    */
   canStartAt(conversationId: string): boolean {
-    return !this.closed && !this.runners.has(conversationId) && !this.openTurns.has(conversationId);
+    return (
+      !this.closed && !this.openTurns.has(conversationId) && !this.starting.has(conversationId) && !this.mayHaveQueued.has(conversationId)
+    );
   }
 
   async prompt(conversationId: string): Promise<PromptCache> {
@@ -112,6 +119,11 @@ export class AgentDriver {
       this.prompts.set(conversationId, cache);
     }
     return cache;
+  }
+
+  /** A conversation just created has no history: its prompt starts empty without reading the store. */
+  primeEmptyPrompt(conversationId: string): void {
+    if (!this.prompts.has(conversationId)) this.prompts.set(conversationId, new PromptCache([], null));
   }
 
   /** The prompt cache of a conversation if one is loaded (to append what was just committed). */

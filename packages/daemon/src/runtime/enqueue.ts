@@ -19,17 +19,27 @@ export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: str
   const d = await rt.driver(agent.id);
   const message = rt.store.ids.next("message");
   const cached = d.conversations.get(conversationKey);
-  const { conversationId, event } = await rt.store.tx(async (w) => {
-    const conv = cached ? { id: cached, key: conversationKey } : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
-    // Claimed at once, so a second message in the same group commit queues behind this turn instead of starting another.
-    const run = d.canStartAt(conv.id) ? rt.store.ids.next("run") : undefined;
-    if (run) d.openTurns.set(conv.id, "unknown");
-    await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
-    const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
-    if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
-    w.afterCommit(() => d.conversations.set(conversationKey, conv.id));
-    return { conversationId: conv.id, event: queued };
-  });
+  let starting: string | undefined;
+  const { conversationId, event } = await rt.store
+    .tx(async (w) => {
+      const conv = cached
+        ? { id: cached, key: conversationKey, created: false }
+        : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
+      if (conv.created) d.primeEmptyPrompt(conv.id);
+      // Marked at once, so a second message in the same group commit queues behind this turn instead of starting another.
+      const run = d.canStartAt(conv.id) ? rt.store.ids.next("run") : undefined;
+      if (run) d.starting.add((starting = conv.id));
+      else d.mayHaveQueued.add(conv.id);
+      await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
+      const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
+      w.afterCommit(() => d.conversations.set(conversationKey, conv.id));
+      return { conversationId: conv.id, event: queued };
+    })
+    .catch((err: unknown) => {
+      if (starting) d.starting.delete(starting);
+      throw err;
+    });
   d.kick(conversationId);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
 }

@@ -177,7 +177,10 @@ export class Runtime {
     }
     const convs = new Set<string>();
     for (const [conv, t] of d.openTurns) if (t !== "unknown" && t.status === "running") convs.add(conv);
-    for (const c of await this.store.inputs.conversationsWithQueued(agentId)) convs.add(c);
+    for (const c of await this.store.inputs.conversationsWithQueued(agentId)) {
+      convs.add(c);
+      d.mayHaveQueued.add(c);
+    }
     for (const c of convs) d.kick(c);
   }
 

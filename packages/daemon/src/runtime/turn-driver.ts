@@ -12,17 +12,18 @@ import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
 /** Works through a conversation: its open turn, then turns for queued messages, until none is left. */
 export async function runConversation(d: AgentDriver, conversationId: string): Promise<void> {
   while (!d.closed) {
+    // A commit is starting a turn here: it kicks this runner once it is durable.
+    if (d.starting.has(conversationId)) return;
     const known = d.openTurns.get(conversationId);
     let turn = known === "unknown" ? await d.store.turns.openOf(d.store.db, conversationId) : known;
-    if (turn?.status === "parked") {
-      d.openTurns.set(conversationId, turn);
-      return;
+    if (known === "unknown") {
+      if (turn) d.openTurns.set(conversationId, turn);
+      else d.openTurns.delete(conversationId);
     }
-    turn ??= await startQueuedTurn(d, conversationId);
-    if (!turn) {
-      d.openTurns.delete(conversationId);
-      return;
-    }
+    if (turn?.status === "parked") return;
+    // Only look for queued messages where one may be: most turns end with none, and the look costs a commit.
+    if (!turn && d.mayHaveQueued.has(conversationId)) turn = await startQueuedTurn(d, conversationId);
+    if (!turn) return;
     await driveTurn(d, turn);
   }
 }
@@ -31,12 +32,22 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
 async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<TurnRow | undefined> {
   const key = [...d.conversations].find(([, id]) => id === conversationId)?.[0] ?? (await d.store.conversations.get(conversationId))?.key;
   if (key === undefined) return undefined;
-  return d.store.tx(async (w) => {
-    const run = d.store.ids.next("run");
-    const inputs = await d.store.inputs.claim(w, conversationId, run);
-    if (inputs.length === 0) return undefined;
-    return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
-  });
+  try {
+    return await d.store.tx(async (w) => {
+      if (d.starting.has(conversationId) || d.openTurns.has(conversationId)) return undefined;
+      d.mayHaveQueued.delete(conversationId);
+      const run = d.store.ids.next("run");
+      const inputs = await d.store.inputs.claim(w, conversationId, run);
+      if (inputs.length === 0) return undefined;
+      d.starting.add(conversationId);
+      return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
+    });
+  } catch (err) {
+    // Nothing was taken: the messages are still queued for the next look.
+    d.starting.delete(conversationId);
+    d.mayHaveQueued.add(conversationId);
+    throw err;
+  }
 }
 
 /** Starts a turn inside the caller's transaction, and records its first model call as the next step. */
@@ -50,6 +61,7 @@ export async function startTurnIn(
   const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs);
   announceModelCall(d, w, run, 1);
   w.afterCommit(() => {
+    d.starting.delete(conversation.id);
     d.openTurns.set(conversation.id, turn);
     d.announced.set(run, 1);
     const cache = d.cachedPrompt(conversation.id);

@@ -19,13 +19,16 @@ export class ConversationsTable {
     private readonly ids: IdGenerator,
   ) {}
 
-  /** The conversation `key` of an agent, created when it does not exist yet. */
-  async ensure(tx: Tx, agentId: string, key: string, now: string): Promise<ConversationRow> {
-    const found = await tx.get<ConversationRow & Row>("SELECT * FROM conversations WHERE agent_id = ? AND key = ?", [agentId, key]);
-    if (found) return found;
+  /** The conversation `key` of an agent, created when it does not exist yet (`created_at` is then `now`). */
+  async ensure(tx: Tx, agentId: string, key: string, now: string): Promise<ConversationRow & { created: boolean }> {
     const id = this.ids.next("conversation");
-    await tx.run("INSERT INTO conversations (id, agent_id, key, created_at) VALUES (?, ?, ?, ?)", [id, agentId, key, now]);
-    return { id, agent_id: agentId, key, summary: null, summary_upto: 0, created_at: now };
+    const made = await tx.get<{ id: string }>(
+      "INSERT INTO conversations (id, agent_id, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, key) DO NOTHING RETURNING id",
+      [id, agentId, key, now],
+    );
+    if (made) return { id, agent_id: agentId, key, summary: null, summary_upto: 0, created_at: now, created: true };
+    const found = (await tx.get<ConversationRow & Row>("SELECT * FROM conversations WHERE agent_id = ? AND key = ?", [agentId, key]))!;
+    return { ...found, created: false };
   }
 
   get(id: string): Promise<ConversationRow | undefined> {

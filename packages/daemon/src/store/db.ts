@@ -13,8 +13,15 @@ export interface Tx {
   all<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
 }
 
+/** What a database adapter has done, for benchmarks: statements sent and transactions committed. */
+export interface DbStats {
+  statements: number;
+  commits: number;
+}
+
 export interface Db extends Tx {
   readonly dialect: "sqlite" | "postgres";
+  readonly stats: DbStats;
   /** Runs `fn` in one transaction: everything it writes commits together or not at all. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { Checkpointer } from "./checkpointer.js";
-import type { Db, Row, SqlValue, Tx } from "./db.js";
+import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 
 export interface SqliteOptions {
   /** `FULL` fsyncs every commit; `NORMAL` (default) survives a killed process, not a power cut. */
@@ -28,6 +28,7 @@ export class SqliteDb implements Db {
   private readonly pending: { fn: (tx: Tx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
   private draining = false;
   private readonly checkpointer: Checkpointer | undefined;
+  readonly stats: DbStats = { statements: 0, commits: 0 };
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -56,10 +57,18 @@ export class SqliteDb implements Db {
   }
 
   private readonly direct: Tx = {
-    run: (sql, params = []) => Promise.resolve({ changes: this.statement(sql).run(...params).changes }),
-    get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) =>
-      Promise.resolve(this.statement(sql).get(...params) as R | undefined),
-    all: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => Promise.resolve(this.statement(sql).all(...params) as R[]),
+    run: (sql, params = []) => {
+      this.stats.statements++;
+      return Promise.resolve({ changes: this.statement(sql).run(...params).changes });
+    },
+    get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
+      this.stats.statements++;
+      return Promise.resolve(this.statement(sql).get(...params) as R | undefined);
+    },
+    all: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
+      this.stats.statements++;
+      return Promise.resolve(this.statement(sql).all(...params) as R[]);
+    },
   };
 
   run(sql: string, params?: readonly SqlValue[]) {
@@ -117,6 +126,7 @@ export class SqliteDb implements Db {
               }
             }
           this.db.exec("COMMIT");
+          this.stats.commits++;
         } catch (err) {
           // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
           if (this.db.inTransaction) this.db.exec("ROLLBACK");
