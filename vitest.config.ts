@@ -1,13 +1,42 @@
 import { defineConfig } from "vitest/config";
 
+const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"];
+
+/**
+ * The test files that run a second time on PostgreSQL (the `postgres`
+ * project). Widen it as more of the engine speaks PostgreSQL: the runtime
+ * harness and the spawned-daemon helpers already take their database from
+ * WARDRIK_TEST_DB (packages/daemon/test/helpers/test-database.ts).
+ */
+export const POSTGRES_TEST_FILES = ["packages/daemon/test/store/**/*.test.ts"];
+
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
   ssr: { resolve: { conditions: ["wardrik-source"] } },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
-    typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "sqlite",
+          include: ALL_TEST_FILES,
+          env: { WARDRIK_TEST_DB: "sqlite" },
+          typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "postgres",
+          include: POSTGRES_TEST_FILES,
+          env: { WARDRIK_TEST_DB: "postgres" },
+          // One server for the run, started only when this project has files to run.
+          globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
+        },
+      },
+    ],
   },
 });

@@ -30,7 +30,10 @@ try {
     for (const which of order) results[which].push(runOnce(which === "current" ? root : dir, workload));
   }
   const median = (xs, key) => {
-    const sorted = xs.map((x) => x[key]).filter((v) => typeof v === "number").sort((a, b) => a - b);
+    const sorted = xs
+      .map((x) => x[key])
+      .filter((v) => typeof v === "number")
+      .sort((a, b) => a - b);
     return sorted.length === 0 ? null : sorted[Math.floor(sorted.length / 2)];
   };
   const summary = (xs) => ({

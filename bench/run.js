@@ -16,6 +16,7 @@ const workloads = {
   faults: ["faults.ts"],
   recovery: ["recovery.ts"],
   sleep: ["sleep.ts"],
+  db: ["db.ts"],
 };
 const [name, ...rest] = process.argv.slice(2);
 if (name === "compare") {

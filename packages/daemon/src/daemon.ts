@@ -17,7 +17,7 @@ import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretStore } from "./store/secrets.js";
 import { DatabaseLock } from "./store/database-lock.js";
-import { SqliteDb } from "./store/sqlite-db.js";
+import { openDb, type OpenedDb } from "./store/open-db.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
@@ -60,18 +60,16 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   if (bootstrap.database.includes(PLACEHOLDER))
     throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
   const token = ensureAdminToken(dir);
-  if (!bootstrap.database.startsWith("sqlite:")) {
-    throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${bootstrap.database.split(":")[0]} URL).`);
-  }
   const clock = options.clock ?? systemClock;
-  const dbPath = bootstrap.database.slice("sqlite:".length);
   // One daemon per SQLite database: a second one would run the first one's turns again.
-  const lock = DatabaseLock.acquire(dbPath);
-  let db: SqliteDb;
+  // (Not yet enforced on PostgreSQL, where the cluster work brings leases.)
+  const sqlite = bootstrap.database.startsWith("sqlite:");
+  const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
+  let db: OpenedDb;
   try {
-    db = new SqliteDb(dbPath, { synchronous: options.synchronous ?? "NORMAL" });
+    db = await openDb(bootstrap.database, { synchronous: options.synchronous ?? "NORMAL", log });
   } catch (err) {
-    lock.release();
+    lock?.release();
     throw err;
   }
   const secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
@@ -81,7 +79,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     config = loadConfig(dir, { env, secret: (name) => known.get(name) });
   } catch (err) {
     await db.close();
-    lock.release();
+    lock?.release();
     throw err;
   }
   const bus = new EventBus();
@@ -224,7 +222,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     await runtime.close();
     await workers.close();
     await db.close();
-    lock.release();
+    lock?.release();
     throw err;
   }
   // Recover once the server listens, so workers can reconnect while turns resume.
@@ -232,7 +230,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
-  lock.describe({ url });
+  lock?.describe({ url });
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,
@@ -264,7 +262,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeAllConnections();
         await Promise.race([closed, new Promise((r) => setTimeout(r, 1000).unref())]);
         await db.close();
-        lock.release();
+        lock?.release();
         log("info", "shutdown: done");
       })()),
   };

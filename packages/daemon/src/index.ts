@@ -6,6 +6,9 @@ export type { RuntimeHooks, ResolvedModelRef, CallForDecision, BudgetCaps } from
 export { LOST_ANSWER } from "./runtime/types.js";
 export { Store } from "./store/store.js";
 export { SqliteDb } from "./store/sqlite-db.js";
+export { PostgresDb } from "./store/postgres-db.js";
+export { openDb } from "./store/open-db.js";
+export type { OpenDbOptions, OpenedDb } from "./store/open-db.js";
 export type { Db, Tx } from "./store/db.js";
 export { EventBus } from "./events/event-bus.js";
 export type { StoredEvent } from "./events/event-bus.js";

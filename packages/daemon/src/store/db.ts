@@ -1,8 +1,21 @@
 /**
  * The narrow SQL seam under the Store. Queries are written once, with `?`
  * placeholders and SQL that SQLite and PostgreSQL both accept; each adapter
- * runs them. Transactions are serialised per adapter, so domain operations
- * stay atomic even when many actors run at once.
+ * runs them (sqlite-db.ts, postgres-db.ts; open-db.ts picks one by URL).
+ *
+ * What the adapters promise alike: rows hold SqlValues (PostgreSQL's BIGINT,
+ * COUNT(*), SUM() and booleans come back as numbers, as in SQLite); `run`
+ * reports the rows an INSERT/UPDATE/DELETE changed; `transaction` commits
+ * everything `fn` wrote or, if `fn` throws, nothing.
+ *
+ * Where they differ, and queries must work with both:
+ * - SQLite runs one transaction at a time; PostgreSQL runs them concurrently
+ *   (READ COMMITTED), so allocating or claiming must lock or check `changes`.
+ * - After a statement fails inside a transaction, PostgreSQL refuses the
+ *   transaction's later statements: let the error end the transaction
+ *   (catching it and carrying on works on SQLite only).
+ * - PostgreSQL folds unquoted names to lower case: write column aliases in
+ *   snake_case (`AS turn_count`), never camelCase.
  */
 export type SqlValue = string | number | bigint | null;
 export type Row = Record<string, SqlValue>;

@@ -1,10 +1,10 @@
 import Database from "better-sqlite3";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { createRequire } from "node:module";
 import { Checkpointer } from "./checkpointer.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
+import { migrateSqlite } from "./migrate.js";
 
 export interface SqliteOptions {
   /** `FULL` fsyncs every commit; `NORMAL` (default) survives a killed process, not a power cut. */
@@ -13,7 +13,6 @@ export interface SqliteOptions {
   checkpointInBackground?: boolean;
 }
 
-export const SCHEMA_VERSION = 2;
 const MAX_GROUP = 64;
 
 /**
@@ -37,7 +36,12 @@ export class SqliteDb implements Db {
     this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
     this.db.pragma("busy_timeout = 5000");
     this.db.pragma("foreign_keys = OFF");
-    migrate(this.db);
+    try {
+      migrateSqlite(this.db);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
     if (path !== ":memory:" && options.checkpointInBackground !== false) {
       this.db.pragma("wal_autocheckpoint = 0");
       this.checkpointer = new Checkpointer(path, createRequire(import.meta.url).resolve("better-sqlite3"), 500, () => {
@@ -144,37 +148,5 @@ export class SqliteDb implements Db {
     while (this.draining || this.pending.length > 0) await new Promise((r) => setImmediate(r));
     await this.checkpointer?.close();
     if (this.db.open) this.db.close();
-  }
-}
-
-function migrationsDir(): string {
-  // dist/store/ and src/store/ both sit next to migrations/ (the build copies them).
-  return join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
-}
-
-export function readMigrations(): { version: number; sql: string }[] {
-  return readdirSync(migrationsDir())
-    .filter((f) => /^\d+_.*\.sql$/.test(f))
-    .sort()
-    .map((f) => ({ version: Number.parseInt(f, 10), sql: readFileSync(join(migrationsDir(), f), "utf8") }));
-}
-
-function migrate(db: Database.Database): void {
-  db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
-  const current = row ? Number(row.value) : 0;
-  if (current > SCHEMA_VERSION) {
-    throw new Error(
-      `The database was written by a newer Wardrik (schema version ${current}; this one knows up to ${SCHEMA_VERSION}). Upgrade Wardrik.`,
-    );
-  }
-  for (const m of readMigrations()) {
-    if (m.version <= current) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
-        String(m.version),
-      );
-    })();
   }
 }

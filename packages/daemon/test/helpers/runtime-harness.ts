@@ -9,11 +9,11 @@ import { compilePolicy, decide, type CompiledPolicy } from "../../src/policy/ind
 import type { Policy } from "../../src/policy/types.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import type { RuntimeHooks } from "../../src/runtime/types.js";
-import { SqliteDb } from "../../src/store/sqlite-db.js";
 import { Store, type AgentRow } from "../../src/store/store.js";
 import { FilesToolset } from "../../src/tools/files-toolset.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, Toolset } from "../../src/tools/toolset.js";
+import { openTestDb } from "./test-database.js";
 
 /** A toolset whose tools are plain functions, for runtime tests. */
 export class FnToolset implements Toolset {
@@ -51,7 +51,10 @@ export class FnToolset implements Toolset {
 
 export interface Harness {
   dir: string;
+  /** The SQLite file (a harness on SQLite only; WARDRIK_TEST_DB picks the database). */
   dbPath: string;
+  /** The database, as config.yaml would name it: sqlite:PATH or postgres://... */
+  databaseUrl: string;
   store: Store;
   runtime: Runtime;
   bus: EventBus;
@@ -79,7 +82,8 @@ export interface HarnessOptions {
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "wardrik-rt-"));
   const dbPath = join(dir, "wardrik.db");
-  const db = new SqliteDb(dbPath, { synchronous: options.synchronous ?? "NORMAL" });
+  // A harness made again on the same dir (a restart) gets the same database.
+  const { db, database } = await openTestDb({ dir, synchronous: options.synchronous ?? "NORMAL" });
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(), systemClock);
   const events: StoredEvent[] = [];
@@ -136,6 +140,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return {
     dir,
     dbPath,
+    databaseUrl: database.url,
     store,
     runtime,
     bus,
@@ -170,7 +175,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     close: async () => {
       await runtime.close();
       await db.close();
-      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+      if (!options.dir) {
+        await database.drop();
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

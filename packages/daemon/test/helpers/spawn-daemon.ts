@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, vi } from "vitest";
+import { createTestDatabase, TEST_DIALECT } from "./test-database.js";
 import { sleep, waitFor } from "./wait.js";
 
 export { sleep, waitFor };
@@ -395,6 +396,22 @@ function stripListen(config: string): string {
 
 const LISTENING = /wardrik daemon listening on (http:\/\/\S+)/;
 
+const INIT_DATABASE = /^database:[ \t]*sqlite:\.wardrik\/wardrik\.db[ \t]*$/m;
+
+/**
+ * On a PostgreSQL run (WARDRIK_TEST_DB=postgres) the project gets a fresh
+ * PostgreSQL database instead of init's SQLite file. A database the test
+ * wrote into config.yaml itself stays as written.
+ */
+async function chooseDatabase(config: string, home: string, scope?: TestScope): Promise<string> {
+  if (TEST_DIALECT !== "postgres") return config;
+  const named = /^database:/m.test(config);
+  if (named && !INIT_DATABASE.test(config)) return config;
+  const { url } = await createTestDatabase({ dir: home, ...(scope ? { scope } : {}) });
+  const line = `database: ${url}`;
+  return named ? config.replace(INIT_DATABASE, line) : `${config.replace(/\n?$/, "\n")}${line}\n`;
+}
+
 /**
  * Makes a project with the real `wardrik init` in a fresh temp dir, applies the
  * options, and (unless start: false) starts the daemon.
@@ -646,6 +663,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
   }
   config = addModels(config, { ...scriptModels, ...options.models });
   if (mode === "zero") config = stripListen(config);
+  config = await chooseDatabase(config, tmp, options.scope);
   project.write("config.yaml", config);
   for (const f of options.remove ?? []) project.remove(f);
   for (const [p, text] of Object.entries(options.files ?? {})) project.write(p, text);

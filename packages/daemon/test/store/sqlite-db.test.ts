@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SCHEMA_VERSION, SqliteDb } from "../../src/store/sqlite-db.js";
+import { latestVersion, readMigrations } from "../../src/store/migrate.js";
+import { SqliteDb } from "../../src/store/sqlite-db.js";
+
+const SCHEMA_VERSION = latestVersion(readMigrations("sqlite"));
 
 const dirs: string[] = [];
 afterEach(() => {

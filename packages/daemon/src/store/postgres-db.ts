@@ -1,0 +1,232 @@
+import pg from "pg";
+import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
+import { migratePostgres, type Migration, type MigrationResult } from "./migrate.js";
+import { PostgresListener, type ListenOptions, type StoreLog, type Unsubscribe } from "./postgres-listener.js";
+import { toPostgresPlaceholders } from "./postgres-placeholders.js";
+
+export interface PostgresOptions {
+  /** Connections in the pool (default 10); each running transaction holds one. */
+  poolSize?: number;
+  /** Where warnings go (a lost idle connection, a LISTEN reconnect). Default: stderr. */
+  log?: StoreLog;
+  /** The name PostgreSQL shows for these sessions in pg_stat_activity (default "wardrik"). */
+  applicationName?: string;
+}
+
+const { builtins } = pg.types;
+const asText = (text: string): string => text;
+
+/**
+ * Row values are `SqlValue` in both dialects, so PostgreSQL's text results are
+ * parsed the way SQLite would answer. Set on this adapter's pool only (never on
+ * pg's global parsers, which other code in the process may rely on).
+ */
+const PARSERS = new Map<number, (text: string) => SqlValue>([
+  // BIGINT columns and COUNT(*); Wardrik's integers (sequence numbers, micro-dollars) stay below 2^53.
+  [builtins.INT8, Number],
+  // SUM() of a BIGINT and AVG() answer NUMERIC.
+  [builtins.NUMERIC, Number],
+  // A comparison in a select list: 1/0 like SQLite, since booleans are stored as INTEGER 0/1.
+  [builtins.BOOL, (text) => (text === "t" ? 1 : 0)],
+  // Times and JSON are stored as TEXT; should an expression produce one, it stays text.
+  [builtins.DATE, asText],
+  [builtins.TIMESTAMP, asText],
+  [builtins.TIMESTAMPTZ, asText],
+  [builtins.JSON, asText],
+  [builtins.JSONB, asText],
+]);
+
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    (format !== "binary" && PARSERS.get(oid)) || pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+const MAX_CACHED = 5000;
+const translated = new Map<string, string>();
+
+/** `?` -> `$n`, once per SQL string. */
+function pgSql(sql: string): string {
+  let text = translated.get(sql);
+  if (text === undefined) {
+    text = toPostgresPlaceholders(sql);
+    // The store's SQL is a fixed set; should something build SQL dynamically, the cache starts over instead of growing.
+    if (translated.size >= MAX_CACHED) translated.clear();
+    translated.set(sql, text);
+  }
+  return text;
+}
+
+const stderrLog: StoreLog = (level, msg, fields) => {
+  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + "\n");
+};
+
+/**
+ * PostgreSQL adapter on a `pg` pool.
+ *
+ * Unlike SQLite's, transactions here run concurrently, each on its own pooled
+ * connection, at READ COMMITTED: two transactions can both read a row before
+ * either writes it. Queries that allocate (a next sequence number) or claim
+ * (a status change) must be safe under that: update-then-check `changes`, or
+ * lock the row they derive from (`UPDATE ... RETURNING`, `SELECT ... FOR UPDATE`).
+ */
+export class PostgresDb implements Db {
+  readonly dialect = "postgres" as const;
+  private readonly pool: pg.Pool;
+  private readonly listener: PostgresListener;
+  private closing: Promise<void> | undefined;
+  private readonly connections = new Set<Promise<void>>();
+  readonly stats: DbStats = { statements: 0, commits: 0 };
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    const log = options.log ?? stderrLog;
+    const config: pg.ClientConfig = {
+      connectionString: url,
+      types: TYPES,
+      application_name: options.applicationName ?? "wardrik",
+      keepAlive: true,
+      connectionTimeoutMillis: 30_000,
+    };
+    this.pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 });
+    // An idle connection that fails (server restart, network) is dropped by the pool; without a listener it would crash the process.
+    this.pool.on("error", (err) => {
+      if (!this.closing) log("warn", "An idle PostgreSQL connection failed; the pool will open a new one", { error: err.message });
+    });
+    // pool.end() resolves once it has asked its connections to end, not when they have: close() waits for each.
+    this.pool.on("connect", (client) => {
+      const ended = new Promise<void>((resolve) => client.once("end", () => resolve()));
+      this.connections.add(ended);
+      void ended.then(() => this.connections.delete(ended));
+    });
+    this.listener = new PostgresListener({ ...config, application_name: `${config.application_name} listen` }, log);
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
+    this.stats.statements++;
+    const r = await this.pool.query(pgSql(sql), params as SqlValue[]);
+    return { changes: r.rowCount ?? 0 };
+  }
+
+  async get<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
+    this.stats.statements++;
+    return (await this.pool.query<R>(pgSql(sql), params as SqlValue[])).rows[0];
+  }
+
+  async all<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+    this.stats.statements++;
+    return (await this.pool.query<R>(pgSql(sql), params as SqlValue[])).rows;
+  }
+
+  /** BEGIN ... COMMIT on one pooled connection, which only `fn`'s statements use until the end. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.withSession(async (client, isBroken) => {
+      const tx = new SessionTx(client, this.stats);
+      try {
+        await client.query("BEGIN");
+        const value = await fn(tx);
+        await client.query("COMMIT");
+        this.stats.commits++;
+        return value;
+      } catch (err) {
+        // After a failed COMMIT the server has ended the transaction already; ROLLBACK then only warns.
+        if (!isBroken()) await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      } finally {
+        tx.end();
+      }
+    });
+  }
+
+  /** Applies the pending migrations (see migrate.ts); `openDb` calls this before handing the database out. */
+  migrate(migrations?: readonly Migration[]): Promise<MigrationResult> {
+    return this.withSession((client) => migratePostgres(client, migrations));
+  }
+
+  /**
+   * Calls `onPayload` with the payload of every NOTIFY on `channel`, from any
+   * session on this database, once the notifying transaction commits.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, options?: ListenOptions): Promise<Unsubscribe> {
+    return this.listener.listen(channel, onPayload, options);
+  }
+
+  /** Queues a notification inside `tx`: listeners get it when `tx` commits, never if it rolls back. */
+  async notify(tx: Tx, channel: string, payload: string): Promise<void> {
+    await tx.get("SELECT pg_notify(?, ?)", [channel, payload]);
+  }
+
+  /** Waits for running transactions, then closes every connection. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.listener.close();
+      await this.pool.end();
+      await Promise.all(this.connections);
+    })();
+    return this.closing;
+  }
+
+  /**
+   * Runs `fn` on a connection of its own. A connection that failed on the way
+   * (the server ended it, the network broke) is destroyed, never returned to
+   * the pool for the next caller.
+   */
+  private async withSession<T>(fn: (client: pg.PoolClient, isBroken: () => boolean) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    // A checked-out client has no pool listener: an unheard 'error' would crash the process.
+    const onError = (err: Error) => (broken ??= err);
+    client.on("error", onError);
+    try {
+      return await fn(client, () => broken !== undefined);
+    } catch (err) {
+      if (isConnectionError(err)) broken ??= err as Error;
+      throw err;
+    } finally {
+      client.off("error", onError);
+      client.release(broken ?? false);
+    }
+  }
+}
+
+/**
+ * A statement error that means the session is finished: class 08 (connection
+ * exception) or 57P (the server is shutting down or ended this backend). A
+ * dead socket is also reported on the client's 'error' event, but only a
+ * moment later; this catches it before the connection could go back to the pool.
+ */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("08") || code.startsWith("57P"));
+}
+
+/** The `Tx` of one transaction: bound to its connection, and unusable once the transaction ended. */
+class SessionTx implements Tx {
+  private open = true;
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly stats: DbStats,
+  ) {}
+
+  end(): void {
+    this.open = false;
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
+    const r = await this.client.query(this.text(sql), params as SqlValue[]);
+    return { changes: r.rowCount ?? 0 };
+  }
+
+  async get<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
+    return (await this.client.query<R>(this.text(sql), params as SqlValue[])).rows[0];
+  }
+
+  async all<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
+    return (await this.client.query<R>(this.text(sql), params as SqlValue[])).rows;
+  }
+
+  private text(sql: string): string {
+    this.stats.statements++;
+    // The connection now belongs to someone else: a late statement must not run in their transaction.
+    if (!this.open) throw new Error("This transaction has ended: a statement ran after its transaction() callback returned.");
+    return pgSql(sql);
+  }
+}

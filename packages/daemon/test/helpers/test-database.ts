@@ -1,0 +1,139 @@
+/**
+ * The database a test runs on. `WARDRIK_TEST_DB` picks the dialect: `sqlite`
+ * (the default, and the `sqlite` vitest project) or `postgres` (the
+ * `postgres` project, whose files are listed in vitest.config.ts's
+ * POSTGRES_TEST_FILES; its run-wide server comes from postgres-global-setup.ts).
+ *
+ * Every database is fresh: a temp SQLite file, or `CREATE DATABASE t_<random>`
+ * on the run's server. It is deleted after the test when given the test's
+ * context as `scope`, else after the file.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, inject } from "vitest";
+import { openDb, type OpenDbOptions, type OpenedDb } from "../../src/store/open-db.js";
+
+export type TestDialect = "sqlite" | "postgres";
+
+/** The dialect of this test run, from WARDRIK_TEST_DB. */
+export const TEST_DIALECT: TestDialect = dialectFromEnv(process.env.WARDRIK_TEST_DB);
+
+export interface TestDatabase {
+  dialect: TestDialect;
+  /** What config.yaml's `database:` takes: `sqlite:/tmp/.../wardrik.db` or `postgres://...@127.0.0.1:PORT/t_...`. */
+  url: string;
+  /** Deletes the database now (it is deleted after the test or file anyway). */
+  drop(): Promise<void>;
+}
+
+export interface TestDatabaseOptions {
+  /**
+   * Tie the database to this directory: SQLite puts its file there
+   * (`wardrik.db`), PostgreSQL notes the database's URL there, and a second
+   * call with the same directory gets the same database (a restart).
+   */
+  dir?: string;
+  /** The test's context: delete the database after this test instead of after the file. */
+  scope?: { onTestFinished(fn: () => Promise<void> | void): void };
+}
+
+/** The file name under `dir` that remembers which PostgreSQL database belongs to it. */
+const URL_NOTE = "test-database-url";
+
+const fileCleanups: (() => Promise<void>)[] = [];
+// Only inside a vitest run: scripts outside it (fixtures/make-state-v1.ts) use the harness too.
+if (process.env.VITEST)
+  afterAll(async () => {
+    for (const drop of fileCleanups.splice(0).reverse()) await drop().catch(() => undefined);
+  });
+
+/** A fresh, empty database of this run's dialect (not yet migrated: `openDb` does that). */
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const database = TEST_DIALECT === "postgres" ? await createPostgres(options.dir) : createSqlite(options.dir);
+  if (!database.fresh) return database;
+  if (options.scope) options.scope.onTestFinished(() => database.drop());
+  else fileCleanups.push(() => database.drop());
+  return database;
+}
+
+/** A fresh database of this run's dialect, opened and migrated. Close `db` yourself; the database is deleted later. */
+export async function openTestDb(options: TestDatabaseOptions & OpenDbOptions = {}): Promise<{ db: OpenedDb; database: TestDatabase }> {
+  const database = await createTestDatabase(options);
+  return { db: await openDb(database.url, options), database };
+}
+
+/** A database on this run's PostgreSQL server, by name (for the admin work tests themselves do). */
+export function postgresUrl(database = "postgres"): string {
+  const server = inject("postgresUrl");
+  if (!server)
+    throw new Error(
+      "WARDRIK_TEST_DB=postgres, but this run started no PostgreSQL server: run the file in the `postgres` vitest project (add it to POSTGRES_TEST_FILES in vitest.config.ts).",
+    );
+  const url = new URL(server);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+function createSqlite(dir: string | undefined): TestDatabase & { fresh: boolean } {
+  const own = dir === undefined;
+  const home = dir ?? mkdtempSync(join(tmpdir(), "wardrik-db-"));
+  const path = join(home, "wardrik.db");
+  return {
+    dialect: "sqlite",
+    url: `sqlite:${path}`,
+    fresh: !existsSync(path),
+    // A directory the caller gave is the caller's to delete.
+    drop: async () => void (own ? rmSync(home, { recursive: true, force: true }) : undefined),
+  };
+}
+
+async function createPostgres(dir: string | undefined): Promise<TestDatabase & { fresh: boolean }> {
+  const note = dir === undefined ? undefined : join(dir, URL_NOTE);
+  if (note && existsSync(note)) {
+    const url = readFileSync(note, "utf8").trim();
+    return { dialect: "postgres", url, fresh: false, drop: () => dropPostgres(new URL(url).pathname.slice(1)) };
+  }
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+  const url = postgresUrl(name);
+  if (dir !== undefined && note !== undefined) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(note, url);
+  }
+  let dropped = false;
+  return {
+    dialect: "postgres",
+    url,
+    fresh: true,
+    drop: async () => {
+      if (dropped) return;
+      dropped = true;
+      await dropPostgres(name);
+    },
+  };
+}
+
+async function dropPostgres(name: string): Promise<void> {
+  // FORCE ends sessions a test left open (a killed daemon's, an unclosed pool).
+  await admin((client) => client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+}
+
+async function admin(fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl() });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function dialectFromEnv(value: string | undefined): TestDialect {
+  if (value === undefined || value === "" || value === "sqlite") return "sqlite";
+  if (value === "postgres") return "postgres";
+  throw new Error(`WARDRIK_TEST_DB must be sqlite or postgres, not ${JSON.stringify(value)}.`);
+}
