@@ -12,7 +12,7 @@ import { compilePolicy, decide, loadPoliciesDir, type CompiledPolicy } from "./p
 import type { Policy } from "./policy/types.js";
 import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
-import { describeAgent, describeTurn } from "./http/describe.js";
+import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretStore } from "./store/secrets.js";
@@ -20,6 +20,7 @@ import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
+import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
@@ -180,14 +181,26 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     return undefined;
   };
 
+  /** Loads agents/, warning about tool patterns that match nothing (in the log and in reload's answer). */
+  const syncAgents = async () => {
+    const agents = readAgents();
+    const result = await runtime.syncFileAgents(config.org, agents);
+    const warnings = agents.flatMap((a) =>
+      a.definition ? toolPatternProblems(a.definition.tools ?? [], registry).map((p) => ({ agent: a.name, ...p })) : [],
+    );
+    for (const w of warnings) log("warn", "tool pattern matches nothing", w);
+    return { ...result, warnings };
+  };
+
   const svc: ApiServices = {
     org: config.org,
     secrets,
     store,
     runtime,
     bus,
-    reload: () => runtime.syncFileAgents(config.org, readAgents()),
+    reload: syncAgents,
     describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
+    describeTools: (row) => describeTools(row, registry),
     describeTurn: (turn) => describeTurn(store, turn),
     onDelta: (agentId, listener) => {
       let set = deltaListeners.get(agentId);
@@ -200,7 +213,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     },
   };
 
-  await runtime.syncFileAgents(config.org, readAgents());
+  await syncAgents();
 
   const httpOpts = {
     authenticate: (t: string) => store.tokens.authenticate(t),

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "not_found",
   "method_not_allowed",
   "conflict",
+  "idempotency_conflict",
   "unreadable",
   "not_waiting",
   "internal",
@@ -67,6 +68,8 @@ function defaultStatus(code: ErrorCode): number {
       return 413;
     case "headers_too_large":
       return 431;
+    case "idempotency_conflict":
+      return 422;
     case "unavailable":
       return 503;
     case "internal":

@@ -70,6 +70,10 @@ export const AgentSummary = z
   .meta({ id: "AgentSummary" });
 export type AgentSummary = z.infer<typeof AgentSummary>;
 
+/** A tool pattern of an agent that matches no tool, and why. */
+export const ToolPatternProblem = z.object({ pattern: z.string(), reason: z.string() }).meta({ id: "ToolPatternProblem" });
+export type ToolPatternProblem = z.infer<typeof ToolPatternProblem>;
+
 export const AgentDetail = AgentSummary.extend({
   model: z.string().optional(),
   tools: z.array(z.string()),
@@ -83,7 +87,16 @@ export const AgentDetail = AgentSummary.extend({
   instructions: z.string(),
   file: z.string().optional(),
   conversations: z.array(z.object({ id: z.string(), key: z.string(), status: z.string() })),
-  waiting_calls: z.array(z.object({ call: z.string(), tool: z.string(), run: z.string(), reason: z.string().optional() })),
+  waiting_calls: z.array(
+    z.object({
+      call: z.string(),
+      tool: z.string(),
+      run: z.string(),
+      args: z.unknown().describe("The arguments the call would run with, as the model gave them"),
+      reason: z.string().optional().describe("Why it waits: the policy rule's reason, or that its answer was lost"),
+      rule: z.string().optional().describe("The policy rule that asked for approval, when one did"),
+    }),
+  ),
   spend: z.object({
     today_usd: z.number(),
     model_usd: z.number(),
@@ -92,6 +105,7 @@ export const AgentDetail = AgentSummary.extend({
     per_turn_cap_usd: z.number().optional(),
   }),
   tool_sources: z.array(z.object({ name: z.string(), status: z.string(), reason: z.string().optional() })),
+  tool_warnings: z.array(ToolPatternProblem).describe("Tool patterns of the agent that can match nothing"),
 }).meta({ id: "AgentDetail" });
 export type AgentDetail = z.infer<typeof AgentDetail>;
 
@@ -251,7 +265,44 @@ export const StoredSecret = z.object({ name: z.string(), stored: z.literal(true)
 export const SecretNames = z.object({ secrets: z.array(z.string()) }).meta({ id: "SecretNames" });
 
 export const ReloadResult = z
-  .object({ added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()), unreadable: z.array(z.string()) })
+  .object({
+    added: z.array(z.string()),
+    updated: z.array(z.string()),
+    removed: z.array(z.string()),
+    unreadable: z.array(z.string()),
+    warnings: z
+      .array(ToolPatternProblem.extend({ agent: z.string() }))
+      .describe("Tool patterns of the loaded agents that match nothing (also in the daemon's log)"),
+  })
   .meta({ id: "ReloadResult" });
 export const Health = z.object({ ok: z.boolean(), version: z.string() }).meta({ id: "Health" });
 export const Ok = z.object({ ok: z.literal(true) }).meta({ id: "Ok" });
+
+/** What an agent can call (`GET /v1/agents/{id}/tools`), for writing policy rules. */
+export const AgentTools = z
+  .object({
+    patterns: z.array(z.string()).describe("The agent's tool patterns, as its file writes them"),
+    tools: z.array(
+      z.object({
+        name: z.string().describe("The name policies and agent files use: workers/find_order"),
+        model_name: z.string().describe("The name the model sees: workers__find_order"),
+        source: z.enum(["builtin", "worker", "mcp"]),
+        namespace: z.string(),
+        description: z.string(),
+        read_only: z.boolean(),
+        idempotent: z.boolean(),
+      }),
+    ),
+    unmatched: z
+      .array(
+        ToolPatternProblem.extend({
+          expected: z.boolean().describe("True when nothing is wrong yet: no worker serving it is connected right now"),
+        }),
+      )
+      .describe("Patterns that match no tool right now"),
+    skipped: z
+      .array(z.object({ namespace: z.string(), tool: z.string(), reason: z.string() }))
+      .describe("Tools a source offers that Wardrik does not pass to models"),
+  })
+  .meta({ id: "AgentTools" });
+export type AgentTools = z.infer<typeof AgentTools>;

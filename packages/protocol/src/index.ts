@@ -17,6 +17,7 @@ export {
   CloudEvent,
   ConversationKey,
   ConversationList,
+  AgentTools,
   CreateAgentBody,
   CreateTokenBody,
   CreatedToken,
@@ -42,6 +43,7 @@ export {
   SecretNames,
   SetSecretBody,
   StoredSecret,
+  ToolPatternProblem,
   TurnStatus,
   TurnView,
 } from "./http.js";

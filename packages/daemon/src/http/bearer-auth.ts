@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { WardrikError } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
 import { errorResponse } from "./http-errors.js";
+import { ORG_HEADER, requestOrg } from "./org-scope.js";
 
 export type Authenticate = (token: string) => Promise<{ org: string; admin: boolean } | undefined>;
 
@@ -29,7 +30,7 @@ export function bearerAuth(authenticate: Authenticate, isPublic: (path: string) 
         "WWW-Authenticate": 'Bearer realm="wardrik", error="invalid_token", error_description="The bearer token is not valid"',
       });
     }
-    c.set("org", who.org);
+    c.set("org", requestOrg(who, c.req.header(ORG_HEADER)));
     c.set("admin", who.admin);
     return next();
   };

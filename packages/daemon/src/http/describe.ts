@@ -1,4 +1,4 @@
-import type { AgentDetail, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, TurnView } from "@wardrik/protocol";
 import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
@@ -6,6 +6,8 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { RuntimeHooks } from "../runtime/types.js";
 import type { AgentRow, TurnRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
+import { toolPatternProblems } from "../tools/check-tool-patterns.js";
+import { describeAgentTools } from "../tools/describe-agent-tools.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { summarise } from "./agent-summary.js";
 
@@ -13,14 +15,7 @@ export async function describeAgent(
   row: AgentRow,
   deps: { store: Store; registry: ToolRegistry; hooks: RuntimeHooks; runtime: Runtime },
 ): Promise<AgentDetail> {
-  let def: Partial<AgentDefinition> = {};
-  if (row.definition) {
-    try {
-      def = JSON.parse(row.definition) as AgentDefinition;
-    } catch {
-      // shown through status and reason
-    }
-  }
+  const def = definitionOf(row);
   const convs = await deps.store.conversations.list(row.id);
   const open = await deps.store.turns.open(row.id);
   const waiting = await deps.store.calls.waiting(row.id);
@@ -49,7 +44,14 @@ export async function describeAgent(
       const t = open.find((o) => o.conversation_id === c.id);
       return { id: c.id, key: c.key, status: t ? t.status : "idle" };
     }),
-    waiting_calls: waiting.map((c) => ({ call: c.id, tool: c.tool, run: c.run, ...(c.reason ? { reason: c.reason } : {}) })),
+    waiting_calls: waiting.map((c) => ({
+      call: c.id,
+      tool: c.tool,
+      run: c.run,
+      args: parseArgs(c.args),
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.rule ? { rule: c.rule } : {}),
+    })),
     spend: {
       today_usd: toUsd(spend.model_micros + spend.tools_micros),
       model_usd: toUsd(spend.model_micros),
@@ -58,7 +60,30 @@ export async function describeAgent(
       ...(caps.per_turn_usd !== undefined ? { per_turn_cap_usd: caps.per_turn_usd } : {}),
     },
     tool_sources: sources,
+    tool_warnings: toolPatternProblems(def.tools ?? [], deps.registry),
   };
+}
+
+/** What the agent can call right now (`GET /v1/agents/{id}/tools`). */
+export async function describeTools(row: AgentRow, registry: ToolRegistry): Promise<AgentTools> {
+  return describeAgentTools(definitionOf(row).tools ?? [], registry, { org: row.org, agentId: row.id });
+}
+
+function definitionOf(row: AgentRow): Partial<AgentDefinition> {
+  if (!row.definition) return {};
+  try {
+    return JSON.parse(row.definition) as AgentDefinition;
+  } catch {
+    return {}; // shown through status and reason
+  }
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnView> {

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { Health, WardrikError } from "@wardrik/protocol";
+import { IdempotencyKeys } from "../store/idempotency-keys.js";
 import { VERSION } from "../version.js";
 import { registerAdminRoutes } from "./admin-routes.js";
 import type { ApiEnv } from "./api-env.js";
@@ -8,6 +9,7 @@ import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
+import { idempotency } from "./idempotency.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -15,6 +17,7 @@ import { buildDocument, registerSharedComponents } from "./openapi-document.js";
 import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
+import { registerToolRoutes } from "./tool-routes.js";
 
 export { listen } from "./http-listener.js";
 export { MAX_BODY_BYTES } from "./limits.js";
@@ -66,6 +69,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
     "/v1/*",
     bearerAuth(opts.authenticate, (path) => routes.isPublic(path)),
   );
+  app.use("/v1/*", idempotency(new IdempotencyKeys(svc.store.db)));
 
   routes.add({
     method: "get",
@@ -92,5 +96,6 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerEventRoutes(routes, svc);
   registerFeedRoutes(routes, svc);
   registerAdminRoutes(routes, svc);
+  registerToolRoutes(routes, svc);
   return { app, routes };
 }

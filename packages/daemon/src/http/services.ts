@@ -1,4 +1,4 @@
-import type { AgentDetail, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, ToolPatternProblem, TurnView } from "@wardrik/protocol";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SecretStore } from "../store/secrets.js";
@@ -11,8 +11,16 @@ export interface ApiServices {
   secrets: SecretStore;
   runtime: Runtime;
   bus: EventBus;
-  reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }>;
+  /** `warnings`: tool patterns of the loaded agents that match nothing. */
+  reload(): Promise<{
+    added: string[];
+    updated: string[];
+    removed: string[];
+    unreadable: string[];
+    warnings: (ToolPatternProblem & { agent: string })[];
+  }>;
   describeAgent(row: AgentRow): Promise<AgentDetail>;
+  describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
   onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean) => void): () => void;

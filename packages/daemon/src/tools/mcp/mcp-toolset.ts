@@ -54,6 +54,7 @@ export class McpToolset implements Toolset {
   private failures = 0;
   private tools: ToolInfo[] | undefined;
   private readOnlyTools = new Set<string>();
+  private skippedTools: { tool: string; reason: string }[] = [];
   private readonly holders = new Map<string, Holder>();
   private stopTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -379,10 +380,12 @@ export class McpToolset implements Toolset {
   private setTools(tools: Tool[]): void {
     const infos: ToolInfo[] = [];
     const readOnly = new Set<string>();
+    const skipped: { tool: string; reason: string }[] = [];
     for (const t of tools) {
       const r = toToolInfo(this.namespace, t);
       if ("skipped" in r) {
         this.log("warn", r.skipped, { server: this.namespace });
+        skipped.push({ tool: t.name, reason: r.skipped });
         continue;
       }
       infos.push(r.info);
@@ -390,6 +393,11 @@ export class McpToolset implements Toolset {
     }
     this.tools = infos;
     this.readOnlyTools = readOnly;
+    this.skippedTools = skipped;
+  }
+
+  skipped(_scope?: ToolScope): { tool: string; reason: string }[] {
+    return this.skippedTools;
   }
 
   private isCurrent(conn: McpConnection): boolean {

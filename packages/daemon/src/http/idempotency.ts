@@ -1,0 +1,114 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { WardrikError } from "@wardrik/protocol";
+import type { IdempotencyKeys } from "../store/idempotency-keys.js";
+import type { ApiEnv } from "./api-env.js";
+
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const PURGE_EVERY_MS = 10 * 60 * 1000;
+
+/**
+ * POSTs whose answer must not be stored: a token is shown once (storing the
+ * answer would keep it in plain text), and setting a secret is an upsert that
+ * is safe to repeat anyway (its body is not kept, not even hashed).
+ */
+const NOT_STORED = [/^\/v1\/tokens$/, /^\/v1\/secrets\//];
+
+export interface IdempotencyOptions {
+  now?: () => Date;
+  /** Tells this daemon process's in-flight requests from those of a process that died. */
+  owner?: string;
+}
+
+/**
+ * `Idempotency-Key` on POST requests. The first request with a key claims it
+ * (a row inserted before any work), runs, and its answer is stored; a retry
+ * with the same key, org, route and body gets that answer again with
+ * `Idempotent-Replayed: true`, and nothing runs twice. The same key with
+ * another body is refused (422 `idempotency_conflict`); a retry that arrives
+ * while the first request still runs gets 409 with `retryable: true`.
+ */
+export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions = {}): MiddlewareHandler<ApiEnv> {
+  const now = options.now ?? (() => new Date());
+  const owner = options.owner ?? randomUUID();
+  let lastPurge = 0;
+
+  return async (c, next) => {
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    const org = c.get("org");
+    if (c.req.method !== "POST" || key === undefined || org === undefined) return next();
+    if (NOT_STORED.some((p) => p.test(c.req.path))) return next();
+    if (!KEY_PATTERN.test(key)) {
+      throw new WardrikError(
+        "bad_request",
+        `${IDEMPOTENCY_HEADER} must be 1-255 printable ASCII characters without spaces, such as a UUID.`,
+      );
+    }
+    const at = now();
+    if (at.getTime() - lastPurge > PURGE_EVERY_MS) {
+      lastPurge = at.getTime();
+      await keys.purge(at);
+    }
+    const url = new URL(c.req.url);
+    const scope = `${org} POST ${url.pathname}${url.search}`;
+    const fingerprint = createHash("sha256")
+      .update(await c.req.text())
+      .digest("base64url");
+
+    const claim = await keys.claim(scope, key, fingerprint, owner, at);
+    if (!claim.claimed) {
+      const record = claim.record;
+      if (record.fingerprint !== fingerprint) {
+        throw new WardrikError(
+          "idempotency_conflict",
+          `This ${IDEMPOTENCY_HEADER} was already used for a request with another body; use a new key for a new request.`,
+        );
+      }
+      if (record.state === "done") {
+        return new Response(record.answer.body, {
+          status: record.answer.status,
+          headers: { "content-type": record.answer.contentType, [REPLAYED_HEADER]: "true" },
+        });
+      }
+      if (record.owner === owner) {
+        throw new WardrikError("conflict", `A request with this ${IDEMPOTENCY_HEADER} is still being served; retry in a moment.`, {
+          retryable: true,
+        });
+      }
+      // The daemon that took the first request stopped while serving it.
+      throw new WardrikError(
+        "conflict",
+        `A request with this ${IDEMPOTENCY_HEADER} was interrupted by a daemon restart, so whether it took effect is unknown; check the agent's events before sending it again with a new key.`,
+      );
+    }
+
+    let stored = false;
+    try {
+      await next();
+      const res = c.res;
+      const body = await res.clone().text();
+      if (res.status < 500 && !isRetryableError(body)) {
+        await keys.complete(scope, key, fingerprint, owner, {
+          status: res.status,
+          body,
+          contentType: res.headers.get("content-type") ?? "application/json",
+        });
+        stored = true;
+      }
+    } finally {
+      // A failure a retry may fix is not kept: the next request with the key runs anew.
+      if (!stored) await keys.release(scope, key);
+    }
+  };
+}
+
+function isRetryableError(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { error?: { retryable?: unknown } }).error?.retryable === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The Idempotency-Key middleware on a Hono app over a real SQLite file, with a
+ * route that counts how often it really ran. Two owners stand for two daemon
+ * processes sharing one database (the first one died mid-request).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { WardrikError } from "@wardrik/protocol";
+import { idempotency } from "../../src/http/idempotency.js";
+import type { ApiEnv } from "../../src/http/route-table.js";
+import { toWardrikError } from "../../src/http/server.js";
+import { IdempotencyKeys } from "../../src/store/idempotency-keys.js";
+import { SqliteDb } from "../../src/store/sqlite-db.js";
+
+const open: { db: SqliteDb; dir: string }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    await o.db.close();
+    rmSync(o.dir, { recursive: true, force: true });
+  }
+});
+
+function setup(owner = "daemon-1", db?: SqliteDb) {
+  if (!db) {
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-idem-mw-"));
+    db = new SqliteDb(join(dir, "t.db"));
+    open.push({ db, dir });
+  }
+  const ran: string[] = [];
+  let gate: Promise<void> = Promise.resolve();
+  let failNext: WardrikError | undefined;
+  const app = new Hono<ApiEnv>();
+  app.onError((err, c) => {
+    const e = toWardrikError(err);
+    return c.json(e.toJSON(), e.status as 400);
+  });
+  app.use("*", async (c, next) => {
+    c.set("org", c.req.header("x-org") ?? "default");
+    c.set("admin", false);
+    await next();
+  });
+  app.use("*", idempotency(new IdempotencyKeys(db), { owner }));
+  app.post("/v1/things", async (c) => {
+    const body = (await c.req.json()) as { text: string };
+    await gate;
+    const e = failNext;
+    failNext = undefined;
+    if (e) throw e;
+    ran.push(body.text);
+    return c.json({ id: `thing_${ran.length}`, text: body.text }, 201);
+  });
+  app.post("/v1/tokens", async (c) => c.json({ token: `tok_${ran.push("token")}` }, 201));
+  const post = (path: string, body: unknown, key?: string, org?: string) =>
+    app.request(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}), ...(org ? { "x-org": org } : {}) },
+      body: JSON.stringify(body),
+    });
+  return {
+    db,
+    ran,
+    post,
+    hold() {
+      let release!: () => void;
+      gate = new Promise((r) => (release = r));
+      return release;
+    },
+    failWith(e: WardrikError) {
+      failNext = e;
+    },
+  };
+}
+
+describe("Idempotency-Key", () => {
+  it("replays the first answer to a retry with the same key and body, with Idempotent-Replayed, and runs once", async () => {
+    const s = setup();
+    const first = await s.post("/v1/things", { text: "a" }, "k1");
+    const again = await s.post("/v1/things", { text: "a" }, "k1");
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(await first.json());
+    expect(s.ran).toEqual(["a"]);
+  });
+
+  it("refuses the same key with another body: 422 idempotency_conflict", async () => {
+    const s = setup();
+    await s.post("/v1/things", { text: "a" }, "k1");
+    const other = await s.post("/v1/things", { text: "b" }, "k1");
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({ error: { code: "idempotency_conflict", retryable: false } });
+    expect(s.ran).toEqual(["a"]);
+  });
+
+  it("a retry while the first request still runs gets 409 retryable; the work happens once", async () => {
+    const s = setup();
+    const release = s.hold();
+    const first = s.post("/v1/things", { text: "a" }, "k1");
+    await new Promise((r) => setTimeout(r, 20));
+    const during = await s.post("/v1/things", { text: "a" }, "k1");
+    expect(during.status).toBe(409);
+    expect(await during.json()).toMatchObject({ error: { code: "conflict", retryable: true } });
+    release();
+    expect((await first).status).toBe(201);
+    expect(s.ran).toEqual(["a"]);
+  });
+
+  it("keys are per org: another org's request with the same key runs", async () => {
+    const s = setup();
+    await s.post("/v1/things", { text: "a" }, "k1", "one");
+    const other = await s.post("/v1/things", { text: "a" }, "k1", "two");
+    expect(other.headers.get("idempotent-replayed")).toBeNull();
+    expect(s.ran).toEqual(["a", "a"]);
+  });
+
+  it("a failure a retry may fix is not kept: the retry runs anew; a final 4xx is replayed", async () => {
+    const s = setup();
+    s.failWith(new WardrikError("unavailable", "busy", { retryable: true }));
+    expect((await s.post("/v1/things", { text: "a" }, "k1")).status).toBe(503);
+    expect((await s.post("/v1/things", { text: "a" }, "k1")).status).toBe(201);
+    s.failWith(new WardrikError("not_found", "gone"));
+    expect((await s.post("/v1/things", { text: "b" }, "k2")).status).toBe(404);
+    const replay = await s.post("/v1/things", { text: "b" }, "k2");
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(s.ran).toEqual(["a"]);
+  });
+
+  it("a key left pending by a daemon that died is refused without running again", async () => {
+    const dead = setup("daemon-1");
+    dead.hold(); // never released: the process "dies" mid-request
+    void dead.post("/v1/things", { text: "a" }, "k1");
+    await new Promise((r) => setTimeout(r, 20));
+    const successor = setup("daemon-2", dead.db);
+    const r = await successor.post("/v1/things", { text: "a" }, "k1");
+    expect(r.status).toBe(409);
+    expect(await r.json()).toMatchObject({ error: { code: "conflict", retryable: false, message: expect.stringMatching(/interrupted/) } });
+    expect(successor.ran).toEqual([]);
+  });
+
+  it("requests without a key, and token creation, are not touched", async () => {
+    const s = setup();
+    await s.post("/v1/things", { text: "a" });
+    await s.post("/v1/things", { text: "a" });
+    const t1 = (await (await s.post("/v1/tokens", {}, "k1")).json()) as { token: string };
+    const t2 = (await (await s.post("/v1/tokens", {}, "k1")).json()) as { token: string };
+    expect(t1.token).not.toBe(t2.token);
+    expect(s.ran).toEqual(["a", "a", "token", "token"]);
+  });
+
+  it("refuses a key that is not printable ASCII", async () => {
+    const s = setup();
+    const r = await s.post("/v1/things", { text: "a" }, "has space");
+    expect(r.status).toBe(400);
+  });
+});

@@ -1,0 +1,66 @@
+/** Idempotency keys on a real SQLite file: claim once, replay the answer, expire after 24 hours. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_TTL_MS, IdempotencyKeys } from "../../src/store/idempotency-keys.js";
+import { SqliteDb } from "../../src/store/sqlite-db.js";
+
+const open: { db: SqliteDb; dir: string }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    await o.db.close();
+    rmSync(o.dir, { recursive: true, force: true });
+  }
+});
+function keys(): IdempotencyKeys {
+  const dir = mkdtempSync(join(tmpdir(), "wardrik-idem-"));
+  const db = new SqliteDb(join(dir, "t.db"));
+  open.push({ db, dir });
+  return new IdempotencyKeys(db);
+}
+
+const t0 = new Date("2026-01-01T00:00:00Z");
+const answer = { status: 202, body: '{"message":"msg_1"}', contentType: "application/json" };
+
+describe("IdempotencyKeys", () => {
+  it("lets one of many concurrent claims of a key win; the others see it pending", async () => {
+    const k = keys();
+    const results = await Promise.all(Array.from({ length: 10 }, () => k.claim("org POST /x", "key-1", "fp", "me", t0)));
+    expect(results.filter((r) => r.claimed)).toHaveLength(1);
+    for (const r of results.filter((x) => !x.claimed))
+      expect(r).toEqual({ claimed: false, record: { state: "pending", fingerprint: "fp", owner: "me" } });
+  });
+
+  it("keeps the answer of a completed key, per scope", async () => {
+    const k = keys();
+    expect(await k.claim("a", "key", "fp", "me", t0)).toEqual({ claimed: true });
+    await k.complete("a", "key", "fp", "me", answer);
+    expect(await k.claim("a", "key", "fp", "me", t0)).toEqual({
+      claimed: false,
+      record: { state: "done", fingerprint: "fp", owner: "me", answer },
+    });
+    // The same key in another scope (org or route) is another key.
+    expect(await k.claim("b", "key", "fp", "me", t0)).toEqual({ claimed: true });
+  });
+
+  it("a released key can be claimed again", async () => {
+    const k = keys();
+    await k.claim("a", "key", "fp", "me", t0);
+    await k.release("a", "key");
+    expect(await k.claim("a", "key", "fp2", "me", t0)).toEqual({ claimed: true });
+  });
+
+  it("keeps keys for 24 hours; after that the key counts as new and purge deletes it", async () => {
+    const k = keys();
+    await k.claim("a", "key", "fp", "me", t0);
+    await k.complete("a", "key", "fp", "me", answer);
+    const almost = new Date(t0.getTime() + IDEMPOTENCY_TTL_MS - 1000);
+    expect((await k.claim("a", "key", "fp", "me", almost)).claimed).toBe(false);
+    expect(await k.purge(almost)).toBe(0);
+    const later = new Date(t0.getTime() + IDEMPOTENCY_TTL_MS + 1000);
+    expect(await k.claim("a", "key", "other", "me", later)).toEqual({ claimed: true });
+    await k.claim("b", "old", "fp", "me", t0);
+    expect(await k.purge(later)).toBe(1);
+  });
+});
