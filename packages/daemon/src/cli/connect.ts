@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WardrikClient } from "@wardrik/sdk";
 import { WardrikError, type AgentSummary } from "@wardrik/protocol";
-import { CONFIG_FILE, loadConfig } from "../config/index.js";
 import { ADMIN_TOKEN_FILE } from "../admin-token.js";
+import { CONFIG_FILE } from "../config/index.js";
+import { DaemonClient, type RequestOptions } from "./daemon-client.js";
+import { err } from "./output.js";
+import { readProjectSettings, type ProjectSettings } from "./project-settings.js";
 
 /** The project directory that holds `start` (config.yaml or .wardrik/ marks one), if any. */
 export function findProjectDir(start: string): string | undefined {
@@ -16,23 +18,27 @@ export function findProjectDir(start: string): string | undefined {
   }
 }
 
-/**
- * Inside a project: the address from config.yaml and the local admin token.
- * Elsewhere: WARDRIK_URL and WARDRIK_TOKEN.
- */
-export function connect(cwd = process.cwd()): WardrikClient {
+/** The project around `cwd` and the settings the CLI reads from its config.yaml, if there is one. */
+export function findProject(cwd = process.cwd()): { dir: string; settings: ProjectSettings } | undefined {
   const dir = findProjectDir(cwd);
-  if (dir) {
-    // The CLI needs only the address: references it cannot resolve here must not stop it.
-    const env = new Proxy(process.env, { get: (target, key) => (typeof key === "string" ? (target[key] ?? "unset") : undefined) });
-    const config = loadConfig(dir, { env, secret: () => "unset" });
+  return dir ? { dir, settings: readProjectSettings(dir, err) } : undefined;
+}
+
+/**
+ * Inside a project: the address from config.yaml and the local admin token,
+ * unless WARDRIK_URL / WARDRIK_TOKEN say otherwise. Elsewhere: those two.
+ */
+export function connect(cwd = process.cwd(), project = findProject(cwd)): DaemonClient {
+  if (project) {
+    const { dir, settings } = project;
     const tokenPath = join(dir, ADMIN_TOKEN_FILE);
-    if (!existsSync(tokenPath)) {
+    const token = process.env.WARDRIK_TOKEN;
+    if (!token && !existsSync(tokenPath)) {
       throw new WardrikError("unauthorized", `${tokenPath} does not exist yet; start the daemon once (wardrik daemon) to create it.`);
     }
-    const host = config.listen.host === "0.0.0.0" || config.listen.host === "::" ? "127.0.0.1" : config.listen.host;
-    const url = process.env.WARDRIK_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${config.listen.port}`;
-    return new WardrikClient({ url, token: readFileSync(tokenPath, "utf8").trim() });
+    const host = settings.listen.host === "0.0.0.0" || settings.listen.host === "::" ? "127.0.0.1" : settings.listen.host;
+    const url = process.env.WARDRIK_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${settings.listen.port}`;
+    return new DaemonClient(url, token || readFileSync(tokenPath, "utf8").trim());
   }
   if (!process.env.WARDRIK_URL || !process.env.WARDRIK_TOKEN) {
     throw new WardrikError(
@@ -40,21 +46,38 @@ export function connect(cwd = process.cwd()): WardrikClient {
       "Not inside a Wardrik project (no config.yaml here or above), and WARDRIK_URL / WARDRIK_TOKEN are not set.",
     );
   }
-  return new WardrikClient({ url: process.env.WARDRIK_URL, token: process.env.WARDRIK_TOKEN });
+  return new DaemonClient(process.env.WARDRIK_URL, process.env.WARDRIK_TOKEN);
 }
 
-/** Finds an agent by `name` or `org/name`. */
-export async function agentByName(client: WardrikClient, ref: string): Promise<AgentSummary> {
+/** An agent, found by `name` or `org/name`, and a client that acts in its org. */
+export interface AgentRef {
+  agent: AgentSummary;
+  client: DaemonClient;
+  /** How to name the agent in commands printed for the user (`org/name` when it was given so). */
+  ref: string;
+}
+
+/**
+ * Finds an agent by `name` (the token's org) or `org/name`. Another org is
+ * reached with the admin token through the `Wardrik-Org` header; an org token
+ * is refused there by the daemon with a message that says so.
+ */
+export async function agentByName(client: DaemonClient, ref: string, options: RequestOptions = {}): Promise<AgentRef> {
   const slash = ref.indexOf("/");
   const org = slash >= 0 ? ref.slice(0, slash) : undefined;
   const name = slash >= 0 ? ref.slice(slash + 1) : ref;
-  const agent = await client.findAgent(name);
-  if (!agent || (org !== undefined && agent.org !== org)) {
-    const known = (await client.listAgents()).map((a) => a.name);
+  if (org === "" || name === "" || name.includes("/")) {
+    throw new WardrikError("bad_request", `"${ref}" is not an agent name: write NAME, or ORG/NAME for an agent of another org.`);
+  }
+  const scoped = client.inOrg(org);
+  const agent = await scoped.findAgent(name, options);
+  if (!agent) {
+    const known = (await scoped.listAgents()).map((a) => (org !== undefined ? `${org}/${a.name}` : a.name));
+    const where = org !== undefined ? ` in org ${org}` : "";
     throw new WardrikError(
       "not_found",
-      `No agent ${ref}.${known.length ? ` Agents: ${known.join(", ")}.` : " There are no agents; add a file to agents/ and run wardrik reload."}`,
+      `No agent ${ref}.${known.length ? ` Agents${where}: ${known.join(", ")}.` : org !== undefined ? ` Org ${org} has no agents.` : " There are no agents; add a file to agents/ and run wardrik reload."}`,
     );
   }
-  return agent;
+  return { agent, client: scoped, ref };
 }

@@ -4,6 +4,7 @@ import { VERSION } from "../version.js";
 import { registerAgent } from "./commands/agent.js";
 import { registerApprovals } from "./commands/approvals.js";
 import { registerAsk } from "./commands/ask.js";
+import { registerCompletion } from "./commands/completion.js";
 import { registerDaemon } from "./commands/daemon.js";
 import { registerEvents } from "./commands/events.js";
 import { registerHistory } from "./commands/history.js";
@@ -13,7 +14,8 @@ import { registerReload } from "./commands/reload.js";
 import { registerSchemaCommand } from "./commands/schema.js";
 import { registerSecret } from "./commands/secret.js";
 import { registerToken } from "./commands/token.js";
-import { UsageError } from "./output.js";
+import { registerTools } from "./commands/tools.js";
+import { chosenExitCode, UsageError } from "./output.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
 export async function main(argv: string[]): Promise<void> {
@@ -22,9 +24,20 @@ export async function main(argv: string[]): Promise<void> {
     if (e.code === "EPIPE") process.exit(0);
   });
   const program = buildProgram();
+  // Success is only what a command reports: if the process runs out of work
+  // while a request is still unanswered (a connection dropped without an
+  // error), it must not end with status 0.
+  let finished = false;
+  process.exitCode = 1;
+  process.once("beforeExit", () => {
+    if (!finished) process.stderr.write("wardrik: the connection to the daemon ended before it answered; nothing is confirmed.\n");
+  });
   try {
     await program.parseAsync(argv);
+    finished = true;
+    process.exitCode = chosenExitCode() ?? 0;
   } catch (err) {
+    finished = true;
     if (err instanceof CommanderError) {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") process.exit(0);
       process.exit(2);
@@ -41,6 +54,17 @@ export async function main(argv: string[]): Promise<void> {
 export function buildProgram(): Command {
   // Set before the subcommands exist: commander copies it to each, so usage errors exit 2.
   const program = new Command("wardrik").description("Run governed, durable LLM agents").version(VERSION).exitOverride();
+  program.addHelpText(
+    "after",
+    `
+Agents are named NAME, or ORG/NAME for an agent of another org (admin token only).
+Inside a project the CLI reads config.yaml and .wardrik/admin-token; elsewhere WARDRIK_URL and WARDRIK_TOKEN.
+
+Examples:
+  wardrik init demo && cd demo && wardrik daemon
+  wardrik ask helper "What changed today?"
+  wardrik ls attention`,
+  );
   registerInit(program);
   registerDaemon(program);
   registerReload(program);
@@ -53,6 +77,8 @@ export function buildProgram(): Command {
   registerToken(program);
   registerSecret(program);
   registerSchemaCommand(program);
+  registerTools(program);
+  registerCompletion(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;
 }

@@ -59,6 +59,8 @@ export interface CliOptions {
   /** Added to the environment (WARDRIK_URL / WARDRIK_TOKEN of the test runner are removed first). */
   env?: Record<string, string | undefined>;
   timeoutMs?: number;
+  /** Written to the command's standard input (which is otherwise closed). */
+  input?: string;
 }
 
 /** The environment children get: the runner's, without anything that would point the CLI elsewhere. */
@@ -89,8 +91,13 @@ function track(child: ChildProcess): void {
 /** Runs `wardrik ARGS` to completion. */
 export function runWardrik(args: string[], opts: CliOptions): Promise<CliResult> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env: childEnv(opts.env),
+    stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+  });
   track(child);
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
@@ -288,7 +295,7 @@ export interface TestProject {
   daemonStderr(): string;
   daemonStdout(): string;
   /** `wardrik ARGS` in the project directory. */
-  cli(args: string[], opts?: { env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<CliResult>;
+  cli(args: string[], opts?: { env?: Record<string, string | undefined>; timeoutMs?: number; input?: string }): Promise<CliResult>;
   /** A long-running `wardrik ARGS` in the project directory (killed after the file, or after the test of `scope`). */
   spawnCli(args: string[], opts?: { env?: Record<string, string | undefined>; scope?: TestScope }): CliProcess;
   /** An HTTP request to the daemon with the admin token; `body` is sent as JSON. */
@@ -445,7 +452,12 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     daemonStderr: () => stderr,
     daemonStdout: () => stdout,
     cli: (args, opts = {}) =>
-      runWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) }),
+      runWardrik(args, {
+        cwd: dir,
+        env: { ...cliEnv(), ...opts.env },
+        ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+      }),
     spawnCli: (args, opts = {}) =>
       spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.scope ? { scope: opts.scope } : {}) }),
     async api<T>(method: string, path: string, body?: unknown, opts: ApiOptions = {}): Promise<ApiResult<T>> {

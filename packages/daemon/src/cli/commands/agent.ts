@@ -1,73 +1,111 @@
 import type { Command } from "commander";
+import type { AgentDetail } from "@wardrik/protocol";
 import { agentByName, connect } from "../connect.js";
-import { out } from "../output.js";
+import { formatArgs } from "../format-args.js";
+import { examples, json, out } from "../output.js";
 
 export function registerAgent(program: Command): void {
-  const agent = program.command("agent").description("inspect and control one agent");
-  agent
-    .command("show")
-    .argument("<name>")
-    .option("--json", "print JSON")
-    .action(async (name: string, opts: { json?: boolean }) => {
-      const client = connect();
-      const d = await client.getAgent((await agentByName(client, name)).id);
-      if (opts.json) return out(JSON.stringify(d, null, 2));
-      out(`${d.name} (${d.id})  ${d.status}`);
-      if (d.reason) out(`  unreadable: ${d.reason}`);
-      out(`  ${d.description}`);
-      if (d.file) out(`  file: ${d.file}`);
-      out(`  model: ${d.model ?? "(config default)"}   policy: ${d.policy ?? "(default)"}`);
-      out(`  tools: ${d.tools.join(", ") || "none"}`);
-      out(`  limits: max_iterations ${d.max_iterations}, timeout ${d.timeout} s, retries ${d.retries}, idle_timeout ${d.idle_timeout}`);
-      const caps = [
-        d.spend.per_turn_cap_usd !== undefined ? `$${d.spend.per_turn_cap_usd}/turn` : "",
-        d.spend.per_day_cap_usd !== undefined ? `$${d.spend.per_day_cap_usd}/day` : "",
-      ].filter(Boolean);
-      out(
-        `  spend today: $${d.spend.today_usd.toFixed(4)} (model $${d.spend.model_usd.toFixed(4)}, tools $${d.spend.tools_usd.toFixed(4)})${caps.length ? `; caps ${caps.join(", ")}` : ""}`,
-      );
-      for (const s of d.tool_sources) out(`  tool source ${s.name}: ${s.status}${s.reason ? ` (${s.reason})` : ""}`);
-      if (d.conversations.length) out(`  conversations: ${d.conversations.map((c) => `${c.key} (${c.status})`).join(", ")}`);
-      for (const c of d.waiting_calls)
-        out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}\n    approve: wardrik approve ${d.name} ${c.call}`);
-    });
-  agent
-    .command("cancel")
-    .argument("<name>")
-    .option("--conversation <id>", "only this conversation")
-    .description("stop the running turn and drop queued messages")
-    .action(async (name: string, opts: { conversation?: string }) => {
-      const client = connect();
-      const r = await client.cancel((await agentByName(client, name)).id, opts.conversation);
-      out(`Cancelled ${r.cancelled.length} turn(s), dropped ${r.dropped} queued message(s).`);
-    });
-  agent
-    .command("kill")
-    .argument("<name>")
-    .argument("<call>", "the call ID (call_...)")
-    .description("stop one tool call; the model is told and the turn goes on")
-    .action(async (name: string, call: string) => {
-      const client = connect();
-      const r = await client.kill((await agentByName(client, name)).id, call);
-      out(`Stopping ${r.call} (${r.tool}).`);
-    });
-  agent
-    .command("clear")
-    .argument("<name>")
-    .option("--conversation <id>", "only this conversation")
-    .description("empty the history (the event record stays)")
-    .action(async (name: string, opts: { conversation?: string }) => {
-      const client = connect();
-      const r = await client.clear((await agentByName(client, name)).id, opts.conversation);
-      out(`Cleared ${r.cleared.length ? r.cleared.join(", ") : "nothing (no conversations)"}.`);
-    });
-  agent
-    .command("rm")
-    .argument("<name>")
-    .description("remove an agent created through the HTTP API")
-    .action(async (name: string) => {
-      const client = connect();
-      await client.removeAgent((await agentByName(client, name)).id);
-      out(`Removed ${name}.`);
-    });
+  const agent = examples(
+    program.command("agent").description("inspect and control one agent"),
+    "wardrik agent show triage",
+    "wardrik agent cancel triage",
+  );
+  examples(
+    agent
+      .command("show")
+      .argument("<name>", "agent name, or org/name")
+      .option("--json", "print JSON")
+      .description("an agent's details: definition, status, spend, waiting calls with their arguments, tool warnings"),
+    "wardrik agent show triage",
+    "wardrik agent show acme/triage --json",
+  ).action(async (name: string, opts: { json?: boolean }) => {
+    const { agent: a, client, ref } = await agentByName(connect(), name);
+    const d = await client.getAgent(a.id);
+    if (opts.json) return json(d);
+    printAgent(d, ref);
+  });
+  examples(
+    agent
+      .command("cancel")
+      .argument("<name>", "agent name, or org/name")
+      .option("--conversation <id>", "only this conversation")
+      .option("--json", "print JSON")
+      .description("stop the running turn and drop queued messages"),
+    "wardrik agent cancel triage",
+    "wardrik agent cancel triage --conversation C1",
+  ).action(async (name: string, opts: { conversation?: string; json?: boolean }) => {
+    const { agent: a, client } = await agentByName(connect(), name);
+    const r = await client.cancel(a.id, opts.conversation);
+    if (opts.json) return json(r);
+    out(`Cancelled ${r.cancelled.length} turn(s), dropped ${r.dropped} queued message(s).`);
+  });
+  examples(
+    agent
+      .command("kill")
+      .argument("<name>", "agent name, or org/name")
+      .argument("<call>", "the call ID (call_...)")
+      .option("--json", "print JSON")
+      .description("stop one tool call; the model is told and the turn goes on"),
+    "wardrik agent kill triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN",
+  ).action(async (name: string, call: string, opts: { json?: boolean }) => {
+    const { agent: a, client } = await agentByName(connect(), name);
+    const r = await client.decide(a.id, call, "kill");
+    if (opts.json) return json(r);
+    out(`Stopping ${r.call} (${r.tool}).`);
+  });
+  examples(
+    agent
+      .command("clear")
+      .argument("<name>", "agent name, or org/name")
+      .option("--conversation <id>", "only this conversation")
+      .option("--json", "print JSON")
+      .description("empty the history (the event record stays)"),
+    "wardrik agent clear triage",
+    "wardrik agent clear triage --conversation C1",
+  ).action(async (name: string, opts: { conversation?: string; json?: boolean }) => {
+    const { agent: a, client } = await agentByName(connect(), name);
+    const r = await client.clear(a.id, opts.conversation);
+    if (opts.json) return json(r);
+    out(`Cleared ${r.cleared.length ? r.cleared.join(", ") : "nothing (no conversations)"}.`);
+  });
+  examples(
+    agent
+      .command("rm")
+      .argument("<name>", "agent name, or org/name")
+      .option("--json", "print JSON")
+      .description("remove an agent created through the HTTP API"),
+    "wardrik agent rm reporter",
+  ).action(async (name: string, opts: { json?: boolean }) => {
+    const { agent: a, client, ref } = await agentByName(connect(), name);
+    await client.removeAgent(a.id);
+    if (opts.json) return json({ removed: a.id, name: a.name, org: a.org });
+    out(`Removed ${ref}.`);
+  });
+}
+
+function printAgent(d: AgentDetail, ref: string): void {
+  out(`${d.name} (${d.id})  ${d.status}`);
+  if (d.reason) out(`  unreadable: ${d.reason}`);
+  out(`  ${d.description}`);
+  if (d.file) out(`  file: ${d.file}`);
+  out(`  model: ${d.model ?? "(config default)"}   policy: ${d.policy ?? "(default)"}`);
+  out(`  tools: ${d.tools.join(", ") || "none"}`);
+  for (const w of d.tool_warnings) out(`  warning: tool pattern ${w.pattern} matches nothing: ${w.reason}`);
+  out(`  limits: max_iterations ${d.max_iterations}, timeout ${d.timeout} s, retries ${d.retries}, idle_timeout ${d.idle_timeout}`);
+  const caps = [
+    d.spend.per_turn_cap_usd !== undefined ? `$${d.spend.per_turn_cap_usd}/turn` : "",
+    d.spend.per_day_cap_usd !== undefined ? `$${d.spend.per_day_cap_usd}/day` : "",
+  ].filter(Boolean);
+  out(
+    `  spend today: $${d.spend.today_usd.toFixed(4)} (model $${d.spend.model_usd.toFixed(4)}, tools $${d.spend.tools_usd.toFixed(4)})${caps.length ? `; caps ${caps.join(", ")}` : ""}`,
+  );
+  for (const s of d.tool_sources) out(`  tool source ${s.name}: ${s.status}${s.reason ? ` (${s.reason})` : ""}`);
+  if (d.conversations.length) out(`  conversations: ${d.conversations.map((c) => `${c.key} (${c.status})`).join(", ")}`);
+  for (const c of d.waiting_calls) {
+    out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}`);
+    if (c.rule) out(`    rule:    ${c.rule}`);
+    out(`    args:    ${formatArgs(c.args, "             ")}`);
+    out(`    approve: wardrik approve ${ref} ${c.call}`);
+    out(`    deny:    wardrik deny ${ref} ${c.call} --reason "..."`);
+  }
 }

@@ -1,13 +1,21 @@
+import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { shortType } from "@wardrik/protocol";
-import { agentByName, connect } from "../connect.js";
-import { err, out } from "../output.js";
+import { shortType, type WardrikCloudEvent } from "@wardrik/protocol";
+import { AskProgress, summaryLine, type TurnUsage } from "../ask-progress.js";
+import { agentByName, connect, type AgentRef } from "../connect.js";
+import { formatArgs } from "../format-args.js";
+import { err, out, setExitCode } from "../output.js";
 
 interface AskOptions {
   conversation: string;
   wait: boolean;
   json?: boolean;
 }
+
+/** How long `ask` keeps retrying the same request while the daemon is down or restarting. */
+const RETRY_FOR_MS = 30_000;
+/** How often a long wait for the model looks at the agent's tool sources (an MCP server starting). */
+const SOURCE_POLL_MS = 2000;
 
 export function registerAsk(program: Command): void {
   program
@@ -18,80 +26,212 @@ export function registerAsk(program: Command): void {
     .option("--no-wait", "only queue the message")
     .option("--json", "print the result as JSON")
     .description("send a message and wait for the reply (progress on stderr, reply on stdout)")
+    .addHelpText(
+      "after",
+      `
+Exit status: 0 the turn completed (with --no-wait: the daemon accepted the message),
+1 it failed or was cancelled, or the message was not accepted; 2 usage error.
+While the daemon is unreachable or restarting, the message is resent for up to
+${RETRY_FOR_MS / 1000} s with the same Idempotency-Key, so it is queued once.
+
+Examples:
+  wardrik ask helper "What changed today?"
+  wardrik ask triage "And now?" --conversation C1-1696.1234
+  wardrik ask acme/triage "Summarise the queue" --json`,
+    )
     .action(async (name: string, message: string, opts: AskOptions) => {
-      const code = await ask(name, message, opts);
-      process.exitCode = code;
+      setExitCode(await ask(name, message, opts));
     });
 }
 
 async function ask(name: string, message: string, opts: AskOptions): Promise<number> {
-  const client = connect();
-  const agent = await agentByName(client, name);
-  const queued = await client.sendMessage(agent.id, message, opts.conversation);
+  const started = Date.now();
+  const progress = new AskProgress(process.stderr);
+  const base = connect();
+  base.onRetry = (_attempt, e) => progress.waiting(`no answer from the daemon (${e.message}); retrying for up to ${RETRY_FOR_MS / 1000} s`);
+  const target = await agentByName(base, name, { retryForMs: RETRY_FOR_MS });
+  const { agent, client } = target;
+  // One key for every attempt: a retry after a lost answer can never queue the message twice.
+  const queued = await client.sendMessage(agent.id, message, opts.conversation, { idempotencyKey: randomUUID(), retryForMs: RETRY_FOR_MS });
+  progress.stop();
   if (!opts.wait) {
     if (opts.json) out(JSON.stringify({ queued: true, ...queued }));
-    else err(`Queued ${queued.message} for ${agent.name} (conversation ${queued.conversation}).`);
+    else err(`Queued ${queued.message} for ${target.ref} (conversation ${queued.conversation}).`);
     return 0;
   }
+  const turn = new TurnWatch(target, queued.message, progress, opts.json === true);
   const ac = new AbortController();
   process.once("SIGINT", () => ac.abort());
-  let run: string | undefined;
-  let streamed = false;
-  for await (const e of client.follow(agent.id, {
-    after: queued.seq - 1,
-    signal: ac.signal,
-    onDelta: (r, text, reset) => {
-      if (r === run && reset) {
-        if (streamed) process.stdout.write("\n");
-        streamed = false;
-        err("(the model call failed and is being retried; its partial reply above is void)");
-      } else if (r === run && !opts.json) {
-        streamed = true;
-        process.stdout.write(text);
+  const poll = setInterval(() => void turn.lookAtSources(), SOURCE_POLL_MS);
+  poll.unref();
+  try {
+    progress.waiting("queued; waiting for the turn to start");
+    for await (const e of client.follow(agent.id, {
+      after: queued.seq - 1,
+      signal: ac.signal,
+      onDelta: (r, t, reset) => turn.delta(r, t, reset),
+    })) {
+      const end = await turn.event(e);
+      if (end) {
+        progress.stop();
+        err(summaryLine(end.outcome, Date.now() - started, turn.usage));
+        return end.code;
       }
-    },
-  })) {
-    const type = shortType(e.type);
-    const data = e.data as Record<string, unknown>;
-    if (!run) {
-      if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(queued.message)) run = e.run;
-      else if (type === "messages.dropped") {
-        err("The message was dropped: the agent was cancelled before it started.");
-        return 1;
-      }
-      continue;
     }
-    if (e.run !== run) continue;
-    if (type === "model.replied" && streamed && Number(data.tool_calls) > 0) {
-      process.stdout.write("\n");
-      streamed = false;
-    }
-    if (type === "call.started") err(`→ ${String(data.tool)} (${String(data.call)})`);
-    else if (type === "call.failed") err(`✗ ${String(data.tool)}: ${String(data.error)}`);
-    else if (type === "call.killed") err(`✗ ${String(data.tool)} stopped`);
-    else if (type === "call.decided" && data.decision === "deny") err(`✗ ${String(data.tool)} denied: ${String(data.reason)}`);
-    else if (type === "approval.requested") {
-      err(`⏸ ${String(data.tool)} waits for approval (${String(data.reason)})`);
-      err(`   approve: wardrik approve ${agent.name} ${String(data.call)}`);
-      err(`   deny:    wardrik deny ${agent.name} ${String(data.call)} --reason "..."`);
-    } else if (type === "approval.granted") err(`✓ ${String(data.call)} approved`);
-    else if (type === "approval.denied") err(`✗ ${String(data.call)} denied: ${String(data.reason)}`);
-    else if (type === "budget.exceeded") err(`✗ budget exceeded: ${String(data.reason)}`);
-    else if (type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled") {
-      const status = type.slice("turn.".length);
-      if (opts.json) {
-        const turn = await client.getTurn(agent.id, run);
-        out(JSON.stringify(turn, null, 2));
-      } else if (status === "completed") {
-        if (streamed) process.stdout.write("\n");
-        else out(String(data.reply ?? ""));
-      } else {
-        if (streamed) process.stdout.write("\n");
-        err(`The turn ${status}: ${String(data.reason ?? "")}`);
-      }
-      return status === "completed" ? 0 : 1;
-    }
+  } finally {
+    clearInterval(poll);
+    progress.stop();
   }
   err("Stopped waiting; the turn goes on in the daemon.");
+  err(summaryLine("stopped waiting", Date.now() - started, turn.usage));
   return 1;
+}
+
+/** Follows one message's turn: progress, approvals, the streamed reply, the end. */
+class TurnWatch {
+  run: string | undefined;
+  /** Reply text printed and not yet ended with a newline. */
+  private streamed = false;
+  private readonly running = new Map<string, string>();
+  private model = "unknown";
+  private waitingOnModel = false;
+  readonly usage: TurnUsage = { modelCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+
+  constructor(
+    private readonly target: AgentRef,
+    private readonly message: string,
+    private readonly progress: AskProgress,
+    private readonly json: boolean,
+  ) {}
+
+  delta(run: string, text: string, reset?: boolean): void {
+    if (run !== this.run) return;
+    if (reset) {
+      // Only text that was printed needs taking back.
+      if (this.streamed) {
+        this.endText();
+        this.progress.line("(the model call failed and is being retried; its partial reply above is void)");
+      }
+      this.progress.waiting(`the model call failed; retrying (${this.model})`);
+      return;
+    }
+    if (this.json || text === "") return;
+    if (!this.streamed) this.progress.streaming();
+    this.streamed = true;
+    this.waitingOnModel = false;
+    process.stdout.write(text);
+  }
+
+  private endText(): void {
+    if (this.streamed) process.stdout.write("\n");
+    this.streamed = false;
+  }
+
+  private showRunning(): void {
+    this.waitingOnModel = false;
+    if (this.running.size > 0) this.progress.waiting(`running ${[...new Set(this.running.values())].join(", ")}`, { quiet: true });
+  }
+
+  /** An MCP server that starts before the model call shows as such. */
+  async lookAtSources(): Promise<void> {
+    if (!this.waitingOnModel) return;
+    try {
+      const d = await this.target.client.getAgent(this.target.agent.id);
+      const starting = d.tool_sources.filter((s) => s.status === "starting").map((s) => s.name);
+      if (starting.length > 0 && this.waitingOnModel) this.progress.waiting(`starting MCP server ${starting.join(", ")}`);
+    } catch {
+      // Only a hint: the event stream says what matters.
+    }
+  }
+
+  /** Handles one event; returns how the command ends when the turn has ended. */
+  async event(e: WardrikCloudEvent): Promise<{ code: number; outcome: string } | undefined> {
+    const type = shortType(e.type);
+    const data = e.data as Record<string, unknown>;
+    const { ref } = this.target;
+    if (!this.run) {
+      if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(this.message)) this.run = e.run;
+      else if (type === "messages.dropped" && Array.isArray(data.messages) && data.messages.includes(this.message)) {
+        this.progress.line("The message was dropped: the agent was cancelled before it started.");
+        return { code: 1, outcome: "✗ dropped" };
+      }
+      return undefined;
+    }
+    if (e.run !== this.run) return undefined;
+    const tool = String(data.tool);
+    const call = String(data.call);
+    switch (type) {
+      case "model.called":
+        if (typeof data.model === "string") this.model = data.model;
+        this.waitingOnModel = true;
+        this.progress.waiting(`waiting for the model (${this.model})`);
+        break;
+      case "model.replied":
+        this.usage.modelCalls += 1;
+        this.usage.inputTokens += Number(data.input_tokens) || 0;
+        this.usage.outputTokens += Number(data.output_tokens) || 0;
+        this.usage.costUsd += Number(data.cost_usd) || 0;
+        this.waitingOnModel = false;
+        if (Number(data.tool_calls) > 0) this.endText();
+        break;
+      case "call.started":
+        this.running.set(call, tool);
+        this.progress.line(`→ ${tool} (${call})`);
+        this.showRunning();
+        break;
+      case "call.completed":
+      case "call.failed":
+      case "call.killed":
+        this.running.delete(call);
+        if (type === "call.failed") this.progress.line(`✗ ${tool}: ${String(data.error)}`);
+        if (type === "call.killed") this.progress.line(`✗ ${tool} stopped`);
+        this.showRunning();
+        break;
+      case "call.decided":
+        if (data.decision === "deny") this.progress.line(`✗ ${tool} denied: ${String(data.reason)}`);
+        break;
+      case "approval.requested": {
+        const rule = typeof data.rule === "string" && data.rule ? ` (rule: ${data.rule})` : "";
+        this.progress.line(
+          [
+            `⏸ ${tool} waits for approval: ${String(data.reason)}${rule}`,
+            `   call:    ${call}`,
+            `   args:    ${formatArgs(data.args, "            ")}`,
+            `   approve: wardrik approve ${ref} ${call}`,
+            `   deny:    wardrik deny ${ref} ${call} --reason "..."`,
+          ].join("\n"),
+        );
+        this.progress.waiting(`waiting for approval of ${tool} (${call})`, { quiet: true });
+        break;
+      }
+      case "approval.granted":
+        this.progress.line(`✓ ${call} approved`);
+        break;
+      case "approval.denied":
+        this.progress.line(`✗ ${call} denied: ${String(data.reason)}`);
+        break;
+      case "budget.exceeded":
+        this.progress.line(`✗ budget exceeded: ${String(data.reason)}`);
+        break;
+      case "turn.completed":
+      case "turn.failed":
+      case "turn.cancelled":
+        return this.end(type.slice("turn.".length), data);
+    }
+    return undefined;
+  }
+
+  private async end(status: string, data: Record<string, unknown>): Promise<{ code: number; outcome: string }> {
+    this.progress.stop();
+    if (this.json) {
+      out(JSON.stringify(await this.target.client.getTurn(this.target.agent.id, this.run!), null, 2));
+    } else if (status === "completed") {
+      if (this.streamed) this.endText();
+      else out(String(data.reply ?? ""));
+    } else {
+      this.endText();
+      err(`The turn ${status}: ${String(data.reason ?? "")}`);
+    }
+    return status === "completed" ? { code: 0, outcome: "✓ completed" } : { code: 1, outcome: `✗ ${status}` };
+  }
 }

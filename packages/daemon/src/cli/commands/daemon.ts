@@ -1,30 +1,33 @@
 import { Option, type Command } from "commander";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../../log/log-level.js";
-import { UsageError } from "../output.js";
+import { examples, UsageError } from "../output.js";
 
 export function registerDaemon(program: Command): void {
-  program
-    .command("daemon")
-    .description("run the daemon for the project in the current directory (foreground)")
-    .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
-    .addOption(new Option("--log-level <level>", "the least severe log lines to write").choices(LOG_THRESHOLDS).env(LOG_LEVEL_ENV))
-    .action(async (opts: { port?: number; logLevel?: LogThreshold }) => {
-      // Loaded here so other commands start without the daemon's dependencies.
-      const { startDaemon } = await import("../../daemon.js");
-      const { runUntilSignalled } = await import("../../daemon-signals.js");
-      const { createLogger, routeProcessOutput } = await import("../../log/index.js");
-      // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
-      const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
-      routeProcessOutput(log);
-      const daemon = await startDaemon(process.cwd(), { log, ...(opts.port !== undefined ? { port: opts.port } : {}) }).catch(
-        (error: unknown) => {
-          log("error", error instanceof Error ? error.message : String(error));
-          process.exit(1);
-        },
-      );
-      // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
-      process.exit(await runUntilSignalled(() => daemon.close(), log));
-    });
+  examples(
+    program
+      .command("daemon")
+      .description("run the daemon for the project in the current directory (foreground; Ctrl-C stops it)")
+      .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
+      .addOption(new Option("--log-level <level>", "the least severe log lines to write").choices(LOG_THRESHOLDS).env(LOG_LEVEL_ENV)),
+    "wardrik daemon",
+    "wardrik daemon --port 0 --log-level debug",
+  ).action(async (opts: { port?: number; logLevel?: LogThreshold }) => {
+    // Loaded here so other commands start without the daemon's dependencies.
+    const { startDaemon } = await import("../../daemon.js");
+    const { runUntilSignalled } = await import("../../daemon-signals.js");
+    const { createLogger, routeProcessOutput } = await import("../../log/index.js");
+    // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
+    const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
+    routeProcessOutput(log);
+    const daemon = await startDaemon(process.cwd(), { log, ...(opts.port !== undefined ? { port: opts.port } : {}) }).catch(
+      (error: unknown) => {
+        log("error", error instanceof Error ? error.message : String(error));
+        process.exit(1);
+      },
+    );
+    // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
+    process.exit(await runUntilSignalled(() => daemon.close(), log));
+  });
 }
 
 function parsePort(v: string): number {

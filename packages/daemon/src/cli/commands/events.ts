@@ -2,32 +2,34 @@ import type { Command } from "commander";
 import type { WardrikCloudEvent } from "@wardrik/protocol";
 import { agentByName, connect } from "../connect.js";
 import { formatEvent } from "../format-event.js";
-import { out } from "../output.js";
+import { examples, out } from "../output.js";
 
 export function registerEvents(program: Command): void {
-  program
-    .command("events")
-    .argument("<name>")
-    .option("--follow", "keep printing new events")
-    .option("--after <seq>", "only events after this sequence number", (v) => Number.parseInt(v, 10), 0)
-    .option("--json", "print CloudEvents JSON, one per line")
-    .description("print an agent's events")
-    .action(async (name: string, opts: { follow?: boolean; after: number; json?: boolean }) => {
-      const client = connect();
-      const a = await agentByName(client, name);
-      const print = (e: WardrikCloudEvent) => out(opts.json ? JSON.stringify(e) : formatEvent(e));
-      if (opts.follow) {
-        const ac = new AbortController();
-        process.once("SIGINT", () => ac.abort());
-        for await (const e of client.follow(a.id, { after: opts.after, signal: ac.signal })) print(e);
-        return;
-      }
-      let after = opts.after;
-      for (;;) {
-        const page = await client.events(a.id, after, 1000);
-        for (const e of page.events) print(e);
-        if (page.events.length < 1000) break;
-        after = page.events[page.events.length - 1]!.seq;
-      }
-    });
+  examples(
+    program
+      .command("events")
+      .argument("<name>", "agent name, or org/name")
+      .option("--follow", "keep printing new events")
+      .option("--after <seq>", "only events after this sequence number", (v) => Number.parseInt(v, 10), 0)
+      .option("--json", "print CloudEvents JSON, one per line")
+      .description("print an agent's events"),
+    "wardrik events triage",
+    "wardrik events triage --follow --json",
+  ).action(async (name: string, opts: { follow?: boolean; after: number; json?: boolean }) => {
+    const { agent: a, client } = await agentByName(connect(), name);
+    const print = (e: WardrikCloudEvent) => out(opts.json ? JSON.stringify(e) : formatEvent(e));
+    if (opts.follow) {
+      const ac = new AbortController();
+      process.once("SIGINT", () => ac.abort());
+      for await (const e of client.follow(a.id, { after: opts.after, signal: ac.signal })) print(e);
+      return;
+    }
+    let after = opts.after;
+    for (;;) {
+      const page = await client.events(a.id, after, 1000);
+      for (const e of page.events) print(e);
+      if (page.events.length < 1000) break;
+      after = page.events[page.events.length - 1]!.seq;
+    }
+  });
 }

@@ -1,20 +1,23 @@
 import type { Command } from "commander";
 import { agentByName, connect } from "../connect.js";
-import { out } from "../output.js";
+import { examples, json, out } from "../output.js";
 
 export function registerHistory(program: Command): void {
-  program
-    .command("history")
-    .argument("<name>")
-    .option("--conversation <id>", "conversation", "main")
-    .option("--json", "print JSON")
-    .description("print a conversation's full history")
-    .action(async (name: string, opts: { conversation: string; json?: boolean }) => {
-      const client = connect();
-      const h = await client.history((await agentByName(client, name)).id, opts.conversation);
-      if (opts.json) return out(JSON.stringify(h, null, 2));
-      for (const m of h.messages) out(`#${m.seq} ${m.role}: ${historyText(m.content)}`);
-    });
+  examples(
+    program
+      .command("history")
+      .argument("<name>", "agent name, or org/name")
+      .option("--conversation <id>", "conversation", "main")
+      .option("--json", "print JSON")
+      .description("print a conversation's full history"),
+    "wardrik history triage",
+    "wardrik history triage --conversation C1 --json",
+  ).action(async (name: string, opts: { conversation: string; json?: boolean }) => {
+    const { agent, client } = await agentByName(connect(), name);
+    const h = await client.history(agent.id, opts.conversation);
+    if (opts.json) return json(h);
+    for (const m of h.messages) out(`#${m.seq} ${m.role}: ${historyText(m.content)}`);
+  });
 }
 
 function historyText(content: unknown): string {

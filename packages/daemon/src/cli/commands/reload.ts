@@ -1,17 +1,23 @@
 import type { Command } from "commander";
 import { connect } from "../connect.js";
-import { out } from "../output.js";
+import { examples, json, out } from "../output.js";
 
 export function registerReload(program: Command): void {
-  program
-    .command("reload")
-    .description("reread agents/: add new files, update edited ones, remove deleted ones")
-    .action(async () => {
-      const r = await connect().reload();
-      const parts = [`added ${list(r.added)}`, `updated ${list(r.updated)}`, `removed ${list(r.removed)}`];
-      if (r.unreadable.length) parts.push(`unreadable ${list(r.unreadable)} (see wardrik ls attention)`);
-      out(`Reloaded: ${parts.join("; ")}.`);
-    });
+  examples(
+    program
+      .command("reload")
+      .option("--json", "print JSON")
+      .description("reread agents/: add new files, update edited ones, remove deleted ones; warn about tool patterns that match nothing"),
+    "wardrik reload",
+    "wardrik reload --json",
+  ).action(async (opts: { json?: boolean }) => {
+    const r = await connect().reload();
+    if (opts.json) return json({ warnings: [], ...r });
+    const parts = [`added ${list(r.added)}`, `updated ${list(r.updated)}`, `removed ${list(r.removed)}`];
+    if (r.unreadable.length) parts.push(`unreadable ${list(r.unreadable)} (see wardrik ls attention)`);
+    out(`Reloaded: ${parts.join("; ")}.`);
+    for (const w of r.warnings ?? []) out(`warning: ${w.agent}: tool pattern ${w.pattern} matches nothing: ${w.reason}`);
+  });
 }
 
 function list(xs: string[]): string {

@@ -1,26 +1,88 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
-import { out, UsageError } from "../output.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { WardrikError } from "@wardrik/protocol";
+import { ADMIN_TOKEN_FILE } from "../../admin-token.js";
+import { connect, findProject } from "../connect.js";
+import { isNoAnswer } from "../daemon-client.js";
+import { openOfflineStore, type OfflineStore } from "../offline-store.js";
+import { err, examples, json, out, UsageError } from "../output.js";
+
+/** The daemon's rule for secret names (letters, digits and _, not starting with a digit). */
+const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const MAX_SECRET_BYTES = 65_536;
 
 export function registerSecret(program: Command): void {
-  const secret = program.command("secret").description("secrets for ${secret:NAME} in config.yaml (encrypted in the database)");
-  secret
-    .command("set")
-    .argument("<name>")
-    .description("store a secret; the value is read from standard input, never from the command line")
-    .action(async (name: string) => {
-      const value = (await readStdin()).replace(/\r?\n$/, "");
-      if (!value) throw new UsageError("no value on standard input; try: wardrik secret set NAME < file, or type it and press Ctrl-D");
-      await connect().setSecret(name, value);
-      out(`Stored secret ${name}. Restart the daemon for config.yaml to use it.`);
-    });
-  secret
-    .command("ls")
-    .description("list the names of stored secrets")
-    .action(async () => {
-      const names = await connect().listSecrets();
-      out(names.length ? names.join("\n") : "No secrets.");
-    });
+  const secret = examples(
+    program.command("secret").description("secrets for ${secret:NAME} in config.yaml (encrypted in the database)"),
+    "wardrik secret set LINEAR_TOKEN < token.txt",
+    "wardrik secret ls",
+  );
+  examples(
+    secret
+      .command("set")
+      .argument("<name>", "the name config.yaml uses: ${secret:NAME}")
+      .option("--json", "print JSON")
+      .description(
+        "store a secret; the value is read from standard input, never from the command line. Works while the daemon is stopped (inside the project directory)",
+      ),
+    "wardrik secret set LINEAR_TOKEN < token.txt",
+    'printf %s "$TOKEN" | wardrik secret set LINEAR_TOKEN',
+  ).action(async (name: string, opts: { json?: boolean }) => {
+    if (!SECRET_NAME.test(name)) throw new UsageError(`secret names are letters, digits and _ (not starting with a digit); got "${name}"`);
+    const value = (await readStdin()).replace(/\r?\n$/, "");
+    if (!value) throw new UsageError("no value on standard input; try: wardrik secret set NAME < file, or type it and press Ctrl-D");
+    if (Buffer.byteLength(value) > MAX_SECRET_BYTES) throw new UsageError(`the value is longer than ${MAX_SECRET_BYTES} bytes`);
+    const offline = await withDaemonOrDatabase(
+      (client) => client.setSecret(name, value),
+      (store) => store.secrets.set(store.org, name, value),
+    );
+    if (opts.json) return json({ name, stored: true, daemon: offline === undefined });
+    out(`Stored secret ${name}. Restart the daemon for config.yaml to use it.`);
+    if (offline) err(`(The daemon did not answer, so it was written to ${offline} directly.)`);
+  });
+  examples(
+    secret.command("ls").option("--json", "print JSON").description("list the names of stored secrets (never their values)"),
+    "wardrik secret ls --json",
+  ).action(async (opts: { json?: boolean }) => {
+    let names: string[] = [];
+    await withDaemonOrDatabase(
+      async (client) => void (names = await client.listSecrets()),
+      async (store) => void (names = await store.secrets.names(store.org)),
+    );
+    if (opts.json) return json({ secrets: names });
+    out(names.length ? names.join("\n") : "No secrets.");
+  });
+}
+
+/**
+ * Runs `viaDaemon`; when no daemon answers (or none has ever started) inside a
+ * project, runs `viaDatabase` on the project's database instead and returns its path.
+ */
+async function withDaemonOrDatabase(
+  viaDaemon: (client: ReturnType<typeof connect>) => Promise<unknown>,
+  viaDatabase: (store: OfflineStore) => Promise<unknown>,
+): Promise<string | undefined> {
+  const project = findProject();
+  // Without an admin token no daemon has ever started here: there is nothing to ask.
+  const neverStarted = project !== undefined && !existsSync(join(project.dir, ADMIN_TOKEN_FILE));
+  try {
+    if (!neverStarted) {
+      await viaDaemon(connect(process.cwd(), project));
+      return undefined;
+    }
+  } catch (e) {
+    if (!project || !(WardrikError.isInstance(e) && isNoAnswer(e))) throw e;
+  }
+  {
+    const store = await openOfflineStore(project.dir, project.settings);
+    try {
+      await viaDatabase(store);
+    } finally {
+      await store.close();
+    }
+    return store.database;
+  }
 }
 
 async function readStdin(): Promise<string> {

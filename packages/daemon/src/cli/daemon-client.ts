@@ -1,0 +1,260 @@
+import { randomUUID } from "node:crypto";
+import {
+  WardrikError,
+  type AgentDetail,
+  type AgentSummary,
+  type AgentTools,
+  type ErrorCode,
+  type PostMessageResult,
+  type TurnView,
+  type WardrikCloudEvent,
+} from "@wardrik/protocol";
+import { parseSse } from "./parse-sse.js";
+
+export interface RequestOptions {
+  /** Sent as `Idempotency-Key`; the same on every retry of this request. */
+  idempotencyKey?: string;
+  /** Retry connection errors, 5xx and retryable answers until this many ms have passed (0: no retry). */
+  retryForMs?: number;
+}
+
+export interface FollowOptions {
+  after?: number;
+  signal?: AbortSignal;
+  /** Live text of model replies; `reset`: the model call is being retried and the text so far is void. */
+  onDelta?: (run: string, text: string, reset?: boolean) => void;
+}
+
+/** Told about each retry, so a command can say what it waits for. */
+export type RetryListener = (attempt: number, error: WardrikError, elapsedMs: number) => void;
+
+const RETRY_BASE_MS = 200;
+/** The status of an error that no daemon gave: the connection failed or broke before an answer. */
+const NO_ANSWER = 0;
+
+/** True when no daemon answered at all (as opposed to a daemon answering with an error). */
+export function isNoAnswer(e: WardrikError): boolean {
+  return e.code === "unavailable" && e.status === NO_ANSWER;
+}
+const RETRY_CAP_MS = 2000;
+
+/**
+ * The CLI's HTTP client: the same routes as `@wardrik/sdk`'s WardrikClient,
+ * plus what a command line needs on top: the admin token acting in another
+ * org (`Wardrik-Org`, for `org/name`), an `Idempotency-Key` on every POST,
+ * and retries of the very same request across a daemon restart.
+ */
+export class DaemonClient {
+  onRetry: RetryListener | undefined;
+
+  constructor(
+    readonly url: string,
+    private readonly token: string,
+    /** The org to act in (admin token only), or undefined for the token's own. */
+    readonly org?: string,
+  ) {
+    this.url = url.replace(/\/+$/, "");
+  }
+
+  /** The same daemon and token, acting in `org`. */
+  inOrg(org: string | undefined): DaemonClient {
+    const c = new DaemonClient(this.url, this.token, org);
+    c.onRetry = this.onRetry;
+    return c;
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { authorization: `Bearer ${this.token}`, ...(this.org !== undefined ? { "wardrik-org": this.org } : {}), ...extra };
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
+    const key = options.idempotencyKey ?? (method === "POST" ? randomUUID() : undefined);
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once<T>(method, path, body, key);
+      } catch (err) {
+        const e = WardrikError.isInstance(err) ? err : new WardrikError("internal", String(err));
+        const elapsed = Date.now() - started;
+        const budget = options.retryForMs ?? 0;
+        if (!e.retryable || elapsed >= budget) throw e;
+        this.onRetry?.(attempt, e, elapsed);
+        const backoff = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attempt - 1));
+        await new Promise((r) => setTimeout(r, Math.min(backoff * (0.5 + Math.random() / 2), budget - elapsed)));
+      }
+    }
+  }
+
+  private async once<T>(method: string, path: string, body: unknown, key: string | undefined): Promise<T> {
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(this.url + path, {
+        method,
+        headers: this.headers({
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+          ...(key !== undefined ? { "idempotency-key": key } : {}),
+        }),
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      // Read inside the try: a daemon killed mid-answer cuts the body, which is as good as no answer.
+      text = await res.text();
+    } catch (err) {
+      const cause = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      throw new WardrikError("unavailable", `Cannot reach the Wardrik daemon at ${this.url}: ${cause}. Is \`wardrik daemon\` running?`, {
+        retryable: true,
+        status: NO_ANSWER,
+      });
+    }
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new WardrikError("internal", `The daemon answered ${res.status} with a body that is not JSON.`, {
+        retryable: res.status >= 500,
+      });
+    }
+    if (!res.ok) {
+      const e = (json as { error?: { code?: string; message?: string; retryable?: boolean } } | undefined)?.error;
+      throw new WardrikError((e?.code as ErrorCode | undefined) ?? "internal", e?.message ?? `HTTP ${res.status}`, {
+        status: res.status,
+        retryable: e?.retryable ?? res.status >= 500,
+      });
+    }
+    if (json === undefined)
+      throw new WardrikError("internal", `The daemon answered ${res.status} with an empty body.`, { retryable: true });
+    return json as T;
+  }
+
+  async listAgents(): Promise<AgentSummary[]> {
+    return (await this.request<{ agents: AgentSummary[] }>("GET", "/v1/agents")).agents;
+  }
+
+  async findAgent(name: string, options: RequestOptions = {}): Promise<AgentSummary | undefined> {
+    const { agents } = await this.request<{ agents: AgentSummary[] }>("GET", `/v1/agents?name=${enc(name)}`, undefined, options);
+    return agents[0];
+  }
+
+  getAgent(id: string): Promise<AgentDetail> {
+    return this.request("GET", `/v1/agents/${enc(id)}`);
+  }
+
+  agentTools(id: string): Promise<AgentTools> {
+    return this.request("GET", `/v1/agents/${enc(id)}/tools`);
+  }
+
+  removeAgent(id: string): Promise<{ ok: true }> {
+    return this.request("DELETE", `/v1/agents/${enc(id)}`);
+  }
+
+  sendMessage(id: string, text: string, conversation: string, options: RequestOptions = {}): Promise<PostMessageResult> {
+    return this.request("POST", `/v1/agents/${enc(id)}/messages`, { text, conversation }, options);
+  }
+
+  getTurn(id: string, run: string): Promise<TurnView> {
+    return this.request("GET", `/v1/agents/${enc(id)}/turns/${enc(run)}`);
+  }
+
+  history(
+    id: string,
+    conversation: string,
+  ): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
+    return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages`);
+  }
+
+  cancel(id: string, conversation?: string): Promise<{ cancelled: string[]; dropped: number }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/cancel`, conversation ? { conversation } : {});
+  }
+
+  clear(id: string, conversation?: string): Promise<{ cleared: string[] }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/clear`, conversation ? { conversation } : {});
+  }
+
+  decide(
+    id: string,
+    call: string,
+    verb: "kill" | "approve" | "deny",
+    reason?: string,
+  ): Promise<{ call: string; status: string; tool: string }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
+  }
+
+  createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
+    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
+  }
+
+  setSecret(name: string, value: string): Promise<{ name: string; stored: true }> {
+    return this.request("POST", `/v1/secrets/${enc(name)}`, { value });
+  }
+
+  async listSecrets(): Promise<string[]> {
+    return (await this.request<{ secrets: string[] }>("GET", "/v1/secrets")).secrets;
+  }
+
+  reload(): Promise<{
+    added: string[];
+    updated: string[];
+    removed: string[];
+    unreadable: string[];
+    warnings?: { agent: string; pattern: string; reason: string }[];
+  }> {
+    return this.request("POST", "/v1/reload", {});
+  }
+
+  events(id: string, after = 0, limit = 1000): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
+    return this.request("GET", `/v1/agents/${enc(id)}/events?after=${after}&limit=${limit}`);
+  }
+
+  /**
+   * Follows an agent's events live (server-sent events), reconnecting with
+   * Last-Event-ID after a dropped connection (a daemon restart), until the signal aborts.
+   */
+  async *follow(id: string, options: FollowOptions = {}): AsyncGenerator<WardrikCloudEvent> {
+    let after = options.after ?? 0;
+    let failures = 0;
+    while (!options.signal?.aborted) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.url}/v1/agents/${enc(id)}/events/stream`, {
+          headers: this.headers({ accept: "text/event-stream", "last-event-id": String(after) }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (err) {
+        if (options.signal?.aborted) return;
+        if (++failures > 30) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * failures)));
+        continue;
+      }
+      if (!res.ok || !res.body) {
+        const text = await res.text();
+        let message = `HTTP ${res.status}`;
+        try {
+          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+        } catch {
+          // keep the status line
+        }
+        throw new WardrikError(res.status === 404 ? "not_found" : "internal", message, { status: res.status });
+      }
+      failures = 0;
+      try {
+        for await (const msg of parseSse(res.body)) {
+          if (msg.event === "delta") {
+            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean };
+            options.onDelta?.(d.run, d.text, d.reset);
+            continue;
+          }
+          const event = JSON.parse(msg.data) as WardrikCloudEvent;
+          after = event.seq;
+          yield event;
+        }
+      } catch (err) {
+        if (options.signal?.aborted) return;
+        if (!(err instanceof TypeError) && !(err as Error).message?.includes("terminated")) throw err;
+      }
+    }
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
