@@ -30,15 +30,27 @@ interface History {
 }
 
 describe.concurrent("wardrik ask", () => {
-  it("prints the reply on stdout and the tool calls on stderr, exit 0", async () => {
+  it("prints the reply on stdout; on stderr one line per state, the tool calls and a summary; exit 0", async () => {
     const r = await p.cli(["ask", "helper", "What is 2+2?"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(demoReply("What is 2+2?") + "\n");
     const progress = r.stderr.split("\n").filter(Boolean);
+    // Not a terminal: no status line to rewrite, no control characters.
+    expect(r.stderr).not.toMatch(/\r|\x1b/);
     expect(progress).toEqual([
-      expect.stringMatching(/files\/write \(call_[0-9A-Z]{26}\)/),
-      expect.stringMatching(/files\/read \(call_[0-9A-Z]{26}\)/),
+      "… waiting for the model (demo)",
+      expect.stringMatching(/^→ files\/write \(call_[0-9A-Z]{26}\)$/),
+      "… waiting for the model (demo)",
+      expect.stringMatching(/^→ files\/read \(call_[0-9A-Z]{26}\)$/),
+      "… waiting for the model (demo)",
+      expect.stringMatching(/^✓ completed in [\d.]+ m?s · 3 model calls · [\d,]+ tokens in, [\d,]+ out · \$0\.0000$/),
     ]);
+    // The summary adds up the turn's model.replied events.
+    const id = ids.helper!;
+    const replies = (await p.events(id)).filter((e) => short(e.type) === "model.replied");
+    const input = replies.reduce((n, e) => n + Number(e.data.input_tokens), 0);
+    const output = replies.reduce((n, e) => n + Number(e.data.output_tokens), 0);
+    expect(progress.at(-1)).toContain(`${input.toLocaleString("en-US")} tokens in, ${output.toLocaleString("en-US")} out`);
   });
 
   it("--json prints the turn: completed, the reply, the calls", async () => {

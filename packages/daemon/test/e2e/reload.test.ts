@@ -38,7 +38,7 @@ describe("wardrik reload", () => {
 
   it("an unchanged directory reloads to nothing", async () => {
     const r = await p.apiOk("POST", "/v1/reload", {});
-    expect(r).toEqual({ added: [], updated: [], removed: [], unreadable: [] });
+    expect(r).toEqual({ added: [], updated: [], removed: [], unreadable: [], warnings: [] });
   });
 
   it("updates an edited agent: same ID, conversation history kept, new definition used", async () => {

@@ -72,7 +72,8 @@ describe.concurrent("a turn that fails", () => {
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines.filter((l) => l.includes("files/list"))).toHaveLength(3);
-    expect(lines.at(-1)).toMatch(/^The turn failed: The turn reached max_iterations \(3 model calls\)/);
+    expect(lines.at(-2)).toMatch(/^The turn failed: The turn reached max_iterations \(3 model calls\)/);
+    expect(lines.at(-1)).toMatch(/^✗ failed in [\d.]+ m?s · 3 model calls · /);
   });
 
   it("on timeout: the turn fails after its timeout with a reason that names it", async () => {

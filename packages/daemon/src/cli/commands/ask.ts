@@ -59,13 +59,14 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
     else err(`Queued ${queued.message} for ${target.ref} (conversation ${queued.conversation}).`);
     return 0;
   }
-  const turn = new TurnWatch(target, queued.message, progress, opts.json === true);
+  const turn = new TurnWatch(target, queued.message, queued.conversation, progress, opts.json === true);
   const ac = new AbortController();
   process.once("SIGINT", () => ac.abort());
   const poll = setInterval(() => void turn.lookAtSources(), SOURCE_POLL_MS);
   poll.unref();
   try {
-    progress.waiting("queued; waiting for the turn to start");
+    // Mostly the turn starts at once: worth a status line, not a line of its own.
+    progress.waiting("queued; waiting for the turn to start", { quiet: true });
     for await (const e of client.follow(agent.id, {
       after: queued.seq - 1,
       signal: ac.signal,
@@ -100,6 +101,7 @@ class TurnWatch {
   constructor(
     private readonly target: AgentRef,
     private readonly message: string,
+    private readonly conversation: string,
     private readonly progress: AskProgress,
     private readonly json: boolean,
   ) {}
@@ -151,7 +153,8 @@ class TurnWatch {
     const { ref } = this.target;
     if (!this.run) {
       if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(this.message)) this.run = e.run;
-      else if (type === "messages.dropped" && Array.isArray(data.messages) && data.messages.includes(this.message)) {
+      // The event names the conversation it dropped from (none: all of them), not the messages.
+      else if (type === "messages.dropped" && (data.conversation === undefined || data.conversation === this.conversation)) {
         this.progress.line("The message was dropped: the agent was cancelled before it started.");
         return { code: 1, outcome: "✗ dropped" };
       }
