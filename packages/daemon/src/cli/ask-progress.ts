@@ -72,7 +72,8 @@ export class AskProgress {
   private render(): void {
     if (!this.tty || !this.state || this.suspended) return;
     let text = `${this.state.text} · ${formatDuration(this.now() - this.state.since, false)}`;
-    const width = this.stream.columns ?? 80;
+    // A pseudo-terminal may report 0 columns.
+    const width = this.stream.columns || 80;
     if (text.length > width - 1) text = text.slice(0, Math.max(1, width - 2)) + "…";
     this.stream.write(CLEAR_LINE + text);
     this.shown = true;

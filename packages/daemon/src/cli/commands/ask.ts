@@ -140,7 +140,9 @@ class TurnWatch {
     try {
       const d = await this.target.client.getAgent(this.target.agent.id);
       const starting = d.tool_sources.filter((s) => s.status === "starting").map((s) => s.name);
-      if (starting.length > 0 && this.waitingOnModel) this.progress.waiting(`starting MCP server ${starting.join(", ")}`);
+      if (!this.waitingOnModel) return;
+      if (starting.length > 0) this.progress.waiting(`starting MCP server ${starting.join(", ")}`);
+      else this.progress.waiting(`waiting for the model (${this.model})`);
     } catch {
       // Only a hint: the event stream says what matters.
     }

@@ -1,0 +1,159 @@
+/**
+ * Idempotency-Key against the real daemon: identical POSTs at once queue one
+ * message, another body with the key is refused, and `wardrik ask` resends its
+ * message with one key across a daemon kill -9 and restart, so it is queued
+ * exactly once even when the daemon's first answer never reached it.
+ *
+ * A loopback proxy sits between ask and the daemon so the test can lose an
+ * answer on purpose: it lets the daemon finish the POST, then drops the
+ * client's connection instead of passing the answer on.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentFile, createProject, short, sleep, type TestProject } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+const ids: Record<string, string> = {};
+const AGENTS = ["twin", "conflicted", "survivor", "latecomer", "nowaiter"];
+
+beforeAll(async () => {
+  p = await createProject({
+    scripts: { echo: 'steps:\n  - text: "ok: {{message}}"\n' },
+    files: Object.fromEntries(AGENTS.map((n) => [`agents/${n}.md`, agentFile({ description: "Echoes", model: "echo" })])),
+  });
+  for (const n of AGENTS) ids[n] = await p.agentId(n);
+});
+
+const queuedTexts = async (agent: string) =>
+  (await p.events(ids[agent]!)).filter((e) => short(e.type) === "message.queued").map((e) => String(e.data.text));
+
+interface Proxy {
+  url: string;
+  /** The next POST .../messages runs on the daemon, but its answer is dropped; then `after` runs. */
+  loseNextAnswer(after: () => Promise<void>): void;
+  lost: number;
+  close(): Promise<void>;
+}
+
+async function startProxy(): Promise<Proxy> {
+  let lose: (() => Promise<void>) | undefined;
+  const proxy: Proxy = {
+    url: "",
+    lost: 0,
+    loseNextAnswer(after) {
+      lose = after;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+  const server: Server = createServer((req, res) => {
+    const dropThis = lose !== undefined && req.method === "POST" && /\/messages$/.test(req.url ?? "") ? lose : undefined;
+    if (dropThis) lose = undefined;
+    const up = request(new URL(req.url ?? "/", p.url), { method: req.method, headers: req.headers }, (upRes) => {
+      if (dropThis) {
+        upRes.resume();
+        upRes.on("end", () => {
+          proxy.lost += 1;
+          req.socket.destroy();
+          void dropThis();
+        });
+        return;
+      }
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+      upRes.on("error", () => res.destroy());
+      upRes.on("aborted", () => res.destroy());
+    });
+    // A daemon that is down looks like one: the client's connection breaks.
+    up.on("error", () => req.socket.destroy());
+    res.on("close", () => up.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
+
+let proxy: Proxy;
+beforeAll(async () => {
+  proxy = await startProxy();
+});
+afterAll(() => proxy.close());
+
+describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
+  it("five identical requests at once queue one message; every answer names that message", async () => {
+    const key = randomUUID();
+    const send = () => p.api("POST", `/v1/agents/${ids.twin}/messages`, { text: "only once" }, { headers: { "idempotency-key": key } });
+    let answers = await Promise.all(Array.from({ length: 5 }, send));
+    // A request that came while the first one ran is told to retry; its retry gets the first answer.
+    for (let i = 0; i < 20 && answers.some((a) => a.status === 409); i++) {
+      for (const a of answers.filter((x) => x.status === 409))
+        expect(a.json).toMatchObject({ error: { code: "conflict", retryable: true } });
+      await sleep(50);
+      answers = await Promise.all(answers.map((a) => (a.status === 409 ? send() : a)));
+    }
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    const messages = new Set(answers.map((a) => (a.json as { message: string }).message));
+    expect(messages.size).toBe(1);
+    expect(answers.filter((a) => a.headers.get("idempotent-replayed") === "true")).toHaveLength(4);
+    expect(await queuedTexts("twin")).toEqual(["only once"]);
+  });
+
+  it("the same key with another body is 422 idempotency_conflict and queues nothing", async () => {
+    const key = randomUUID();
+    const first = await p.api("POST", `/v1/agents/${ids.conflicted}/messages`, { text: "first" }, { headers: { "idempotency-key": key } });
+    expect(first.status).toBe(202);
+    const other = await p.api("POST", `/v1/agents/${ids.conflicted}/messages`, { text: "second" }, { headers: { "idempotency-key": key } });
+    expect(other.status).toBe(422);
+    expect(other.json).toMatchObject({ error: { code: "idempotency_conflict", retryable: false } });
+    expect(await queuedTexts("conflicted")).toEqual(["first"]);
+  });
+});
+
+describe.sequential("wardrik ask across a daemon crash", () => {
+  it("the daemon queues the message, its answer is lost, it is killed -9 and restarted: ask retries with the same key, queues once, exits 0", async () => {
+    proxy.loseNextAnswer(async () => {
+      await p.kill();
+      await sleep(500);
+      await p.start();
+    });
+    const r = await p.cli(["ask", "survivor", "keep me once"], { env: { WARDRIK_URL: proxy.url } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(proxy.lost).toBe(1);
+    expect(r.stdout).toBe("ok: keep me once\n");
+    expect(r.stderr).toMatch(/no answer from the daemon .*; retrying for up to 30 s/);
+    expect(await queuedTexts("survivor")).toEqual(["keep me once"]);
+  });
+
+  it("ask started while the daemon is down waits for it (up to 30 s) and then queues the message once", async () => {
+    await p.kill();
+    const ask = p.spawnCli(["ask", "latecomer", "are you back?"]);
+    await ask.waitForOutput((_o, err) => /no answer from the daemon/.test(err));
+    await sleep(1500);
+    await p.start();
+    const r = await ask.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("ok: are you back?\n");
+    expect(await queuedTexts("latecomer")).toEqual(["are you back?"]);
+  });
+
+  it("ask --no-wait never exits 0 without the daemon's acknowledgement: with the daemon gone for good it gives up after 30 s with exit 1", async () => {
+    await p.kill();
+    try {
+      const started = Date.now();
+      const r = await p.cli(["ask", "nowaiter", "nobody listens", "--no-wait"], { timeoutMs: 80_000 });
+      expect(r.code).toBe(1);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(29_000);
+      expect(r.stderr).toMatch(/Cannot reach the Wardrik daemon/);
+      expect(r.stdout).toBe("");
+    } finally {
+      await p.start();
+    }
+    expect(await queuedTexts("nowaiter")).toEqual([]);
+  });
+});
