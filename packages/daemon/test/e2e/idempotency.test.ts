@@ -95,7 +95,7 @@ describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
       for (const a of answers.filter((x) => x.status === 409))
         expect(a.json).toMatchObject({ error: { code: "conflict", retryable: true } });
       await sleep(50);
-      answers = await Promise.all(answers.map((a) => (a.status === 409 ? send() : a)));
+      answers = await Promise.all(answers.map((a) => (a.status === 409 ? send() : Promise.resolve(a))));
     }
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
     const messages = new Set(answers.map((a) => (a.json as { message: string }).message));
