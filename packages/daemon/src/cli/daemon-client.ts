@@ -201,8 +201,8 @@ export class DaemonClient {
     return this.request("POST", "/v1/reload", {});
   }
 
-  events(id: string, after = 0, limit = 1000): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
-    return this.request("GET", `/v1/agents/${enc(id)}/events?after=${after}&limit=${limit}`);
+  events(id: string, after = 0, limit = 1000, options: RequestOptions = {}): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
+    return this.request("GET", `/v1/agents/${enc(id)}/events?after=${after}&limit=${limit}`, undefined, options);
   }
 
   /**

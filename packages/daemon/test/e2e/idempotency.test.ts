@@ -6,12 +6,11 @@
  *
  * A loopback proxy sits between ask and the daemon so the test can lose an
  * answer on purpose: it lets the daemon finish the POST, then drops the
- * client's connection instead of passing the answer on.
+ * client's connection instead of passing the answer on (helpers/fault-proxy.ts).
  */
 import { randomUUID } from "node:crypto";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startFaultProxy, type FaultProxy } from "../helpers/fault-proxy.js";
 import { agentFile, createProject, short, sleep, type TestProject } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
@@ -29,61 +28,10 @@ beforeAll(async () => {
 const queuedTexts = async (agent: string) =>
   (await p.events(ids[agent]!)).filter((e) => short(e.type) === "message.queued").map((e) => String(e.data.text));
 
-interface Proxy {
-  url: string;
-  /** The next POST .../messages runs on the daemon, but its answer is dropped; then `after` runs. */
-  loseNextAnswer(after: () => Promise<void>): void;
-  lost: number;
-  close(): Promise<void>;
-}
-
-async function startProxy(): Promise<Proxy> {
-  let lose: (() => Promise<void>) | undefined;
-  const proxy: Proxy = {
-    url: "",
-    lost: 0,
-    loseNextAnswer(after) {
-      lose = after;
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-  const server: Server = createServer((req, res) => {
-    const dropThis = lose !== undefined && req.method === "POST" && /\/messages$/.test(req.url ?? "") ? lose : undefined;
-    if (dropThis) lose = undefined;
-    const up = request(new URL(req.url ?? "/", p.url), { method: req.method, headers: req.headers }, (upRes) => {
-      if (dropThis) {
-        upRes.resume();
-        upRes.on("end", () => {
-          proxy.lost += 1;
-          req.socket.destroy();
-          void dropThis();
-        });
-        return;
-      }
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-      upRes.on("error", () => res.destroy());
-      upRes.on("aborted", () => res.destroy());
-    });
-    // A daemon that is down looks like one: the client's connection breaks.
-    up.on("error", () => req.socket.destroy());
-    res.on("close", () => up.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return proxy;
-}
-
-let proxy: Proxy;
+let proxy: FaultProxy;
 beforeAll(async () => {
-  proxy = await startProxy();
+  proxy = await startFaultProxy(() => p.url);
 });
-afterAll(() => proxy.close());
 
 describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
   it("five identical requests at once queue one message; every answer names that message", async () => {

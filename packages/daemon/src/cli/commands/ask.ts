@@ -16,6 +16,8 @@ interface AskOptions {
 const RETRY_FOR_MS = 30_000;
 /** How often a long wait for the model looks at the agent's tool sources (an MCP server starting). */
 const SOURCE_POLL_MS = 2000;
+/** Runs whose early text is kept while the turn of the message is not known yet (other conversations may stream too). */
+const MAX_EARLY_RUNS = 16;
 
 export function registerAsk(program: Command): void {
   program
@@ -49,30 +51,44 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   const progress = new AskProgress(process.stderr);
   const base = connect();
   base.onRetry = (_attempt, e) => progress.waiting(`no answer from the daemon (${e.message}); retrying for up to ${RETRY_FOR_MS / 1000} s`);
-  const target = await agentByName(base, name, { retryForMs: RETRY_FOR_MS });
+  const retry = { retryForMs: RETRY_FOR_MS };
+  const target = await agentByName(base, name, retry);
   const { agent, client } = target;
   // One key for every attempt: a retry after a lost answer can never queue the message twice.
-  const queued = await client.sendMessage(agent.id, message, opts.conversation, { idempotencyKey: randomUUID(), retryForMs: RETRY_FOR_MS });
-  progress.stop();
+  const send = () => client.sendMessage(agent.id, message, opts.conversation, { idempotencyKey: randomUUID(), ...retry });
   if (!opts.wait) {
+    const queued = await send();
+    progress.stop();
     if (opts.json) out(JSON.stringify({ queued: true, ...queued }));
     else err(`Queued ${queued.message} for ${target.ref} (conversation ${queued.conversation}).`);
     return 0;
   }
-  const turn = new TurnWatch(target, queued.message, queued.conversation, progress, opts.json === true);
+
+  const turn = new TurnWatch(target, progress, opts.json === true);
   const ac = new AbortController();
   process.once("SIGINT", () => ac.abort());
+  // Follow first, send second: reply text is streamed live and never stored,
+  // so a stream opened after the model started would miss its first words.
+  const { last_seq } = await client.events(agent.id, 0, 1, retry);
+  const stream = client.follow(agent.id, {
+    after: Math.max(0, last_seq - 1),
+    signal: ac.signal,
+    onDelta: (r, t, reset) => turn.delta(r, t, reset),
+  });
+  const events = stream[Symbol.asyncIterator]();
+  // The event at last_seq arriving proves the daemon is streaming to us (it subscribes before it sends the backlog).
+  if (last_seq > 0) await events.next();
+  const queued = await send();
+  turn.expect(queued.message, queued.conversation);
   const poll = setInterval(() => void turn.lookAtSources(), SOURCE_POLL_MS);
   poll.unref();
   try {
     // Mostly the turn starts at once: worth a status line, not a line of its own.
     progress.waiting("queued; waiting for the turn to start", { quiet: true });
-    for await (const e of client.follow(agent.id, {
-      after: queued.seq - 1,
-      signal: ac.signal,
-      onDelta: (r, t, reset) => turn.delta(r, t, reset),
-    })) {
-      const end = await turn.event(e);
+    for (;;) {
+      const next = await events.next();
+      if (next.done) break;
+      const end = await turn.event(next.value);
       if (end) {
         progress.stop();
         err(summaryLine(end.outcome, Date.now() - started, turn.usage));
@@ -82,6 +98,7 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   } finally {
     clearInterval(poll);
     progress.stop();
+    ac.abort();
   }
   err("Stopped waiting; the turn goes on in the daemon.");
   err(summaryLine("stopped waiting", Date.now() - started, turn.usage));
@@ -97,16 +114,29 @@ class TurnWatch {
   private model = "unknown";
   private waitingOnModel = false;
   readonly usage: TurnUsage = { modelCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  private message: string | undefined;
+  private conversation: string | undefined;
+  /** Text of runs not known yet: the daemon may send a reply's first words before its turn.started. */
+  private readonly early = new Map<string, string>();
 
   constructor(
     private readonly target: AgentRef,
-    private readonly message: string,
-    private readonly conversation: string,
     private readonly progress: AskProgress,
     private readonly json: boolean,
   ) {}
 
+  /** The message whose turn to follow, once the daemon has accepted it. */
+  expect(message: string, conversation: string): void {
+    this.message = message;
+    this.conversation = conversation;
+  }
+
   delta(run: string, text: string, reset?: boolean): void {
+    if (this.run === undefined) {
+      if (reset) this.early.delete(run);
+      else if (this.early.size < MAX_EARLY_RUNS || this.early.has(run)) this.early.set(run, (this.early.get(run) ?? "") + text);
+      return;
+    }
     if (run !== this.run) return;
     if (reset) {
       // Only text that was printed needs taking back.
@@ -154,7 +184,12 @@ class TurnWatch {
     const data = e.data as Record<string, unknown>;
     const { ref } = this.target;
     if (!this.run) {
-      if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(this.message)) this.run = e.run;
+      if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(this.message)) {
+        this.run = e.run;
+        const early = this.early.get(this.run ?? "");
+        this.early.clear();
+        if (early) this.delta(this.run!, early);
+      }
       // The event names the conversation it dropped from (none: all of them), not the messages.
       else if (type === "messages.dropped" && (data.conversation === undefined || data.conversation === this.conversation)) {
         this.progress.line("The message was dropped: the agent was cancelled before it started.");
