@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { WardrikError } from "@wardrik/protocol";
+import { DatabaseLock } from "../store/database-lock.js";
 import { SecretStore } from "../store/secrets.js";
 import { SqliteDb } from "../store/sqlite-db.js";
 import { err } from "./output.js";
@@ -17,8 +18,9 @@ export interface OfflineStore {
 /**
  * Opens the database of the project in `dir` directly, for the commands that
  * must work while the daemon is stopped (`wardrik secret set`: the daemon may
- * refuse to start until a secret exists). This is the one place the CLI opens
- * the database, so the lock that keeps two processes from owning it belongs here.
+ * refuse to start until a secret exists). It takes the daemon's database lock
+ * for as long as it is open: a daemon started meanwhile is refused, and a
+ * daemon that holds the database but did not answer is named, not raced.
  */
 export async function openOfflineStore(dir: string, settings: ProjectSettings = readProjectSettings(dir, err)): Promise<OfflineStore> {
   if (!settings.database.startsWith("sqlite:")) {
@@ -28,14 +30,30 @@ export async function openOfflineStore(dir: string, settings: ProjectSettings = 
     );
   }
   const path = settings.database.slice("sqlite:".length);
-  // No background checkpointer: the CLI's few writes are checkpointed by the daemon later.
-  const db = new SqliteDb(path, { checkpointInBackground: false });
-  let secrets: SecretStore;
+  let lock: DatabaseLock;
   try {
-    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
+    lock = DatabaseLock.acquire(path);
   } catch (e) {
-    await db.close();
+    throw new WardrikError("unavailable", `No daemon answered, and the database cannot be opened: ${(e as Error).message}`);
+  }
+  let db: SqliteDb | undefined;
+  try {
+    // No background checkpointer: the CLI's few writes are checkpointed by the daemon later.
+    db = new SqliteDb(path, { checkpointInBackground: false });
+    const secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
+    const opened = db;
+    return {
+      org: settings.org,
+      database: path,
+      secrets,
+      close: async () => {
+        await opened.close();
+        lock.release();
+      },
+    };
+  } catch (e) {
+    await db?.close();
+    lock.release();
     throw e;
   }
-  return { org: settings.org, database: path, secrets, close: () => db.close() };
 }

@@ -49,6 +49,15 @@ describe.sequential("secrets without a running daemon", () => {
     }
   });
 
+  it("a daemon that holds the database but does not answer at the address the CLI uses is named, never raced", async () => {
+    const r = await p.cli(["secret", "set", "RACED"], { input: "v", env: { WARDRIK_URL: "http://127.0.0.1:9" } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /No daemon answered, and the database cannot be opened: Another Wardrik daemon \(pid \d+ at http:\/\/127\.0\.0\.1:\d+/,
+    );
+    expect(JSON.parse((await p.cli(["secret", "ls", "--json"])).stdout)).toEqual({ secrets: ["MODEL_KEY"] });
+  });
+
   it("secret set --json through the running daemon", async () => {
     const r = await p.cli(["secret", "set", "OTHER_KEY", "--json"], { input: "v" });
     expect(r.code, r.stderr).toBe(0);

@@ -222,9 +222,14 @@ class TurnWatch {
       case "call.completed":
       case "call.failed":
       case "call.killed":
+      case "call.timed_out":
         this.running.delete(call);
         if (type === "call.failed") this.progress.line(`✗ ${tool}: ${String(data.error)}`);
         if (type === "call.killed") this.progress.line(`✗ ${tool} stopped`);
+        if (type === "call.timed_out")
+          this.progress.line(
+            `✗ ${tool} timed out after ${String(data.timeout_s)} s${data.will_retry === true ? "; it is tried again" : ""}`,
+          );
         this.showRunning();
         break;
       case "call.decided":
