@@ -1,31 +1,25 @@
-/** Idempotency keys on a real SQLite file: claim once, replay the answer, expire after 24 hours. */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+/** Idempotency keys on the run's dialect (SQLite, PostgreSQL): claim once, replay the answer, expire after 24 hours. */
 import { afterEach, describe, expect, it } from "vitest";
+import type { Db } from "../../src/store/db.js";
 import { IDEMPOTENCY_TTL_MS, IdempotencyKeys } from "../../src/store/idempotency-keys.js";
-import { SqliteDb } from "../../src/store/sqlite-db.js";
+import { openTestDb, TEST_DIALECT } from "../helpers/test-database.js";
 
-const open: { db: SqliteDb; dir: string }[] = [];
+const open: Db[] = [];
 afterEach(async () => {
-  for (const o of open.splice(0)) {
-    await o.db.close();
-    rmSync(o.dir, { recursive: true, force: true });
-  }
+  for (const db of open.splice(0)) await db.close();
 });
-function keys(): IdempotencyKeys {
-  const dir = mkdtempSync(join(tmpdir(), "wardrik-idem-"));
-  const db = new SqliteDb(join(dir, "t.db"));
-  open.push({ db, dir });
+async function keys(): Promise<IdempotencyKeys> {
+  const { db } = await openTestDb();
+  open.push(db);
   return new IdempotencyKeys(db);
 }
 
 const t0 = new Date("2026-01-01T00:00:00Z");
 const answer = { status: 202, body: '{"message":"msg_1"}', contentType: "application/json" };
 
-describe("IdempotencyKeys", () => {
+describe(`IdempotencyKeys on ${TEST_DIALECT}`, () => {
   it("lets one of many concurrent claims of a key win; the others see it pending", async () => {
-    const k = keys();
+    const k = await keys();
     const results = await Promise.all(Array.from({ length: 10 }, () => k.claim("org POST /x", "key-1", "fp", "me", t0)));
     expect(results.filter((r) => r.claimed)).toHaveLength(1);
     for (const r of results.filter((x) => !x.claimed))
@@ -33,7 +27,7 @@ describe("IdempotencyKeys", () => {
   });
 
   it("keeps the answer of a completed key, per scope", async () => {
-    const k = keys();
+    const k = await keys();
     expect(await k.claim("a", "key", "fp", "me", t0)).toEqual({ claimed: true });
     await k.complete("a", "key", "fp", "me", answer);
     expect(await k.claim("a", "key", "fp", "me", t0)).toEqual({
@@ -45,14 +39,14 @@ describe("IdempotencyKeys", () => {
   });
 
   it("a released key can be claimed again", async () => {
-    const k = keys();
+    const k = await keys();
     await k.claim("a", "key", "fp", "me", t0);
     await k.release("a", "key");
     expect(await k.claim("a", "key", "fp2", "me", t0)).toEqual({ claimed: true });
   });
 
   it("keeps keys for 24 hours; after that the key counts as new and purge deletes it", async () => {
-    const k = keys();
+    const k = await keys();
     await k.claim("a", "key", "fp", "me", t0);
     await k.complete("a", "key", "fp", "me", answer);
     const almost = new Date(t0.getTime() + IDEMPOTENCY_TTL_MS - 1000);
