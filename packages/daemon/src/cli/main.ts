@@ -6,6 +6,7 @@ import { initProject } from "./init-project.js";
 import { formatEvent } from "./format-event.js";
 import { registerSchemaCommand } from "./commands/schema.js";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../log/log-level.js";
+import { registerSecretRotate } from "./commands/secret-rotate.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
 export async function main(argv: string[]): Promise<void> {
@@ -272,6 +273,7 @@ export function buildProgram(): Command {
       const names = await connect().listSecrets();
       out(names.length ? names.join("\n") : "No secrets.");
     });
+  registerSecretRotate(secret);
 
   registerSchemaCommand(program);
   program.addOption(new Option("--debug").hideHelp());
