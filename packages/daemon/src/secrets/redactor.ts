@@ -124,6 +124,11 @@ export class SecretRedactor {
     return cut;
   }
 
+  /** Whether a value starts at the beginning of `text`, or `text` may still grow into one. */
+  startsValue(text: string): boolean {
+    return this.compiled().some((n) => text.startsWith(n.text) || n.text.startsWith(text));
+  }
+
   private walk(value: unknown, depth: number): unknown {
     if (typeof value === "string") return this.redact(value);
     if (value === null || typeof value !== "object" || depth > 64) return value;
@@ -194,10 +199,17 @@ export class StreamRedactor {
 
   /** The text that is safe to pass on now, redacted. */
   push(chunk: string): string {
-    const text = this.held + chunk;
+    let text = this.held + chunk;
+    let blanked = "";
+    if (this.held.length >= PARTIAL_MIN && !this.redactor.startsValue(text)) {
+      // The held text began a value, and the stream went on with something else: half a
+      // secret is still a leak, so it is blanked like a whole one.
+      blanked = UNNAMED;
+      text = chunk;
+    }
     const cut = this.redactor.safeCut(text);
     this.held = text.slice(cut);
-    return this.redactor.redact(text.slice(0, cut));
+    return blanked + this.redactor.redact(text.slice(0, cut));
   }
 
   /** What is held back, as it would be shown if the stream ended now (a long partial value is blanked). */

@@ -95,6 +95,17 @@ describe("StreamRedactor", () => {
     }
   });
 
+  it("the start of a value followed by something else is blanked too: half a secret is a leak", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const s = r.stream();
+    expect(s.push(`first ${TOKEN.slice(0, 9)}`)).toBe("first ");
+    expect(s.push(`then other text ${TOKEN}\n`)).toBe("[redacted]then other text [secret:LINEAR_TOKEN]\n");
+    // A short coincidence ("lin" starts the token too) is let out as it is.
+    expect(s.push("lin")).toBe("");
+    expect(s.push("ux\n")).toBe("linux\n");
+  });
+
   it("a stream that ends in the middle of a value does not let its start out", () => {
     const r = new SecretRedactor();
     r.add(TOKEN, "LINEAR_TOKEN");
