@@ -23,7 +23,7 @@ const IDLE_STOP_MS = 60_000;
 const RETRY_AFTER_FAILURE_MS = 60_000;
 /** Exact counts kept, by text: enough for the recent history of many conversations. */
 const CACHE_ENTRIES = 4_096;
-const CACHE_CHARS = 16 * 1024 * 1024;
+const CACHE_CHARS = 8 * 1024 * 1024;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
