@@ -51,7 +51,8 @@ describe("secrets never leak", () => {
         "agents/leaker.md": agentFile({ description: "Calls leaky tools", model: "leak", tools: ["leaky/*", "workers/*"], policy: "open" }),
         "policies/open.yaml": 'description: Everything runs.\nrules:\n  - tool: "*"\n    decision: allow\n',
       },
-      env: { LEAK_ENV: ENV_VALUE },
+      // Debug lines too: the MCP server's stderr is logged at debug.
+      env: { LEAK_ENV: ENV_VALUE, WARDRIK_LOG_LEVEL: "debug" },
       cliEnv: { LEAK_ENV: ENV_VALUE },
     });
     // Stored as `wardrik secret set` does; config.yaml can use it from the next start.
