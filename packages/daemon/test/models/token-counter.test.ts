@@ -88,7 +88,10 @@ describe("countTokens", () => {
   });
 
   it("PromptCache.recount replaces its estimates with exact counts once they are in", async () => {
-    const entries = Object.values(shapes(5_000)).map((text, i) => ({ seq: i + 1, message: { role: "user" as const, text } }));
+    const entries = Object.values(shapes(5_000)).map((text, i) => ({
+      seq: i + 1,
+      message: { role: "user" as const, text, input: `msg_${i}` },
+    }));
     const cache = new PromptCache(entries);
     await loadTokenizer();
     cache.recount();
