@@ -22,6 +22,7 @@ import { openDb, type OpenedDb } from "./store/open-db.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
+import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
 
@@ -156,7 +157,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     reconnectGraceMs,
     onLateAnswer: (org, callId, outcome) => {
-      lateAnswers.runtime?.acceptLateAnswer(org, callId, outcome).then(
+      // Not through the registry: blanked here, like every other tool outcome.
+      lateAnswers.runtime?.acceptLateAnswer(org, callId, redactOutcome(outcome, redactor)).then(
         (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId }),
         (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
       );
