@@ -164,7 +164,30 @@ export function countTokens(text: string): number {
   const exact = counter.exact(text);
   if (exact !== undefined) return exact;
   counter.request(text);
-  return estimateTokens(text);
+  return estimated(text);
+}
+
+/** Estimates of long texts, kept: a turn estimates the same message several times (prompt, compaction, split). */
+const estimates = new Map<string, number>();
+let estimatedChars = 0;
+const ESTIMATE_CACHE_FROM = 16_384;
+const ESTIMATE_CACHE_CHARS = 8 * 1024 * 1024;
+
+function estimated(text: string): number {
+  if (text.length < ESTIMATE_CACHE_FROM) return estimateTokens(text);
+  let n = estimates.get(text);
+  if (n === undefined) {
+    n = estimateTokens(text);
+    estimates.set(text, n);
+    estimatedChars += text.length;
+    // Oldest first out, until the texts kept fit the budget.
+    for (const [old] of estimates) {
+      if (estimatedChars <= ESTIMATE_CACHE_CHARS) break;
+      estimates.delete(old);
+      estimatedChars -= old.length;
+    }
+  }
+  return n;
 }
 
 /** The exact count of a text if the tokenizer has given it, for callers that upgrade estimates later. */

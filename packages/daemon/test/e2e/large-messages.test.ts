@@ -10,10 +10,11 @@
  * Latencies are measured per request: a bound on correctness (a stalled event
  * loop), not a benchmark.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../../src/http/server.js";
-import { agentFile, createProject, short, sleep, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+import { agentFile, cleanupLater, createProject, short, waitFor, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 /** What the API accepts: PostMessageBody's maximum, within the body limit once JSON-encoded. */
 const MAX_CHARS = 1_000_000;
@@ -48,11 +49,36 @@ steps:
     delay_ms: 10000
 `;
 
-/** Another org's traffic: each request's latency, in order. */
+/**
+ * Another org's traffic, from a process of its own (so the test's own work
+ * with the large messages cannot delay it): each request's latency, in order.
+ */
+const PROBE_SOURCE = `
+const { PROBE_URL: url, PROBE_TOKEN: token, PROBE_AGENT: agent } = process.env;
+let running = true;
+process.stdin.on("data", () => (running = false));
+const time = async (what, method, path, body) => {
+  const t0 = performance.now();
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: "Bearer " + token, "content-type": "application/json" },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  await res.text();
+  process.stdout.write(JSON.stringify({ what, ms: performance.now() - t0, status: res.status }) + "\\n");
+};
+for (let i = 0; running; i++) {
+  await time("GET /v1/agents", "GET", "/v1/agents");
+  await time("GET events", "GET", "/v1/agents/" + agent + "/events?limit=5");
+  if (i % 5 === 0) await time("POST message", "POST", "/v1/agents/" + agent + "/messages", { text: "ping " + i });
+  await new Promise((r) => setTimeout(r, 50));
+}
+process.exit(0);
+`;
+
 class Probe {
-  latencies: { what: string; ms: number; status: number }[] = [];
-  private running = false;
-  private loop: Promise<void> | undefined;
+  private out = "";
+  private child: ChildProcess | undefined;
 
   constructor(
     private readonly p: TestProject,
@@ -61,31 +87,62 @@ class Probe {
   ) {}
 
   start(): void {
-    this.running = true;
-    this.loop = (async () => {
-      for (let i = 0; this.running; i++) {
-        await this.time("GET /v1/agents", "GET", "/v1/agents");
-        await this.time("GET events", "GET", `/v1/agents/${this.agentId}/events?limit=5`);
-        if (i % 5 === 0) await this.time("POST message", "POST", `/v1/agents/${this.agentId}/messages`, { text: `ping ${i}` });
-        await sleep(50);
-      }
-    })();
+    const child = spawn(process.execPath, ["--input-type=module", "-e", PROBE_SOURCE], {
+      env: { ...process.env, PROBE_URL: this.p.url, PROBE_TOKEN: this.token, PROBE_AGENT: this.agentId },
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    child.stdout!.setEncoding("utf8").on("data", (c: string) => (this.out += c));
+    cleanupLater(async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    this.child = child;
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    await this.loop;
+    const child = this.child!;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.stdin!.end("stop\n");
+    await exited;
   }
 
-  private async time(what: string, method: string, path: string, body?: unknown): Promise<void> {
-    const t0 = performance.now();
-    const r = await this.p.api(method, path, body, { token: this.token });
-    this.latencies.push({ what, ms: performance.now() - t0, status: r.status });
+  get latencies(): { what: string; ms: number; status: number }[] {
+    return this.out
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as { what: string; ms: number; status: number });
   }
 }
 
-const endOf = (events: WireEvent[], run: string) =>
-  events.find((e) => e.run === run && /\.turn\.(completed|failed|cancelled)$/.test(e.type));
+/**
+ * The agent's events, read once each: every poll asks only for what came
+ * after the last one seen. (Reading the log from the start on each poll would
+ * make the daemon send the large messages again and again.)
+ */
+class EventLog {
+  readonly seen: WireEvent[] = [];
+
+  constructor(
+    private readonly p: TestProject,
+    private readonly agentId: string,
+  ) {}
+
+  async until(match: (e: WireEvent) => boolean, what: string, timeoutMs = 90_000): Promise<WireEvent> {
+    return waitFor(
+      async () => {
+        const found = this.seen.find(match);
+        if (found) return found;
+        const after = this.seen.at(-1)?.seq ?? 0;
+        const page = await this.p.apiOk<{ events: WireEvent[] }>("GET", `/v1/agents/${this.agentId}/events?after=${after}&limit=100`);
+        this.seen.push(...page.events);
+        return this.seen.find(match);
+      },
+      what,
+      timeoutMs,
+    );
+  }
+}
+
+const isEnd = (e: WireEvent, run: string) => e.run === run && /\.turn\.(completed|failed|cancelled)$/.test(e.type);
 
 describe("the largest messages", () => {
   it("never stall another org's requests, and a restart with them open answers within 5 s and finishes them", async () => {
@@ -94,6 +151,7 @@ describe("the largest messages", () => {
       files: { "agents/reader.md": agentFile({ description: "Reads long messages", model: "big", context_window: 4000 }) },
     });
     const readerId = await p.agentId("reader");
+    const log = new EventLog(p, readerId);
     const other = await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "acme", name: "probe" });
     const created = await p.api<{ id: string }>(
       "POST",
@@ -112,18 +170,20 @@ describe("the largest messages", () => {
     for (const [shape, text] of Object.entries(SHAPES)) {
       const r = await p.api<{ message: string }>("POST", `/v1/agents/${readerId}/messages`, { text, conversation: shape });
       expect(r.status, `${shape}: ${r.text.slice(0, 300)}`).toBe(202);
-      const started = await p.waitForEvent(
-        readerId,
+      const started = await log.until(
         (e) => short(e.type) === "turn.started" && ((e.data.messages as string[] | undefined) ?? []).includes(r.json.message),
-        60_000,
+        `the turn of the ${shape} message`,
       );
       runs[shape] = started.run!;
     }
     // Every big turn has counted its message and folded the conversation's start into a summary.
     for (const [shape, run] of Object.entries(runs)) {
-      await p.waitForEvent(readerId, (e) => e.run === run && short(e.type) === "conversation.compacted", 60_000);
-      await p.waitForEvent(readerId, (e) => e.run === run && short(e.type) === "model.called" && e.data.iteration === 1, 60_000);
-      expect(endOf(await p.events(readerId), run), `${shape} is still open`).toBeUndefined();
+      await log.until((e) => e.run === run && short(e.type) === "conversation.compacted", `${shape}: compaction`);
+      await log.until((e) => e.run === run && short(e.type) === "model.called" && e.data.iteration === 1, `${shape}: the model call`);
+      expect(
+        log.seen.find((e) => isEnd(e, run)),
+        `${shape} is still open`,
+      ).toBeUndefined();
     }
     await probe.stop();
 
@@ -137,7 +197,7 @@ describe("the largest messages", () => {
     const resumed = new Probe(p, other.token, created.json.id);
     resumed.start();
     for (const [shape, run] of Object.entries(runs)) {
-      const end = await p.waitForTurnEnd(readerId, run, 90_000);
+      const end = await log.until((e) => isEnd(e, run), `${shape}: the turn's end`);
       expect(short(end.type), shape).toBe("turn.completed");
       expect(end.data.reply).toBe("Read it all.");
     }
