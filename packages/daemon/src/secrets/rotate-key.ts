@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/index.js";
 import { SecretStore, type RotationResult } from "../store/secrets.js";
-import { SqliteDb } from "../store/sqlite-db.js";
+import { openDb } from "../store/open-db.js";
 import { newKey, readKeyFile, SECRET_KEY_ENV, writeKeyFile, type SecretKey } from "./key-ring.js";
 
 export const KEY_FILE = join(".wardrik", "secret-key");
@@ -41,7 +41,7 @@ export async function rotateSecretKey(dir: string, env: NodeJS.ProcessEnv = proc
     fresh = newKey();
     writeKeyFile(keyPath, [fresh, ...oldKeys]);
   }
-  const db = new SqliteDb(database);
+  const db = await openDb(database);
   try {
     const store = new SecretStore(db, keyPath, { env });
     let rotated = 0;
@@ -71,11 +71,7 @@ export async function rotateSecretKey(dir: string, env: NodeJS.ProcessEnv = proc
   }
 }
 
-/** The project's SQLite file, from config.yaml (secrets cannot be used there: they live in the database). */
+/** The project's database URL, from config.yaml (secrets cannot be used there: they live in the database). */
 function projectDatabase(dir: string, env: NodeJS.ProcessEnv): string {
-  const config = loadConfig(dir, { env, secret: () => "unused" });
-  if (!config.database.startsWith("sqlite:")) {
-    throw new Error(`config.yaml database: only sqlite: is supported by this build (got a ${config.database.split(":")[0]} URL).`);
-  }
-  return config.database.slice("sqlite:".length);
+  return loadConfig(dir, { env, secret: () => "unused" }).database;
 }

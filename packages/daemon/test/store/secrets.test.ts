@@ -5,15 +5,17 @@
  * a running daemon's store keeps working.
  */
 import { createCipheriv, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { initProject } from "../../src/cli/init-project.js";
 import { keyId, readKeyFile } from "../../src/secrets/key-ring.js";
 import { rotateSecretKey } from "../../src/secrets/rotate-key.js";
+import type { Db } from "../../src/store/db.js";
+import { openDb } from "../../src/store/open-db.js";
 import { SecretStore } from "../../src/store/secrets.js";
-import { SqliteDb } from "../../src/store/sqlite-db.js";
+import { createTestDatabase, TEST_DIALECT } from "../helpers/test-database.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -23,16 +25,22 @@ afterEach(async () => {
 interface Project {
   dir: string;
   keyPath: string;
-  db: SqliteDb;
+  db: Db;
   store(env?: NodeJS.ProcessEnv): SecretStore;
   rows(): Promise<{ org: string; name: string; ciphertext: string }[]>;
 }
 
-function project(): Project {
+/** A project whose config.yaml names a fresh database of this run's dialect. */
+async function project(): Promise<Project> {
   const base = mkdtempSync(join(tmpdir(), "wardrik-secret-store-"));
   const dir = join(base, "p");
   initProject(dir);
-  const db = new SqliteDb(join(dir, ".wardrik", "wardrik.db"));
+  const database = await createTestDatabase();
+  writeFileSync(
+    join(dir, "config.yaml"),
+    readFileSync(join(dir, "config.yaml"), "utf8").replace(/^database:.*$/m, `database: ${database.url}`),
+  );
+  const db = await openDb(database.url);
   cleanup.push(() => rmSync(base, { recursive: true, force: true }));
   cleanup.push(() => db.close());
   const keyPath = join(dir, ".wardrik", "secret-key");
@@ -53,17 +61,25 @@ function legacySeal(key: Buffer, value: string): string {
   return [iv, cipher.getAuthTag(), body].map((b) => b.toString("base64")).join(".");
 }
 
-const copyRow = (p: Project, from: { org: string; name: string }, to: { org: string; name: string }) =>
+/** Copies a row's ciphertext, as is, to another org and name. */
+async function copyRow(p: Project, from: { org: string; name: string }, to: { org: string; name: string }): Promise<void> {
+  const row = (await p.db.get<{ ciphertext: string }>("SELECT ciphertext FROM secrets WHERE org = ? AND name = ?", [from.org, from.name]))!;
+  await insertRow(p, to.org, to.name, row.ciphertext);
+}
+
+const insertRow = (p: Project, org: string, name: string, ciphertext: string) =>
   p.db.transaction((tx) =>
-    tx.run(
-      "INSERT INTO secrets (org, name, ciphertext, updated_at) SELECT ?, ?, ciphertext, updated_at FROM secrets WHERE org = ? AND name = ?",
-      [to.org, to.name, from.org, from.name],
-    ),
+    tx.run("INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?)", [
+      org,
+      name,
+      ciphertext,
+      new Date().toISOString(),
+    ]),
   );
 
-describe("SecretStore", () => {
+describe(`SecretStore on ${TEST_DIALECT}`, () => {
   it("binds a ciphertext to its org and name: copied to another row, it does not decrypt", async () => {
-    const p = project();
+    const p = await project();
     const s = p.store();
     await s.set("acme", "STRIPE_KEY", "sk_live_acme_123456");
     await copyRow(p, { org: "acme", name: "STRIPE_KEY" }, { org: "acme", name: "OTHER" });
@@ -79,18 +95,11 @@ describe("SecretStore", () => {
   });
 
   it("stores the key's ID with each ciphertext, and reads rows the first release wrote", async () => {
-    const p = project();
+    const p = await project();
     const s = p.store();
     const [fileKey] = readKeyFile(p.keyPath);
     await s.set("default", "NEW", "new-format-value");
-    await p.db.transaction((tx) =>
-      tx.run("INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?)", [
-        "default",
-        "OLD",
-        legacySeal(fileKey!.key, "old-format-value"),
-        new Date().toISOString(),
-      ]),
-    );
+    await insertRow(p, "default", "OLD", legacySeal(fileKey!.key, "old-format-value"));
     const rows = await p.rows();
     expect(rows.find((r) => r.name === "NEW")!.ciphertext.startsWith(`v2.${keyId(fileKey!.key)}.`)).toBe(true);
     expect(await s.get("default", "OLD")).toBe("old-format-value");
@@ -103,7 +112,7 @@ describe("SecretStore", () => {
   });
 
   it("takes the key from WARDRIK_SECRET_KEY (no key file), and says which key a row needs when it is missing", async () => {
-    const p = project();
+    const p = await project();
     const key = randomBytes(32);
     const env = { WARDRIK_SECRET_KEY: key.toString("base64") };
     const s = p.store(env);
@@ -123,21 +132,14 @@ describe("SecretStore", () => {
   });
 });
 
-describe("rotateSecretKey", () => {
+describe(`rotateSecretKey on ${TEST_DIALECT}`, () => {
   it("re-encrypts every secret under a new key file key; a running store keeps reading and writes with the new key", async () => {
-    const p = project();
+    const p = await project();
     const running = p.store();
     const [oldKey] = readKeyFile(p.keyPath);
     await running.set("default", "A", "value-a-123456");
     await running.set("acme", "B", "value-b-123456");
-    await p.db.transaction((tx) =>
-      tx.run("INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?)", [
-        "default",
-        "LEGACY",
-        legacySeal(oldKey!.key, "value-legacy-1"),
-        new Date().toISOString(),
-      ]),
-    );
+    await insertRow(p, "default", "LEGACY", legacySeal(oldKey!.key, "value-legacy-1"));
 
     const r = await rotateSecretKey(p.dir, {});
     expect(r.rotated).toBe(3);
@@ -159,7 +161,7 @@ describe("rotateSecretKey", () => {
   });
 
   it("with WARDRIK_SECRET_KEY, moves every secret from the key file's key to the environment's", async () => {
-    const p = project();
+    const p = await project();
     await p.store().set("default", "A", "value-a-123456");
     const envKey = randomBytes(32);
     const env = { WARDRIK_SECRET_KEY: envKey.toString("base64") };
@@ -170,7 +172,7 @@ describe("rotateSecretKey", () => {
   });
 
   it("keeps the old keys when a secret cannot be decrypted, and names it", async () => {
-    const p = project();
+    const p = await project();
     const s = p.store();
     await s.set("default", "GOOD", "value-good-1234");
     await copyRow(p, { org: "default", name: "GOOD" }, { org: "default", name: "MOVED" });
