@@ -9,6 +9,7 @@ const workloads = {
   W1: ["turns.ts", "W1"],
   W2: ["turns.ts", "W2"],
   W3: ["concurrent.ts"],
+  W3L: ["concurrent.ts", "1000", "4"],
   W4: ["long-conversation.ts"],
   policy: ["policy.ts"],
   tools: ["tools.ts"],

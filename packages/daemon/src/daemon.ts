@@ -15,6 +15,7 @@ import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
+import { SecretRedactor } from "./secrets/redactor.js";
 import { SecretStore } from "./store/secrets.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
@@ -22,6 +23,7 @@ import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
+import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
 
@@ -35,6 +37,12 @@ export interface DaemonOptions {
   host?: string;
   /** Default: JSON lines on stderr at WARDRIK_LOG_LEVEL (info when unset). */
   log?: Logger;
+  /**
+   * The redactor the daemon fills with every known secret value. Pass one to
+   * also blank lines written around the daemon (give the same one to
+   * createLogger's `redact`); by default the daemon makes its own.
+   */
+  redactor?: SecretRedactor;
   toolTimeoutMs?: number;
   scripts?: Record<string, Script>;
   env?: NodeJS.ProcessEnv;
@@ -53,7 +61,10 @@ export interface Daemon {
 
 export async function startDaemon(dir: string, options: DaemonOptions = {}): Promise<Daemon> {
   const env = options.env ?? process.env;
-  const log = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
+  // Every known secret value, blanked from logs, tool outcomes, MCP messages and events.
+  const redactor = options.redactor ?? new SecretRedactor();
+  const rawLog = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
+  const log: Logger = (level, msg, fields) => rawLog(level, redactor.redact(msg), fields && redactor.redactValue(fields));
   // Secrets live in the database, which config names: read config once to find
   // the database (a secret there is an error), then again with the secrets.
   const PLACEHOLDER = "\u0000secret";
@@ -73,9 +84,15 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     lock?.release();
     throw err;
   }
-  const secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"));
   let config: ProjectConfig;
+  let secrets: SecretStore;
   try {
+    // A secret stored while the daemon runs is blanked from then on, too.
+    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"), { env, onSet: (_org, name, value) => redactor.add(value, name) });
+    // Every org's secrets, not only those config.yaml uses: no org's secret may show anywhere.
+    const stored = await secrets.everything();
+    for (const s of stored.values) redactor.add(s.value, s.name);
+    for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
     const known = await secrets.all(bootstrap.org);
     config = loadConfig(dir, { env, secret: (name) => known.get(name) });
   } catch (err) {
@@ -83,8 +100,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     lock?.release();
     throw err;
   }
+  // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
+  for (const m of Object.values(config.models)) redactor.add(m.api_key);
+  for (const s of config.subscribers ?? []) redactor.add(s.secret);
   const bus = new EventBus();
-  const store = new Store(db, bus, ulidIds(clock), clock);
+  // Events and stored messages carry no known secret value.
+  const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data) });
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
@@ -126,7 +147,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     },
   };
 
-  const registry = new ToolRegistry();
+  const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
   // Calls to a worker tool wait this long after a start for workers to reconnect, and this long for a lost worker's answer.
   const reconnectGraceMs = positiveNumber(env.WARDRIK_RECONNECT_GRACE_MS) ?? 5_000;
@@ -137,7 +158,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     reconnectGraceMs,
     onLateAnswer: (org, callId, outcome) => {
-      lateAnswers.runtime?.acceptLateAnswer(org, callId, outcome).then(
+      // Not through the registry: blanked here, like every other tool outcome.
+      lateAnswers.runtime?.acceptLateAnswer(org, callId, redactOutcome(outcome, redactor)).then(
         (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId }),
         (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
       );
@@ -145,7 +167,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   });
   registry.add(workers);
   // One namespace per MCP server; each starts when an awake agent first needs it.
-  const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir }));
+  const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor }));
   for (const mcp of mcpServers) registry.add(mcp);
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.

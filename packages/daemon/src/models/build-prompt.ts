@@ -1,7 +1,8 @@
 import type { LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from "@ai-sdk/provider";
 import type { HistoryEntry, StoredMessage } from "../store/message-format.js";
 import { toModelToolName } from "../tools/toolset.js";
-import { countTokens, messageText } from "./compaction.js";
+import { messageText } from "./compaction.js";
+import { countTokens, exactTokens } from "./token-counter.js";
 
 /** Converts one stored message to the provider-neutral prompt format. */
 export function toModelMessage(message: StoredMessage): LanguageModelV3Message {
@@ -43,6 +44,8 @@ export class PromptCache {
   private readonly messages: LanguageModelV3Message[] = [];
   private readonly tokens: number[] = [];
   private readonly texts: string[] = [];
+  /** Indexes of messages whose count is still an estimate (the tokenizer had not counted them yet). */
+  private readonly estimated = new Set<number>();
   /** The provider's count for the prompt of the last call, and how many messages it held. */
   private reported: { tokens: number; messages: number } | undefined;
   lastSeq = 0;
@@ -60,6 +63,7 @@ export class PromptCache {
     const text = messageText(entry.message);
     this.texts.push(text);
     this.tokens.push(countTokens(text));
+    if (exactTokens(text) === undefined) this.estimated.add(this.texts.length - 1);
     this.lastSeq = entry.seq;
   }
 
@@ -83,9 +87,17 @@ export class PromptCache {
     return total;
   }
 
-  /** Recounts with the real tokenizer once it is loaded (counts made before were rough guesses). */
+  /**
+   * Replaces estimates with the tokenizer's exact counts where it has given
+   * them, and asks it for the others (their counts arrive for a later call).
+   * Cheap: each message is counted exactly once, off the daemon's thread.
+   */
   recount(): void {
-    for (let i = 0; i < this.texts.length; i++) this.tokens[i] = countTokens(this.texts[i]!);
+    for (const i of this.estimated) {
+      const text = this.texts[i]!;
+      this.tokens[i] = countTokens(text);
+      if (exactTokens(text) !== undefined) this.estimated.delete(i);
+    }
   }
 
   get length(): number {

@@ -13,26 +13,8 @@ and requests, decisions made, facts learned from tool results (IDs, names,
 numbers, file paths), what was done and what is still open. Be specific and
 brief; do not invent anything. Reply with the summary only.`;
 
-type Counter = (text: string) => number;
-let tokenizer: Counter | undefined;
-let loading: Promise<Counter> | undefined;
-
-/**
- * A real BPE tokenizer (o200k), loaded only when a conversation gets near its
- * window: the encoder's tables cost tens of MB, which small agents never need.
- */
-export function loadTokenizer(): Promise<Counter> {
-  loading ??= import("gpt-tokenizer").then((m) => {
-    tokenizer = (text: string) => m.countTokens(text);
-    return tokenizer;
-  });
-  return loading;
-}
-
-/** Tokens of a text: the tokenizer when loaded, else a rough 4-characters-a-token guess. */
-export function countTokens(text: string): number {
-  return tokenizer ? tokenizer(text) : Math.ceil(text.length / 4);
-}
+// Counting lives in token-counter.ts (a worker thread); re-exported here, where the runtime imports it from.
+export { countTokens, loadTokenizer } from "./token-counter.js";
 
 export function messageText(message: StoredMessage): string {
   switch (message.role) {

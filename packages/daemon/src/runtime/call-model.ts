@@ -47,6 +47,7 @@ export function costOf(usage: ModelReply["usage"], price: ModelPrice | undefined
 /** One model call, streamed, with retries on transient failures (429, 5xx, network). */
 export async function callModel(opts: CallModelOptions): Promise<ModelReply> {
   for (let attempt = 0; ; attempt++) {
+    if (opts.signal.aborted) throw abortReason(opts.signal);
     try {
       return await streamOnce(opts);
     } catch (err) {
@@ -56,12 +57,22 @@ export async function callModel(opts: CallModelOptions): Promise<ModelReply> {
         throw new ModelCallError(attempt > 0 ? `${message} (after ${attempt + 1} attempts)` : message, retryable);
       }
       const base = opts.backoffMs ?? 500;
-      const delay = retryAfterMs ?? Math.min(30_000, base * 2 ** attempt) * (0.5 + Math.random() / 2);
+      const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** attempt) * (0.5 + Math.random() / 2);
+      const delay = retryAfterMs !== undefined && retryAfterMs < MAX_HINT_MS ? retryAfterMs : backoff;
       opts.onRetry?.(attempt + 1, delay, message);
       await sleep(delay, opts.signal);
     }
   }
 }
+
+/** Backoff between attempts doubles up to this. */
+const MAX_BACKOFF_MS = 30_000;
+/**
+ * A provider's hint to wait this long or longer is not followed (the AI SDK's
+ * rule, after the OpenAI and Anthropic clients): a turn should not sit for
+ * minutes on one header; capped backoff tries again sooner.
+ */
+const MAX_HINT_MS = 60_000;
 
 async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
   const { stream } = await opts.model.doStream({
@@ -133,8 +144,7 @@ function networkCode(err: unknown): string | undefined {
 function classify(err: unknown): { retryable: boolean; message: string; retryAfterMs?: number } {
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
-    const header = err.responseHeaders?.["retry-after"];
-    const retryAfterMs = header !== undefined ? parseRetryAfter(header) : undefined;
+    const retryAfterMs = retryHint(err.responseHeaders);
     // A stream cut off mid-way arrives as an APICallError with status 200 and the socket error underneath.
     const code = networkCode(err);
     if (code && (status === undefined || status < 300)) {
@@ -169,14 +179,34 @@ function classify(err: unknown): { retryable: boolean; message: string; retryAft
   return { retryable: false, message: String(err) };
 }
 
-function parseRetryAfter(value: string): number | undefined {
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+/**
+ * How long the provider asks to wait, in ms: `retry-after-ms` first (OpenAI,
+ * Azure), then `retry-after` in seconds or as an HTTP date. Undefined when
+ * neither is given or readable, or the time asked for has passed.
+ */
+export function retryHint(headers: Record<string, string> | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const header = (name: string) =>
+    Object.entries(headers)
+      .find(([k]) => k.toLowerCase() === name)?.[1]
+      ?.trim();
+  const ms = header("retry-after-ms");
+  if (ms && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const after = header("retry-after");
+  if (!after) return undefined;
+  if (/^\d+(\.\d+)?$/.test(after)) return Number(after) * 1000;
+  const date = Date.parse(after);
+  return Number.isNaN(date) || date < now ? undefined : date - now;
 }
 
+/** What an aborted call rejects with: the signal's own reason, as callers compare it (a cancel, a kill, a timeout). */
+function abortReason(signal: AbortSignal): Error {
+  return (signal.reason ?? new Error("The model call was aborted.")) as Error;
+}
+
+/** Waits `ms`, or rejects at once when the signal aborts, including when it aborted before the wait began. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
@@ -184,7 +214,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason as Error);
+      reject(abortReason(signal));
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });

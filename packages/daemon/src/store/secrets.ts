@@ -1,72 +1,207 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { keyFileStamp, loadKeyRing, PREVIOUS_KEYS_ENV, SECRET_KEY_ENV, type KeyRing, type SecretKey } from "../secrets/key-ring.js";
 import type { Db } from "./db.js";
 
 /**
- * `${secret:NAME}` values, encrypted at rest (AES-256-GCM) with a key kept
- * beside the database in .wardrik/secret-key (owner-only). The database alone
- * does not reveal them.
+ * `${secret:NAME}` values, encrypted at rest with AES-256-GCM. The key lives
+ * outside the database (see secrets/key-ring.ts), so the database alone does
+ * not reveal them.
+ *
+ * Stored form: `v2.KEYID.IV.TAG.BODY` (base64 parts). The org and name are
+ * the cipher's additional authenticated data, so a ciphertext copied to
+ * another row (or another org) fails to decrypt instead of handing out the
+ * wrong secret. Rows written by the first release (`IV.TAG.BODY`, no key ID,
+ * no additional data) are still read; a rotation rewrites them.
  */
+const VERSION = "v2";
+
+export interface SecretStoreOptions {
+  /** Where WARDRIK_SECRET_KEY comes from; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Called with every value stored, so the daemon can blank it from what it records. */
+  onSet?: (org: string, name: string, value: string) => void;
+}
+
+export interface StoredSecret {
+  org: string;
+  name: string;
+}
+
+export interface RotationResult {
+  /** Secrets re-encrypted under the current key in this pass. */
+  rotated: number;
+  /** Secrets no key of the ring could decrypt (they are left as they are). */
+  failed: { org: string; name: string; error: string }[];
+}
+
 export class SecretStore {
-  private readonly key: Buffer;
+  private ring: KeyRing;
+  private stamp: string;
+  private readonly env: NodeJS.ProcessEnv;
 
   constructor(
     private readonly db: Db,
-    keyPath: string,
+    private readonly keyPath: string,
+    private readonly options: SecretStoreOptions = {},
   ) {
-    this.key = loadKey(keyPath);
+    this.env = options.env ?? process.env;
+    this.ring = loadKeyRing(keyPath, this.env);
+    this.stamp = keyFileStamp(keyPath);
+  }
+
+  /** The ID of the key new secrets are encrypted with. */
+  get currentKeyId(): string {
+    return this.keys().current.id;
   }
 
   async set(org: string, name: string, value: string): Promise<void> {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    const body = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
-    const sealed = [iv, cipher.getAuthTag(), body].map((b) => b.toString("base64")).join(".");
+    const sealed = seal(this.keys().current, org, name, value);
     await this.db.transaction((tx) =>
       tx.run(
         "INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
         [org, name, sealed, new Date().toISOString()],
       ),
     );
+    this.options.onSet?.(org, name, value);
   }
 
   async get(org: string, name: string): Promise<string | undefined> {
     const row = await this.db.get<{ ciphertext: string }>("SELECT ciphertext FROM secrets WHERE org = ? AND name = ?", [org, name]);
-    if (!row) return undefined;
-    const [iv, tag, body] = row.ciphertext.split(".").map((p) => Buffer.from(p, "base64"));
-    if (!iv || !tag || !body) throw new Error(`secret ${name} is stored in a form this version cannot read`);
-    const decipher = createDecipheriv("aes-256-gcm", this.key, iv);
-    decipher.setAuthTag(tag);
-    try {
-      return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
-    } catch {
-      throw new Error(`secret ${name} cannot be decrypted: .wardrik/secret-key is not the key it was stored with`);
-    }
+    return row ? this.open(org, name, row.ciphertext) : undefined;
   }
 
   /** All of an org's secrets, decrypted, for resolving config at start. */
   async all(org: string): Promise<Map<string, string>> {
-    const rows = await this.db.all<{ name: string }>("SELECT name FROM secrets WHERE org = ?", [org]);
-    const out = new Map<string, string>();
-    for (const r of rows) out.set(r.name, (await this.get(org, r.name))!);
-    return out;
+    const rows = await this.db.all<{ name: string; ciphertext: string }>("SELECT name, ciphertext FROM secrets WHERE org = ?", [org]);
+    return new Map(rows.map((r) => [r.name, this.open(org, r.name, r.ciphertext)]));
+  }
+
+  /** Every org's secrets that can be decrypted, and those that cannot (with why), for the daemon's redactor. */
+  async everything(): Promise<{ values: (StoredSecret & { value: string })[]; unreadable: (StoredSecret & { error: string })[] }> {
+    const rows = await this.db.all<{ org: string; name: string; ciphertext: string }>("SELECT org, name, ciphertext FROM secrets");
+    const values: (StoredSecret & { value: string })[] = [];
+    const unreadable: (StoredSecret & { error: string })[] = [];
+    for (const r of rows) {
+      try {
+        values.push({ org: r.org, name: r.name, value: this.open(r.org, r.name, r.ciphertext) });
+      } catch (err) {
+        unreadable.push({ org: r.org, name: r.name, error: (err as Error).message });
+      }
+    }
+    return { values, unreadable };
   }
 
   async names(org: string): Promise<string[]> {
     return (await this.db.all<{ name: string }>("SELECT name FROM secrets WHERE org = ? ORDER BY name", [org])).map((r) => r.name);
   }
+
+  /**
+   * Re-encrypts every secret not yet under the current key (in the current
+   * format). A row changed meanwhile (a `secret set` during the rotation) is
+   * left alone: it was written with the current key already.
+   */
+  async rotate(): Promise<RotationResult> {
+    const current = this.keys().current;
+    const rows = await this.db.all<{ org: string; name: string; ciphertext: string }>(
+      "SELECT org, name, ciphertext FROM secrets WHERE ciphertext NOT LIKE ?",
+      [`${VERSION}.${current.id}.%`],
+    );
+    const result: RotationResult = { rotated: 0, failed: [] };
+    for (const r of rows) {
+      let value: string;
+      try {
+        value = this.open(r.org, r.name, r.ciphertext);
+      } catch (err) {
+        result.failed.push({ org: r.org, name: r.name, error: (err as Error).message });
+        continue;
+      }
+      const sealed = seal(current, r.org, r.name, value);
+      const { changes } = await this.db.transaction((tx) =>
+        tx.run("UPDATE secrets SET ciphertext = ?, updated_at = ? WHERE org = ? AND name = ? AND ciphertext = ?", [
+          sealed,
+          new Date().toISOString(),
+          r.org,
+          r.name,
+          r.ciphertext,
+        ]),
+      );
+      result.rotated += changes;
+    }
+    return result;
+  }
+
+  /** How many secrets are not under the current key. */
+  async notUnderCurrentKey(): Promise<number> {
+    const row = await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM secrets WHERE ciphertext NOT LIKE ?", [
+      `${VERSION}.${this.keys().current.id}.%`,
+    ]);
+    return Number(row?.n ?? 0);
+  }
+
+  /** The key ring, reread when the key file was replaced (`wardrik secret rotate-key` on a running daemon). */
+  private keys(): KeyRing {
+    const stamp = keyFileStamp(this.keyPath);
+    if (stamp !== this.stamp) {
+      this.ring = loadKeyRing(this.keyPath, this.env);
+      this.stamp = keyFileStamp(this.keyPath);
+    }
+    return this.ring;
+  }
+
+  private open(org: string, name: string, ciphertext: string): string {
+    const parts = ciphertext.split(".");
+    const ring = this.keys();
+    if (parts[0] === VERSION && parts.length === 5) {
+      const key = ring.readable.find((k) => k.id === parts[1]);
+      if (!key) {
+        throw new Error(
+          `secret ${name} was encrypted with key ${parts[1]}, which is not among this daemon's keys (${ring.readable.map((k) => k.id).join(", ")}); give it in ${SECRET_KEY_ENV}, ${PREVIOUS_KEYS_ENV} or the key file`,
+        );
+      }
+      const opened = decrypt(key, parts.slice(2), additionalData(org, name));
+      if (opened === undefined) {
+        throw new Error(
+          `secret ${name} cannot be decrypted: its stored value was not written for org ${org} and name ${name}, or was altered`,
+        );
+      }
+      return opened;
+    }
+    if (parts.length === 3) {
+      // The first release's form: no key ID and no additional data; its key was the key file's.
+      for (const key of ring.readable) {
+        const opened = decrypt(key, parts, undefined);
+        if (opened !== undefined) return opened;
+      }
+      throw new Error(
+        `secret ${name} cannot be decrypted: none of this daemon's keys (${ring.source} and older ones) is the key it was stored with`,
+      );
+    }
+    throw new Error(`secret ${name} is stored in a form this version cannot read`);
+  }
 }
 
-function loadKey(path: string): Buffer {
-  if (existsSync(path)) {
-    const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
-    if (key.length !== 32) throw new Error(`${path} does not hold a 32-byte key`);
-    return key;
+/** Binds a ciphertext to its row: the same bytes under another org or name do not decrypt. */
+function additionalData(org: string, name: string): Buffer {
+  return Buffer.from(`wardrik secret ${VERSION}\0${org}\0${name}`, "utf8");
+}
+
+function seal(key: SecretKey, org: string, name: string, value: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key.key, iv);
+  cipher.setAAD(additionalData(org, name));
+  const body = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
+  return [VERSION, key.id, ...[iv, cipher.getAuthTag(), body].map((b) => b.toString("base64"))].join(".");
+}
+
+function decrypt(key: SecretKey, parts: string[], aad: Buffer | undefined): string | undefined {
+  const [iv, tag, body] = parts.map((p) => Buffer.from(p, "base64"));
+  if (!iv || !tag || !body || iv.length !== 12 || tag.length !== 16) return undefined;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key.key, iv);
+    if (aad) decipher.setAAD(aad);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString("utf8");
+  } catch {
+    return undefined;
   }
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32);
-  writeFileSync(path, key.toString("base64") + "\n", { mode: 0o600 });
-  chmodSync(path, 0o600);
-  return key;
 }

@@ -1,4 +1,6 @@
 import { compileToolPattern } from "../policy/match-tool.js";
+import type { SecretRedactor } from "../secrets/redactor.js";
+import { redactingToolset } from "./redacting-toolset.js";
 import type { ToolInfo, ToolScope, Toolset } from "./toolset.js";
 import { toModelToolName } from "./toolset.js";
 
@@ -13,9 +15,12 @@ export interface ResolvedTool extends ToolInfo {
 export class ToolRegistry {
   private readonly toolsets = new Map<string, Toolset>();
 
+  /** `redactor`: known secret values, blanked from every toolset's outcomes before the runtime sees them. */
+  constructor(private readonly options: { redactor?: SecretRedactor } = {}) {}
+
   add(toolset: Toolset): void {
     if (this.toolsets.has(toolset.namespace)) throw new Error(`tool namespace "${toolset.namespace}" is already registered`);
-    this.toolsets.set(toolset.namespace, toolset);
+    this.toolsets.set(toolset.namespace, this.options.redactor ? redactingToolset(toolset, this.options.redactor) : toolset);
   }
 
   get(namespace: string): Toolset | undefined {

@@ -76,9 +76,16 @@ describe("MCP conversions", () => {
 
   it("redacts env values, header values (and bearer tokens alone) and URL secrets", () => {
     const r = redactorFor({ command: "x", env: { TOKEN: "tok-123456", SHORT: "on" }, headers: { Authorization: "Bearer abcdef123" } });
-    expect(r("tok-123456 abcdef123 Bearer abcdef123 on")).toBe("[redacted] [redacted] [redacted] on");
+    expect(r.redact("tok-123456 abcdef123 Bearer abcdef123 on")).toBe("[redacted] [redacted] [redacted] on");
+    expect(r.redact("Bearer tokens are fine")).toBe("Bearer tokens are fine");
+    // Credential-like flags, as `--flag VALUE` and as `--flag=VALUE`; other flags' values stay.
+    const a = redactorFor({
+      command: "x",
+      args: ["--token", "tok-abcdef", "--api-key=key-abcdef", "--name", "visible-name", "--auth", "--verbose"],
+    });
+    expect(a.redact("tok-abcdef key-abcdef visible-name --verbose")).toBe("[redacted] [redacted] visible-name --verbose");
     const u = redactorFor({ url: "https://user:pa55word@h.example/mcp?key=qwerty99" });
-    expect(u("pa55word qwerty99")).toBe("[redacted] [redacted]");
+    expect(u.redact("pa55word qwerty99")).toBe("[redacted] [redacted]");
     expect(displayUrl("https://user:pa55word@h.example/mcp?key=qwerty99")).toBe("https://h.example/mcp");
   });
 

@@ -17,7 +17,7 @@ import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
 import { systemClock, ulidIds } from "../../src/ids.js";
 import { resolveModel, type ResolvedModel } from "../../src/models/index.js";
 import { compilePolicy, decide } from "../../src/policy/index.js";
-import { callModel, ModelCallError, type ModelReply } from "../../src/runtime/call-model.js";
+import { callModel, ModelCallError, retryHint, type ModelReply } from "../../src/runtime/call-model.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import type { RuntimeHooks } from "../../src/runtime/types.js";
 import { SqliteDb } from "../../src/store/sqlite-db.js";
@@ -264,6 +264,96 @@ describe("callModel retries against a loopback server", () => {
     const err = await failure(result);
     expect(err.message).not.toContain("[object Object]");
     expect(err.message).toContain("CUDA out of memory while decoding");
+  });
+});
+
+describe("the provider's hints on how long to wait", () => {
+  it("reads retry-after-ms first, then retry-after in seconds or as an HTTP date", () => {
+    const now = Date.parse("2026-03-01T10:00:00Z");
+    expect(retryHint({ "retry-after-ms": "250", "retry-after": "7" }, now)).toBe(250);
+    expect(retryHint({ "Retry-After-Ms": "12.5" }, now)).toBe(12.5);
+    expect(retryHint({ "retry-after-ms": "soon", "retry-after": "7" }, now)).toBe(7000);
+    expect(retryHint({ "retry-after": "1.5" }, now)).toBe(1500);
+    expect(retryHint({ "retry-after": "Sun, 01 Mar 2026 10:00:30 GMT" }, now)).toBe(30_000);
+    // A date already past, or nothing readable, is no hint.
+    expect(retryHint({ "retry-after": "Sun, 01 Mar 2026 09:59:00 GMT" }, now)).toBeUndefined();
+    expect(retryHint({ "retry-after": "whenever" }, now)).toBeUndefined();
+    expect(retryHint({}, now)).toBeUndefined();
+  });
+
+  it("waits what retry-after-ms says, ahead of retry-after", async () => {
+    answer(errorReply(429, "Slow down", { "retry-after-ms": "300", "retry-after": "20" }), textReply(["ok"]));
+    const { result, retried } = run(1);
+    expect((await result).text).toBe("ok");
+    expect(retried.map((r) => r.delayMs)).toEqual([300]);
+    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(280);
+  });
+
+  it("waits until a retry-after HTTP date", async () => {
+    // HTTP dates have whole seconds: two seconds from now is between one and two seconds away.
+    answer(() => errorReply(503, "Busy", { "retry-after": new Date(Date.now() + 2_000).toUTCString() }), textReply(["ok"]));
+    const { result, retried } = run(1);
+    expect((await result).text).toBe("ok");
+    expect(retried[0]!.delayMs).toBeGreaterThan(900);
+    expect(retried[0]!.delayMs).toBeLessThanOrEqual(2_000);
+    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(retried[0]!.delayMs - 20);
+  });
+
+  it("ignores a hint of 60 s or more, and backs off instead", async () => {
+    answer(
+      errorReply(429, "Come back tomorrow", { "retry-after": "86400" }),
+      errorReply(429, "Come back in a minute", { "retry-after-ms": "60000" }),
+      textReply(["ok"]),
+    );
+    const { result, retried } = run(2);
+    expect((await result).text).toBe("ok");
+    // Backoff from the 1 ms test base: at most 1, then 2 ms.
+    expect(retried.map((r) => r.delayMs <= 2 ** (r.attempt - 1))).toEqual([true, true]);
+  });
+});
+
+describe("a cancel during a retry's wait", () => {
+  /** A call whose server asks for a 30 s wait; `onRetry` runs just before the wait begins. */
+  function waitingCall(signal: AbortSignal, onRetry?: () => void) {
+    answer(errorReply(429, "Wait half a minute", { "retry-after": "30" }), textReply(["too late"]));
+    const t0 = performance.now();
+    const result = callModel({
+      model: model().model,
+      prompt: PROMPT,
+      tools: [],
+      signal,
+      retries: 2,
+      backoffMs: 1,
+      ...(onRetry ? { onRetry } : {}),
+    });
+    return { t0, result: failure(result) };
+  }
+
+  it("ends the wait at once with the cancel's reason", async () => {
+    const ac = new AbortController();
+    const reason = new Error("turn cancelled");
+    const { t0, result } = waitingCall(ac.signal, () => setTimeout(() => ac.abort(reason), 50));
+    expect(await result).toBe(reason);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("ends it too when the cancel came before the wait began", async () => {
+    const ac = new AbortController();
+    const reason = new Error("turn cancelled");
+    const { t0, result } = waitingCall(ac.signal, () => ac.abort(reason));
+    expect(await result).toBe(reason);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("makes no request at all for a call cancelled before it started", async () => {
+    const ac = new AbortController();
+    const reason = new Error("turn cancelled");
+    ac.abort(reason);
+    const { result } = waitingCall(ac.signal);
+    expect(await result).toBe(reason);
+    expect(server.requests).toHaveLength(0);
   });
 });
 

@@ -1,3 +1,4 @@
+import { registerSecretRotate } from "./secret-rotate.js";
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -53,6 +54,7 @@ export function registerSecret(program: Command): void {
     if (opts.json) return json({ secrets: names });
     out(names.length ? names.join("\n") : "No secrets.");
   });
+  registerSecretRotate(secret);
 }
 
 /**

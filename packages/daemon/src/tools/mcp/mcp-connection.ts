@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -7,6 +8,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
+import type { SecretRedactor } from "../../secrets/redactor.js";
 import { displayUrl } from "./redact.js";
 import { StderrTail } from "./stderr-tail.js";
 
@@ -17,7 +19,7 @@ const CLIENT_INFO = { name: "wardrik", version: "0.1.0" };
 export interface McpConnectionOptions {
   cwd?: string;
   log: Logger;
-  redact: (text: string) => string;
+  redactor: SecretRedactor;
   /** The connection closed without `close()` being called: the process exited, or the transport gave up. */
   onClosed: () => void;
   /** The server sent `notifications/tools/list_changed`. */
@@ -53,12 +55,13 @@ export class McpConnection {
         stderr: "pipe",
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
       });
-      const stderr = new StderrTail();
+      const stderr = new StderrTail(undefined, opts.redactor);
       this.stderr = stderr;
+      // A character split between two chunks must not decode as two broken ones (nor hide a secret).
+      const decoder = new StringDecoder("utf8");
       stdio.stderr?.on("data", (chunk: Buffer | string) => {
-        const text = chunk.toString();
-        stderr.push(text);
-        opts.log("debug", "MCP server stderr", { server, text: opts.redact(text.trimEnd()) });
+        const released = stderr.push(typeof chunk === "string" ? chunk : decoder.write(chunk));
+        if (released.trim()) opts.log("debug", "MCP server stderr", { server, text: released.trimEnd() });
       });
       this.watchExit(stdio);
       this.transport = stdio;
@@ -75,7 +78,7 @@ export class McpConnection {
     this.client.onclose = () => {
       if (!this.closing) opts.onClosed();
     };
-    this.client.onerror = (err) => opts.log("debug", "MCP transport error", { server, err: opts.redact(String(err)) });
+    this.client.onerror = (err) => opts.log("debug", "MCP transport error", { server, err: opts.redactor.redact(String(err)) });
   }
 
   get isStdio(): boolean {
@@ -118,7 +121,7 @@ export class McpConnection {
 
   /** The end of what the server wrote to stderr, secrets blanked; "" when nothing. */
   stderrTail(): string {
-    return this.stderr ? this.opts.redact(this.stderr.tail()) : "";
+    return this.stderr ? this.stderr.tail() : "";
   }
 
   close(): Promise<void> {

@@ -1,7 +1,10 @@
 import type { Logger } from "../../log/logger.js";
+import type { SecretRedactor } from "../../secrets/redactor.js";
 
 export interface McpToolsetOptions {
   log?: Logger;
+  /** Known secret values (the daemon's redactor); the server's own credentials from config.yaml are added to it. */
+  redactor?: SecretRedactor;
   /** Working directory of stdio servers (the project directory), so relative paths in `args` work. */
   cwd?: string;
   /** Milliseconds for each of the initialize handshake and the first `tools/list`; a server slower than this is down. Default 30 s. */

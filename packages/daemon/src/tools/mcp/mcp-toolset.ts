@@ -1,5 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
+import type { SecretRedactor } from "../../secrets/redactor.js";
+import { redactOutcome } from "../redacting-toolset.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
 import { classifyFailure, describeStartFailure, seconds } from "./describe-failure.js";
 import { McpConnection } from "./mcp-connection.js";
@@ -62,8 +64,12 @@ export class McpToolset implements Toolset {
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
   private readonly log: Logger;
+  private readonly redactor: SecretRedactor;
   private readonly redact: (text: string) => string;
-  private readonly o: Required<Omit<McpToolsetOptions, "log" | "cwd" | "backoff">> & { backoffInitialMs: number; backoffMaxMs: number };
+  private readonly o: Required<Omit<McpToolsetOptions, "log" | "cwd" | "backoff" | "redactor">> & {
+    backoffInitialMs: number;
+    backoffMaxMs: number;
+  };
 
   constructor(
     readonly namespace: string,
@@ -71,7 +77,8 @@ export class McpToolset implements Toolset {
     private readonly options: McpToolsetOptions = {},
   ) {
     this.log = options.log ?? (() => undefined);
-    this.redact = redactorFor(entry);
+    this.redactor = redactorFor(entry, options.redactor);
+    this.redact = (text) => this.redactor.redact(text);
     this.o = {
       startTimeoutMs: options.startTimeoutMs ?? MCP_DEFAULTS.startTimeoutMs,
       listTimeoutMs: options.listTimeoutMs ?? MCP_DEFAULTS.listTimeoutMs,
@@ -110,7 +117,8 @@ export class McpToolset implements Toolset {
     const holder = this.hold(ctx.agent);
     holder.inFlight += 1;
     try {
-      return await this.run(tool, args, ctx);
+      // Results and errors may quote the server's credentials (or any known secret).
+      return redactOutcome(await this.run(tool, args, ctx), this.redactor);
     } finally {
       holder.inFlight -= 1;
       holder.lastUsed = Date.now();
@@ -265,7 +273,7 @@ export class McpToolset implements Toolset {
     const conn = new McpConnection(this.namespace, this.entry, {
       ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
       log: this.log,
-      redact: this.redact,
+      redactor: this.redactor,
       onClosed: () => this.connectionLost(conn, this.closedReason(conn)),
       onToolsChanged: () => this.scheduleRelist(conn),
     });

@@ -1,44 +1,46 @@
 import type { McpServerEntry } from "../../config/types.js";
+import { SecretRedactor } from "../../secrets/redactor.js";
 
-/** Shortest value treated as a secret; shorter ones ("1", "on") would mangle every message. */
-const MIN_SECRET_LENGTH = 4;
+/** Flags whose value is a credential: `--api-key=VALUE` or `--api-key VALUE`. */
+const SECRET_FLAG = /token|key|secret|passw|credential|auth/i;
+const AUTH_SCHEME = /^(bearer|basic|digest|token|bot)$/i;
 
 /**
- * Returns a function that blanks a server's configured env values, header
- * values and URL credentials out of text, so that messages built from a
- * server's stderr or errors never carry a resolved `${secret:}`.
+ * A redactor for one server: everything `base` blanks (the known secrets)
+ * plus the server's own credentials from config.yaml, which may come from
+ * `${env:}` or be written inline: env values, header values (and a bearer
+ * token alone), URL credentials, and the values of credential-like flags in
+ * `args`. Messages built from the server's stderr, errors and results pass
+ * through it.
  */
-export function redactorFor(entry: McpServerEntry): (text: string) => string {
-  const secrets = new Set<string>();
-  const add = (v: string | undefined) => {
-    if (v && v.length >= MIN_SECRET_LENGTH) secrets.add(v);
-  };
-  for (const v of Object.values(entry.env ?? {})) add(v);
+export function redactorFor(entry: McpServerEntry, base?: SecretRedactor): SecretRedactor {
+  const r = base ? base.extend() : new SecretRedactor();
+  for (const v of Object.values(entry.env ?? {})) r.add(v);
   for (const v of Object.values(entry.headers ?? {})) {
-    add(v);
-    // `Bearer abc…`: the token alone may show up too.
-    for (const part of v.split(/\s+/)) add(part);
+    r.add(v);
+    // `Bearer abc…`: the token alone may show up too (the scheme is no secret).
+    for (const part of v.split(/\s+/)) if (!AUTH_SCHEME.test(part)) r.add(part);
   }
-  for (const a of entry.args ?? []) {
+  const args = entry.args ?? [];
+  args.forEach((a, i) => {
+    if (!a.startsWith("-")) return;
     const eq = a.indexOf("=");
-    if (a.startsWith("-") && eq > 0 && /token|key|secret|password/i.test(a.slice(0, eq))) add(a.slice(eq + 1));
-  }
+    if (eq > 0) {
+      if (SECRET_FLAG.test(a.slice(0, eq))) r.add(a.slice(eq + 1));
+    } else if (SECRET_FLAG.test(a) && i + 1 < args.length && !args[i + 1]!.startsWith("-")) {
+      r.add(args[i + 1]);
+    }
+  });
   if (entry.url) {
     try {
       const u = new URL(entry.url);
-      add(u.password);
-      for (const v of u.searchParams.values()) add(v);
+      r.add(decodeURIComponent(u.password));
+      for (const v of u.searchParams.values()) r.add(v);
     } catch {
       // validated by the config loader
     }
   }
-  // Longest first, so a secret that contains another is blanked whole.
-  const list = [...secrets].sort((a, b) => b.length - a.length);
-  return (text) => {
-    let out = text;
-    for (const s of list) out = out.split(s).join("[redacted]");
-    return out;
-  };
+  return r;
 }
 
 /** The URL without credentials or query, for messages. */

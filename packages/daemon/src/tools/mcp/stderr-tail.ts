@@ -1,22 +1,35 @@
+import { SecretRedactor, type StreamRedactor } from "../../secrets/redactor.js";
+
 /**
  * The last few kilobytes a server wrote to stderr, kept so that a failure
  * message can say what the server said before it died. Bounded: a chatty
- * server cannot grow the daemon's memory.
+ * server cannot grow the daemon's memory. Kept already redacted: a secret
+ * the server writes in two pieces is still found (see StreamRedactor), and
+ * cutting the tail can never leave part of one behind.
  */
 export class StderrTail {
   private text = "";
+  private readonly stream: StreamRedactor;
 
-  constructor(private readonly maxChars = 16_384) {}
+  constructor(
+    private readonly maxChars = 16_384,
+    redactor: SecretRedactor = new SecretRedactor(),
+  ) {
+    this.stream = redactor.stream();
+  }
 
-  push(chunk: string): void {
-    this.text += chunk;
+  /** Adds what the server wrote; returns the part that is safe to log now (redacted). */
+  push(chunk: string): string {
+    const released = this.stream.push(chunk);
+    this.text += released;
     // Trim in bulk rather than per chunk, so a chatty server costs little.
     if (this.text.length > this.maxChars * 2) this.text = this.text.slice(-this.maxChars);
+    return released;
   }
 
   /** The last `lines` non-empty lines, at most `chars` characters; "" when the server wrote nothing. */
   tail(lines = 10, chars = 1_000): string {
-    const kept = this.text
+    const kept = (this.text + this.stream.peek())
       .slice(-this.maxChars)
       .split(/\r?\n/)
       .filter((l) => l.trim() !== "")
@@ -27,5 +40,6 @@ export class StderrTail {
 
   clear(): void {
     this.text = "";
+    this.stream.flush();
   }
 }

@@ -1,0 +1,228 @@
+/**
+ * Secret values blanked out of everything the daemon records or shows.
+ *
+ * One redactor holds every known value: the secrets stored with `wardrik
+ * secret set` (of every org, so no org's secret shows anywhere) and other
+ * credentials from config.yaml (model API keys, MCP servers' env and
+ * headers). It is applied where text leaves for a record: the log function,
+ * tool outcomes (ToolRegistry), MCP errors and stderr, and event data as it
+ * is written (Store.insertEvent).
+ *
+ * A stored secret becomes `[secret:NAME]` (the name is not secret: `wardrik
+ * secret ls` shows it); other values become `[redacted]`. Values shorter than
+ * MIN_SECRET_LENGTH are ignored: blanking "on" or "main" would mangle every
+ * message and hide nothing. A value is also found JSON-escaped and
+ * URL-encoded, the forms it takes inside request bodies and URLs.
+ */
+export const MIN_SECRET_LENGTH = 6;
+
+const UNNAMED = "[redacted]";
+
+interface Needle {
+  text: string;
+  label: string;
+}
+
+export class SecretRedactor {
+  /** value -> label */
+  private readonly values = new Map<string, string>();
+  private needles: Needle[] | undefined;
+  /** Bumped on every add; with the parent's, tells when the compiled list is stale. */
+  private version = 0;
+  private compiledAt = -1;
+
+  /** `parent`: a redactor whose values this one also blanks, including values it learns later. */
+  constructor(private readonly parent?: SecretRedactor) {}
+
+  /** Adds a value to blank; `name` labels a stored secret. Values under MIN_SECRET_LENGTH are ignored. */
+  add(value: string | undefined, name?: string): void {
+    if (!value || value.length < MIN_SECRET_LENGTH) return;
+    const label = name ? `[secret:${name}]` : UNNAMED;
+    // A named label wins over an anonymous one for the same value.
+    if (this.values.get(value) === label || (this.values.has(value) && label === UNNAMED)) return;
+    this.values.set(value, label);
+    this.version++;
+  }
+
+  /** A redactor that blanks this one's values (live) plus its own. */
+  extend(): SecretRedactor {
+    return new SecretRedactor(this);
+  }
+
+  get empty(): boolean {
+    return this.compiled().length === 0;
+  }
+
+  redact(text: string): string {
+    const needles = this.compiled();
+    if (needles.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    // Every occurrence of every value, then overlapping ones merged: blanking one value must not
+    // leave the rest of another that overlaps it (".._FIRST_VALUE_SECOND_VALUE.." with a shared middle).
+    const hits: { start: number; end: number; label: string }[] = [];
+    for (const n of needles) {
+      for (let i = text.indexOf(n.text); i >= 0; i = text.indexOf(n.text, i + 1)) {
+        hits.push({ start: i, end: i + n.text.length, label: n.label });
+      }
+    }
+    if (hits.length === 0) return text;
+    hits.sort((a, b) => a.start - b.start || b.end - a.end);
+    let out = "";
+    let at = 0;
+    for (let h = 0; h < hits.length;) {
+      const { start, label } = hits[h]!;
+      let end = hits[h]!.end;
+      for (h++; h < hits.length && hits[h]!.start < end; h++) end = Math.max(end, hits[h]!.end);
+      out += text.slice(at, start) + label;
+      at = end;
+    }
+    return out + text.slice(at);
+  }
+
+  /** Redacts every string in a JSON-like value (keys too); returns the value itself when nothing changed. */
+  redactValue<T>(value: T): T {
+    if (this.empty) return value;
+    return this.walk(value, 0) as T;
+  }
+
+  /** A redactor for one stream of text chunks (a process's stderr), which finds values split across chunks. */
+  stream(): StreamRedactor {
+    return new StreamRedactor(this);
+  }
+
+  /**
+   * Where a stream may cut `text`: everything before the cut can be let out
+   * (redacted), everything after is held until more text comes. The held part
+   * starts where a value could be starting (a suffix that is the beginning of
+   * one), or earlier where a whole value runs into it: two values can overlap.
+   */
+  safeCut(text: string): number {
+    const needles = this.compiled();
+    let cut = text.length;
+    for (const n of needles) {
+      const first = n.text[0]!;
+      // The earliest start is the longest suffix that is a proper prefix of this value.
+      for (let i = text.indexOf(first, Math.max(0, text.length - n.text.length + 1)); i >= 0; i = text.indexOf(first, i + 1)) {
+        if (n.text.startsWith(text.slice(i))) {
+          cut = Math.min(cut, i);
+          break;
+        }
+      }
+    }
+    for (let moved = true; moved && cut > 0;) {
+      moved = false;
+      for (const n of needles) {
+        const from = Math.max(0, cut - n.text.length + 1);
+        for (let i = text.indexOf(n.text, from); i >= 0 && i < cut; i = text.indexOf(n.text, i + 1)) {
+          if (i + n.text.length > cut) {
+            cut = i;
+            moved = true;
+            break;
+          }
+        }
+      }
+    }
+    return cut;
+  }
+
+  /** Whether a value starts at the beginning of `text`, or `text` may still grow into one. */
+  startsValue(text: string): boolean {
+    return this.compiled().some((n) => text.startsWith(n.text) || n.text.startsWith(text));
+  }
+
+  private walk(value: unknown, depth: number): unknown {
+    if (typeof value === "string") return this.redact(value);
+    if (value === null || typeof value !== "object" || depth > 64) return value;
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      value.forEach((item, i) => {
+        const r = this.walk(item, depth + 1);
+        if (r !== item) (copy ??= value.slice())[i] = r;
+      });
+      return copy ?? value;
+    }
+    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const rk = this.redact(k);
+      const rv = this.walk(v, depth + 1);
+      if (rk !== k || rv !== v) changed = true;
+      out[rk] = rv;
+    }
+    return changed ? out : value;
+  }
+
+  private compiled(): Needle[] {
+    const parentNeedles = this.parent?.compiled() ?? [];
+    if (this.needles && this.compiledAt === this.stamp) return this.needles;
+    const byText = new Map<string, string>();
+    for (const n of parentNeedles) byText.set(n.text, n.label);
+    for (const [value, label] of this.values) {
+      for (const form of encodings(value)) {
+        if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
+      }
+    }
+    // Longest first, so a value that contains another is blanked whole.
+    this.needles = [...byText].map(([text, label]) => ({ text, label })).sort((a, b) => b.text.length - a.text.length);
+    this.compiledAt = this.stamp;
+    return this.needles;
+  }
+
+  private get stamp(): number {
+    return this.version + (this.parent?.stamp ?? 0);
+  }
+}
+
+/** The forms a value takes in recorded text: as is, inside a JSON string, in a URL. */
+function encodings(value: string): string[] {
+  const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
+  try {
+    forms.add(encodeURIComponent(value));
+  } catch {
+    // a lone surrogate cannot be URL-encoded, nor sent in a URL
+  }
+  return [...forms];
+}
+
+/** Shortest held-back text, at a stream's end, that is taken as the start of a secret rather than chance. */
+const PARTIAL_MIN = 4;
+
+/**
+ * Redacts a stream chunk by chunk. Text that could be the start of a value
+ * is held back until the next chunk completes or rules it out, so a value
+ * written in two pieces is still found.
+ */
+export class StreamRedactor {
+  private held = "";
+
+  constructor(private readonly redactor: SecretRedactor) {}
+
+  /** The text that is safe to pass on now, redacted. */
+  push(chunk: string): string {
+    let text = this.held + chunk;
+    let blanked = "";
+    if (this.held.length >= PARTIAL_MIN && !this.redactor.startsValue(text)) {
+      // The held text began a value, and the stream went on with something else: half a
+      // secret is still a leak, so it is blanked like a whole one.
+      blanked = UNNAMED;
+      text = chunk;
+    }
+    const cut = this.redactor.safeCut(text);
+    this.held = text.slice(cut);
+    return blanked + this.redactor.redact(text.slice(0, cut));
+  }
+
+  /** What is held back, as it would be shown if the stream ended now (a long partial value is blanked). */
+  peek(): string {
+    const cut = this.redactor.safeCut(this.held);
+    const partial = this.held.slice(cut);
+    return this.redactor.redact(this.held.slice(0, cut)) + (partial.length >= PARTIAL_MIN ? UNNAMED : partial);
+  }
+
+  /** Ends the stream: the held-back text, as `peek` shows it. */
+  flush(): string {
+    const rest = this.peek();
+    this.held = "";
+    return rest;
+  }
+}

@@ -1,0 +1,51 @@
+import type { SecretRedactor } from "../secrets/redactor.js";
+import type { Tx } from "../store/db.js";
+import type { ToolCallContext, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
+
+/** A tool outcome with known secret values blanked from its output or error; the same object when none occur. */
+export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): ToolOutcome {
+  if (outcome.ok) {
+    const output = redactor.redactValue(outcome.output);
+    return output === outcome.output ? outcome : { ok: true, output };
+  }
+  const error = redactor.redact(outcome.error);
+  return error === outcome.error ? outcome : { ...outcome, error };
+}
+
+/**
+ * Wraps a toolset so that what its calls return, and the reasons its status
+ * gives, carry no known secret: the runtime stores outcomes in calls,
+ * history and events, and sends them to the model, so they are blanked
+ * before any of that. One wrapper for every toolset (files, workers, MCP),
+ * applied by the ToolRegistry.
+ *
+ * Every member that hands out an outcome is overridden here; everything else
+ * passes through to the toolset itself (a Proxy, so members added to Toolset
+ * later keep working). A new member that returns outcomes belongs in this list.
+ */
+export function redactingToolset(inner: Toolset, redactor: SecretRedactor): Toolset {
+  const overrides: Partial<Record<keyof Toolset, unknown>> = {
+    call: async (tool: string, args: unknown, ctx: ToolCallContext) => redactOutcome(await inner.call(tool, args, ctx), redactor),
+  };
+  if (inner.callInTransaction) {
+    overrides.callInTransaction = async (tx: Tx, tool: string, args: unknown, ctx: ToolCallContext) =>
+      redactOutcome(await inner.callInTransaction!(tx, tool, args, ctx), redactor);
+  }
+  if (inner.awaitAnswer) {
+    overrides.awaitAnswer = async (callId: string, scope: ToolScope, timeoutMs: number) => {
+      const outcome = await inner.awaitAnswer!(callId, scope, timeoutMs);
+      return outcome && redactOutcome(outcome, redactor);
+    };
+  }
+  if (inner.status) {
+    overrides.status = (scope: ToolScope) =>
+      inner.status!(scope).map((s) => (s.reason === undefined ? s : { ...s, reason: redactor.redact(s.reason) }));
+  }
+  return new Proxy(inner, {
+    get(target, key) {
+      if (Object.hasOwn(overrides, key)) return overrides[key as keyof Toolset];
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,116 @@
+/** The one redactor: known values out of text, JSON values and streams, whatever the chunking. */
+import { describe, expect, it } from "vitest";
+import { MIN_SECRET_LENGTH, SecretRedactor } from "../../src/secrets/redactor.js";
+
+const TOKEN = "lin_api_8f2b3c9d1e";
+
+describe("SecretRedactor", () => {
+  it("replaces each occurrence of a stored secret with its name, and other values with [redacted]", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    r.add("hunter2-password");
+    expect(r.redact(`token ${TOKEN}, again ${TOKEN}; pw hunter2-password`)).toBe(
+      "token [secret:LINEAR_TOKEN], again [secret:LINEAR_TOKEN]; pw [redacted]",
+    );
+    expect(r.redact("nothing here")).toBe("nothing here");
+  });
+
+  it(`ignores values shorter than ${MIN_SECRET_LENGTH} characters, which would blank ordinary words`, () => {
+    const r = new SecretRedactor();
+    r.add("main", "SHORT");
+    r.add("x".repeat(MIN_SECRET_LENGTH), "LONG_ENOUGH");
+    expect(r.redact("main branch")).toBe("main branch");
+    expect(r.redact("x".repeat(MIN_SECRET_LENGTH))).toBe("[secret:LONG_ENOUGH]");
+  });
+
+  it("finds a value JSON-escaped and URL-encoded, and blanks a longer value whole before a shorter one inside it", () => {
+    const r = new SecretRedactor();
+    r.add('pa"ss\\word/+=', "QUOTED");
+    r.add("abcdef123", "INNER");
+    r.add("xx-abcdef123-yy", "OUTER");
+    expect(r.redact(JSON.stringify({ v: 'pa"ss\\word/+=' }))).toBe('{"v":"[secret:QUOTED]"}');
+    expect(r.redact(`https://h.example/?k=${encodeURIComponent('pa"ss\\word/+=')}`)).toBe("https://h.example/?k=[secret:QUOTED]");
+    expect(r.redact("xx-abcdef123-yy and abcdef123")).toBe("[secret:OUTER] and [secret:INNER]");
+  });
+
+  it("redacts every string of a JSON value, keys included, and returns the same object when there is nothing to blank", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const clean = { a: [1, "two", { three: null }], b: true };
+    expect(r.redactValue(clean)).toBe(clean);
+    const dirty = { list: ["ok", `Bearer ${TOKEN}`], nested: { [TOKEN]: { deep: TOKEN } }, n: 3 };
+    expect(r.redactValue(dirty)).toEqual({
+      list: ["ok", "Bearer [secret:LINEAR_TOKEN]"],
+      nested: { "[secret:LINEAR_TOKEN]": { deep: "[secret:LINEAR_TOKEN]" } },
+      n: 3,
+    });
+    expect(dirty.list[1]).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("extend(): a child blanks its own values and its parent's, including values the parent learns later", () => {
+    const parent = new SecretRedactor();
+    const child = parent.extend();
+    child.add("server-env-value");
+    expect(child.redact(`${TOKEN} server-env-value`)).toBe(`${TOKEN} [redacted]`);
+    parent.add(TOKEN, "LINEAR_TOKEN");
+    expect(child.redact(`${TOKEN} server-env-value`)).toBe("[secret:LINEAR_TOKEN] [redacted]");
+    expect(parent.redact("server-env-value")).toBe("server-env-value");
+  });
+});
+
+describe("StreamRedactor", () => {
+  /** Feeds `text` cut at every position into two chunks; returns what the stream let out each time. */
+  function everySplit(r: SecretRedactor, text: string): string[] {
+    const outs: string[] = [];
+    for (let cut = 0; cut <= text.length; cut++) {
+      const s = r.stream();
+      outs.push(s.push(text.slice(0, cut)) + s.push(text.slice(cut)) + s.flush());
+    }
+    return outs;
+  }
+
+  it("finds a value split over two writes, wherever the cut falls", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const line = `error: bad token ${TOKEN}\n`;
+    for (const out of everySplit(r, line)) expect(out).toBe("error: bad token [secret:LINEAR_TOKEN]\n");
+  });
+
+  it("holds back only what could start a value, and lets the rest out at once", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const s = r.stream();
+    expect(s.push("starting up\nusing lin_a")).toBe("starting up\nusing ");
+    expect(s.peek()).toBe("[redacted]");
+    expect(s.push("pi_8f2b3c9d1e done\n")).toBe("[secret:LINEAR_TOKEN] done\n");
+    expect(s.push("lin is a word")).toBe("lin is a word");
+  });
+
+  it("handles values that overlap each other across the cut", () => {
+    const r = new SecretRedactor();
+    r.add("ABCDEFGH", "FIRST");
+    r.add("EFGHIJKL", "SECOND");
+    for (const out of everySplit(r, "..ABCDEFGHIJKL..")) {
+      expect(out).not.toMatch(/ABCD|IJKL/);
+    }
+  });
+
+  it("the start of a value followed by something else is blanked too: half a secret is a leak", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const s = r.stream();
+    expect(s.push(`first ${TOKEN.slice(0, 9)}`)).toBe("first ");
+    expect(s.push(`then other text ${TOKEN}\n`)).toBe("[redacted]then other text [secret:LINEAR_TOKEN]\n");
+    // A short coincidence ("lin" starts the token too) is let out as it is.
+    expect(s.push("lin")).toBe("");
+    expect(s.push("ux\n")).toBe("linux\n");
+  });
+
+  it("a stream that ends in the middle of a value does not let its start out", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const s = r.stream();
+    expect(s.push(`token=${TOKEN.slice(0, 10)}`)).toBe("token=");
+    expect(s.flush()).toBe("[redacted]");
+  });
+});
