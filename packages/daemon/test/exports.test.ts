@@ -34,6 +34,8 @@ describe("export maps", () => {
       "MemoryIdempotencyStore",
       "Wardrik",
       "WardrikClient",
+      "defineTool",
+      "invokeTool",
       "remember",
       "withIdempotency",
     ]);

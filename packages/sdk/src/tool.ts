@@ -18,12 +18,16 @@ export interface ToolContext {
 /** The input of a tool: a zod object schema. */
 export type ToolInput = z.core.$ZodObject;
 
-/** The argument of `wardrik.tool()`: exactly the keys of the "Write tools" page. */
-export interface ToolDefinition<Input extends ToolInput = ToolInput> {
+/**
+ * The argument of `wardrik.tool()` and `defineTool()`: exactly the keys of the
+ * "Write tools" page. `Output` is what `run` returns, kept so a test of the
+ * tool sees its real type.
+ */
+export interface ToolDefinition<Input extends ToolInput = ToolInput, Output = unknown> {
   /** 1 to 55 letters, digits, `_` and `-`. The model sees `workers__NAME`; policies name it `workers/NAME`. */
   name: string;
-  /** Sent to the model: say what the tool does and when to use it. */
-  description: string;
+  /** Sent to the model: say what the tool does and when to use it. Without one, the model gets the title, else the name. */
+  description?: string;
   /** A display name. */
   title?: string;
   /** A zod object schema for the arguments; `.describe()` documents a field for the model. */
@@ -33,7 +37,15 @@ export interface ToolDefinition<Input extends ToolInput = ToolInput> {
   /** Safe to retry with the same idempotency key without repeating its effects. */
   idempotent?: boolean;
   /** Return an object or a string; throw to fail the call (the message reaches the model). */
-  run: (args: z.output<Input>, ctx: ToolContext) => unknown;
+  run: (args: z.output<Input>, ctx: ToolContext) => Output;
+}
+
+/**
+ * A tool as a value, for a module of its own and its unit tests; register it
+ * with `wardrik.tool(tool)`. Only types: the definition is returned as is.
+ */
+export function defineTool<Input extends ToolInput, Output>(definition: ToolDefinition<Input, Output>): ToolDefinition<Input, Output> {
+  return definition;
 }
 
 /** A definition that passed the checks, with what the daemon needs to list it. */
@@ -52,7 +64,7 @@ export function checkTool(def: unknown): CheckResult {
   const fail = (reason: string): CheckResult => ({ ok: false, name, reason });
   if (typeof def.name !== "string" || !isValidName(def.name)) return fail("invalid name: a tool name is 1 to 55 letters, digits, _ or -");
   if (!isZodObject(def.input)) return fail(`input is not a zod object schema (z.object({...})); got ${describeValue(def.input)}`);
-  if (typeof def.description !== "string") return fail("description must be a string");
+  if (def.description !== undefined && typeof def.description !== "string") return fail("description must be a string");
   if (typeof def.run !== "function") return fail("run must be a function");
   if (def.title !== undefined && typeof def.title !== "string") return fail("title must be a string");
   let inputSchema: Record<string, unknown>;
@@ -65,13 +77,18 @@ export function checkTool(def: unknown): CheckResult {
   delete inputSchema.$schema;
   const descriptor: WorkerToolDescriptor = {
     name: def.name,
-    description: def.description,
+    // The seed's own examples omit it; the model still needs a line about the tool.
+    description: nonEmpty(def.description) ?? nonEmpty(def.title) ?? def.name,
     inputSchema,
     readOnly: def.readOnly === true,
     idempotent: def.idempotent === true,
   };
   if (typeof def.title === "string") descriptor.title = def.title;
   return { ok: true, tool: { descriptor, input: def.input, run: def.run as CheckedTool["run"] } };
+}
+
+function nonEmpty(text: unknown): string | undefined {
+  return typeof text === "string" && text.trim() !== "" ? text : undefined;
 }
 
 function isZodObject(value: unknown): value is ToolInput {

@@ -32,6 +32,17 @@ describe("checkTool", () => {
     });
   });
 
+  test("without a description the model gets the title, else the name", () => {
+    const descriptor = (def: Record<string, unknown>) => {
+      const r = checkTool({ name: "refund_order", input: z.object({}), run: () => "ok", ...def });
+      return r.ok ? r.tool.descriptor : r.reason;
+    };
+    expect(descriptor({})).toMatchObject({ description: "refund_order" });
+    expect(descriptor({ title: "Refund an order" })).toMatchObject({ description: "Refund an order", title: "Refund an order" });
+    expect(descriptor({ description: "  ", title: "Refund" })).toMatchObject({ description: "Refund" });
+    expect(descriptor({ description: 3 })).toBe("description must be a string");
+  });
+
   test.each([
     ["", "invalid name"],
     ["x".repeat(56), "invalid name"],

@@ -1,6 +1,6 @@
 import { expectTypeOf, test } from "vitest";
 import { z } from "zod";
-import { Wardrik, type ToolContext, type ToolDefinition } from "../src/index.js";
+import { Wardrik, defineTool, type ToolContext, type ToolDefinition } from "../src/index.js";
 
 const wardrik = new Wardrik({ url: "http://127.0.0.1:7373", token: "t" });
 
@@ -51,4 +51,20 @@ test("input must be a zod object schema", () => {
   });
   wardrik.tool({ name: "strict", description: "d", input: z.strictObject({ a: z.string() }), run: ({ a }) => a });
   wardrik.tool({ name: "loose", description: "d", input: z.looseObject({ a: z.number() }), run: ({ a }) => a + 1 });
+});
+
+test("description is optional (the model then gets the title or the name)", () => {
+  wardrik.tool({ name: "refund_order", input: z.object({ orderId: z.string() }), idempotent: true, run: ({ orderId }) => orderId });
+});
+
+test("tool() and defineTool() return the tool with its inferred types", () => {
+  const input = z.object({ id: z.string(), n: z.number().default(1) });
+  const registered = wardrik.tool({ name: "a", input, run: ({ id, n }) => ({ id, n }) });
+  expectTypeOf(registered).toEqualTypeOf<ToolDefinition<typeof input, { id: string; n: number }>>();
+
+  const defined = defineTool({ name: "b", input, run: async ({ id }) => id });
+  expectTypeOf(defined).toEqualTypeOf<ToolDefinition<typeof input, Promise<string>>>();
+  expectTypeOf(defined.run).parameter(0).toEqualTypeOf<{ id: string; n: number }>();
+  // A defined tool registers as it is.
+  expectTypeOf(wardrik.tool(defined)).toEqualTypeOf(defined);
 });

@@ -14,3 +14,5 @@ export type {
   ScriptedModelOptions,
 } from "./scripted-model.js";
 export { ScriptFileError, loadScriptFile, parseScript } from "./script-file.js";
+export { ToolCallError, createToolContext, runTool } from "./run-tool.js";
+export type { TestAbortReason, TestToolContext, TestToolContextOptions } from "./run-tool.js";

@@ -5,9 +5,12 @@ it("pins the public export map", () => {
   expect(Object.keys(testing).sort()).toEqual([
     "COMPACTION_MARKER",
     "ScriptFileError",
+    "ToolCallError",
     "builtinScripts",
     "createScriptedModel",
+    "createToolContext",
     "loadScriptFile",
     "parseScript",
+    "runTool",
   ]);
 });
