@@ -1,5 +1,6 @@
 import type { AgentDetail, AgentSummary, CreateAgentBody, PostMessageResult, TurnView, WardrikCloudEvent } from "@wardrik/protocol";
 import { WardrikError, type ErrorCode } from "@wardrik/protocol";
+import { EventSourceParserStream, type EventSourceMessage } from "eventsource-parser/stream";
 
 export interface ClientOptions {
   /** The daemon's base URL, such as http://127.0.0.1:7373. Defaults to WARDRIK_URL. */
@@ -199,28 +200,13 @@ function enc(s: string): string {
   return encodeURIComponent(s);
 }
 
-async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string; id?: string }> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let idx: number;
-    while ((idx = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, idx);
-      buffer = buffer.slice(idx + 2);
-      let event = "message";
-      let data = "";
-      let id: string | undefined;
-      for (const line of block.split("\n")) {
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") event = value;
-        else if (field === "data") data = data ? `${data}\n${value}` : value;
-        else if (field === "id") id = value;
-      }
-      if (data) yield { event, data, ...(id !== undefined ? { id } : {}) };
-    }
+/**
+ * Server-sent events by the spec (CRLF, CR or LF line ends, multi-line data,
+ * comments, ids), read from a fetch body.
+ */
+async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
+  const messages = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+  for await (const message of messages as unknown as AsyncIterable<EventSourceMessage>) {
+    if (message.data !== "") yield message;
   }
 }

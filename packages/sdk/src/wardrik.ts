@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { WORKER_PATH } from "@wardrik/protocol";
+import { WORKER_CLOSE_CODES, WORKER_PATH } from "@wardrik/protocol";
+import { CallRunner, type RunningCall } from "./call-runner.js";
 import { CallTable } from "./call-table.js";
+import type { OutboxLimits } from "./outbox.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
-import { WorkerSession, type RunningCall, type SessionHost } from "./worker-session.js";
+import { WorkerSession, type SessionHost } from "./worker-session.js";
 
 export interface WardrikOptions {
   /** The daemon's HTTP address, such as http://127.0.0.1:7373. Default: WARDRIK_URL. */
@@ -14,9 +16,22 @@ export interface WardrikOptions {
   name?: string;
   /** Skipped tools, lost connections. Default: console.warn. */
   onWarning?: (message: string) => void;
-  /** Delays between reconnection attempts: doubled each time, with jitter. */
-  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Delays between reconnection attempts: doubled each time, with jitter.
+   * After the daemon says it is going away (a restart), at most
+   * `restartDelayMs` (1 s) for a minute, so calls resume soon after it is back.
+   */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; restartDelayMs?: number };
+  /**
+   * Results and cost reports of calls that finished while the worker was
+   * disconnected are kept and sent on reconnecting, within these bounds
+   * (default: 1,000 messages, 15 minutes, 64 Mi characters).
+   */
+  outbox?: OutboxLimits;
 }
+
+/** After a going-away close, the short reconnect delay applies this long. */
+const RESTART_WINDOW_MS = 60_000;
 
 /**
  * A worker: register tools with `tool()`, then `listen()` serves the daemon's
@@ -33,6 +48,8 @@ export class Wardrik {
   private readonly warn: (message: string) => void;
   private readonly initialDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly restartDelayMs: number;
+  private readonly runner: CallRunner;
   private session: WorkerSession | undefined;
   private listening: Promise<void> | undefined;
   private closing = false;
@@ -45,26 +62,37 @@ export class Wardrik {
     this.warn = options.onWarning ?? ((message) => console.warn(message));
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 15_000;
+    this.restartDelayMs = options.reconnect?.restartDelayMs ?? 1000;
+    this.runner = new CallRunner(
+      {
+        tools: this.tools,
+        warn: (m) => this.warn(m),
+        track: (call) => this.track(call),
+      },
+      options.outbox,
+    );
   }
 
   /**
-   * Registers a tool. One with an invalid name, or an input that is not a zod
+   * Registers a tool and returns it, so it can be exported and tested (see
+   * `defineTool`). One with an invalid name, or an input that is not a zod
    * object schema, is skipped with a warning; the others still register.
    */
-  tool<Input extends ToolInput>(definition: ToolDefinition<Input>): void {
+  tool<Input extends ToolInput, Output>(definition: ToolDefinition<Input, Output>): ToolDefinition<Input, Output> {
     const checked = checkTool(definition);
     if (!checked.ok) {
       this.warn(`Wardrik: skipped tool "${checked.name}": ${checked.reason}.`);
-      return;
+      return definition;
     }
     const name = checked.tool.descriptor.name;
     if (this.tools.has(name)) {
       this.warn(`Wardrik: skipped tool "${name}": a tool with this name is already registered on this worker.`);
-      return;
+      return definition;
     }
     this.tools.set(name, checked.tool);
     // Tools added while listening reach the daemon at once.
     this.session?.register();
+    return definition;
   }
 
   /**
@@ -98,6 +126,7 @@ export class Wardrik {
     if (!this.token) throw new Error("Wardrik needs a worker token: pass { token } or set WARDRIK_TOKEN.");
     const wsUrl = toWorkerUrl(this.url);
     if (this.tools.size === 0) this.warn("Wardrik: listening with no tools registered.");
+    const runner = this.runner;
     const host: SessionHost = {
       wsUrl,
       token: this.token,
@@ -105,28 +134,43 @@ export class Wardrik {
       instance: this.instance,
       tools: this.tools,
       warn: this.warn,
-      track: (call) => {
-        const id = String(++this.runningSeq);
-        this.running.set(id, call);
-        void call.done.finally(() => this.running.delete(id));
-      },
+      onReady: (session) => runner.attach(session),
+      onCall: (message) => runner.serve(message),
+      onAbort: (message) => runner.abort(message),
+      onUnsent: (messages) => runner.unsent(messages),
     };
     let failures = 0;
+    let restartUntil = 0;
     while (!this.closing) {
       const session = new WorkerSession(host);
       this.session = session;
       const end = await session.ended;
+      runner.detach(session);
       this.session = undefined;
       if (end.fatal) throw end.fatal;
       if (this.closing) break;
       if (end.welcomed) failures = 0;
-      const delay = backoff(failures++, this.initialDelayMs, this.maxDelayMs);
+      if (end.code === WORKER_CLOSE_CODES.goingAway) restartUntil = Date.now() + RESTART_WINDOW_MS;
+      const ceiling = Date.now() < restartUntil ? Math.min(this.restartDelayMs, this.maxDelayMs) : this.maxDelayMs;
+      const delay = backoff(failures++, this.initialDelayMs, ceiling);
+      const waiting = runner.waiting > 0 ? ` ${runner.waiting} finished call message(s) wait for the connection.` : "";
       this.warn(
-        `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.`,
+        `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.${waiting}`,
       );
       await this.sleep(delay);
     }
     await this.idle();
+    if (runner.waiting > 0) {
+      this.warn(
+        `Wardrik: closed with ${runner.waiting} call message(s) that no daemon received; those calls may be retried or wait for a person.`,
+      );
+    }
+  }
+
+  private track(call: RunningCall): void {
+    const id = String(++this.runningSeq);
+    this.running.set(id, call);
+    void call.done.finally(() => this.running.delete(id));
   }
 
   /** Waits for every call still running, except those already aborted (the daemon has moved on). */

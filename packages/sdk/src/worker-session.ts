@@ -1,9 +1,16 @@
 import WebSocket from "ws";
-import { DaemonMessage, WORKER_CLOSE_CODES, WORKER_PROTOCOL_VERSION, type DaemonCall, type WorkerMessage } from "@wardrik/protocol";
-import { CallTable } from "./call-table.js";
-import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
-
-export const SDK_VERSION = "0.1.0";
+import {
+  DaemonMessage,
+  WORKER_CLOSE_CODES,
+  WORKER_PROTOCOL_VERSION,
+  type DaemonAbort,
+  type DaemonCall,
+  type WorkerMessage,
+} from "@wardrik/protocol";
+import type { CallLink } from "./call-runner.js";
+import type { CallFrame } from "./outbox.js";
+import type { CheckedTool } from "./tool.js";
+import { SDK_VERSION } from "./version.js";
 
 /** What a session needs from the Wardrik that owns it. */
 export interface SessionHost {
@@ -13,41 +20,42 @@ export interface SessionHost {
   readonly instance: string;
   readonly tools: ReadonlyMap<string, CheckedTool>;
   warn(message: string): void;
-  /** Keeps a running call visible to close(), which waits for it. */
-  track(call: RunningCall): void;
-}
-
-export interface RunningCall {
-  /** The daemon stopped it: nobody waits for its answer. */
-  aborted(): boolean;
-  readonly done: Promise<void>;
+  /** The daemon welcomed this session and has been sent the tools. */
+  onReady(session: WorkerSession): void;
+  onCall(message: DaemonCall): void;
+  onAbort(message: DaemonAbort): void;
+  /** Call messages this session took but could not write; the next connection sends them. */
+  onUnsent(messages: CallFrame[]): void;
 }
 
 export interface SessionEnd {
   /** The daemon said welcome: the backoff starts over. */
   welcomed: boolean;
+  /** The WebSocket close code (1006 when the link just died). */
+  code: number;
   reason: string;
   /** Reconnecting cannot help (bad token, wrong URL, protocol mismatch); listen() rejects with this. */
   fatal?: Error;
 }
 
-interface Served {
-  readonly call: DaemonCall;
-  /** Made when `run` first reads ctx.signal: most calls never do, and AbortControllers are costly. */
-  controller: AbortController | undefined;
-  abortReason: Error | undefined;
-  finished: boolean;
+/** A frame waiting for the next flush; call messages carry their call so a failed write can hand them back. */
+interface Outgoing {
+  readonly frame: string;
+  readonly call?: CallFrame;
 }
 
-/** One WebSocket connection to the daemon: hello, register, serve calls until it closes. */
-export class WorkerSession {
+/**
+ * One WebSocket connection to the daemon: hello, register, then hand calls
+ * and aborts to the host until it closes. Calls outlive it (see CallRunner).
+ */
+export class WorkerSession implements CallLink {
   readonly ended: Promise<SessionEnd>;
   private readonly socket: WebSocket;
-  private readonly served = new CallTable<Served>();
-  private queue: string[] = [];
+  private queue: Outgoing[] = [];
   private flushScheduled = false;
   private welcomed = false;
-  private maxResultBytes = 1024 * 1024;
+  private closed = false;
+  private resultLimit = 1024 * 1024;
   private lastHeard = Date.now();
   private watchdog: NodeJS.Timeout | undefined;
   private fatal: Error | undefined;
@@ -62,10 +70,13 @@ export class WorkerSession {
     });
     this.ended = new Promise((resolve) => {
       this.socket.on("close", (code, reason) => {
+        this.closed = true;
         clearInterval(this.watchdog);
         this.drainAck?.();
+        this.returnUnsent(this.queue);
+        this.queue = [];
         const text = this.daemonError ?? (reason.toString() || `code ${code}`);
-        resolve({ welcomed: this.welcomed, reason: text, ...(this.fatal ? { fatal: this.fatal } : {}) });
+        resolve({ welcomed: this.welcomed, code, reason: text, ...(this.fatal ? { fatal: this.fatal } : {}) });
       });
     });
     this.socket.on("open", () => {
@@ -96,15 +107,30 @@ export class WorkerSession {
     this.socket.on("message", (data, isBinary) => this.onFrame(data.toString(), isBinary));
   }
 
+  /** Welcomed and open: call messages sent now should reach the daemon. */
+  get ready(): boolean {
+    return this.welcomed && !this.closed && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** Largest result the daemon accepts, from its welcome. */
+  get maxResultBytes(): number {
+    return this.resultLimit;
+  }
+
   /** Sends the current set of tools; the daemon replaces what it had for this connection. */
   register(): void {
     if (!this.welcomed) return;
     this.send({ type: "register", tools: [...this.host.tools.values()].map((t) => t.descriptor) });
   }
 
+  sendCallFrame(message: CallFrame): void {
+    if (!this.ready) return this.host.onUnsent([message]);
+    this.enqueue({ frame: message.frame, call: message });
+  }
+
   /** Asks the daemon for no new calls and waits until it agrees (or the link dies). */
   drain(timeoutMs = 5000): Promise<void> {
-    if (!this.welcomed || this.socket.readyState !== WebSocket.OPEN) return Promise.resolve();
+    if (!this.ready) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.drainAck?.(), timeoutMs);
       this.drainAck = () => {
@@ -146,21 +172,21 @@ export class WorkerSession {
     switch (message.type) {
       case "welcome":
         this.welcomed = true;
-        this.maxResultBytes = message.maxResultBytes;
+        this.resultLimit = message.maxResultBytes;
         this.startWatchdog(message.heartbeatMs);
         this.register();
+        // Right behind the tools: results that finished while no daemon was connected.
+        this.host.onReady(this);
         break;
       case "registered":
         for (const skip of message.skipped) this.host.warn(`Wardrik: the daemon skipped tool "${skip.name}": ${skip.reason}`);
         break;
       case "call":
-        this.serve(message);
+        this.host.onCall(message);
         break;
-      case "abort": {
-        const call = this.served.get(message.callId);
-        if (call && !call.finished) abortServed(call, abortReason(message.reason));
+      case "abort":
+        this.host.onAbort(message);
         break;
-      }
       case "ping":
         this.send(message.ts === undefined ? { type: "pong" } : { type: "pong", ts: message.ts });
         break;
@@ -187,110 +213,16 @@ export class WorkerSession {
     this.watchdog.unref();
   }
 
-  private serve(message: DaemonCall): void {
-    const previous = this.served.get(message.callId);
-    if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));
-    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false };
-    this.served.set(message.callId, entry);
-    const outcome = this.execute(entry);
-    if (typeof outcome === "string") return this.complete(entry, outcome);
-    // Covers a daemon that cannot send its abort any more (link down at the deadline).
-    const timer = setTimeout(() => abortServed(entry, abortReason("timeout")), message.ctx.timeoutMs);
-    const done = outcome.then(
-      (frame) => {
-        clearTimeout(timer);
-        this.complete(entry, frame);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
-      },
-    );
-    this.host.track({ aborted: () => entry.abortReason !== undefined, done });
-  }
-
-  private complete(entry: Served, frame: string): void {
-    entry.finished = true;
-    if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
-    // A stopped call's answer is no longer wanted: the daemon has already told the model.
-    if (!entry.abortReason) this.sendRaw(frame);
-  }
-
-  /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */
-  private execute(entry: Served): string | Promise<string> {
-    const message = entry.call;
-    const tool = this.host.tools.get(message.tool);
-    if (!tool) return failureFrame(message, `This worker does not serve a tool named ${message.tool}.`);
-    const args = parseArgs(message.tool, tool.input, message.args ?? {});
-    return args instanceof Promise ? args.then((a) => this.runTool(entry, tool, a)) : this.runTool(entry, tool, args);
-  }
-
-  private runTool(entry: Served, tool: CheckedTool, args: ParsedArgs): string | Promise<string> {
-    const message = entry.call;
-    if (!args.ok) return failureFrame(message, args.error);
-    let value: unknown;
-    try {
-      value = tool.run(args.value, this.context(entry));
-    } catch (err) {
-      return failureFrame(message, thrownMessage(err));
-    }
-    if (!isPromiseLike(value)) return this.resultFrame(message, value);
-    return Promise.resolve(value).then(
-      (v) => this.resultFrame(message, v),
-      (err: unknown) => failureFrame(message, thrownMessage(err)),
-    );
-  }
-
-  private context(entry: Served): ToolContext {
-    const message = entry.call;
-    return {
-      agent: message.ctx.agent,
-      run: message.ctx.run,
-      idempotencyKey: message.ctx.idempotencyKey,
-      get signal() {
-        if (!entry.controller) {
-          entry.controller = new AbortController();
-          if (entry.abortReason) entry.controller.abort(entry.abortReason);
-        }
-        return entry.controller.signal;
-      },
-      cost: (usd: number) => {
-        if (typeof usd !== "number" || !Number.isFinite(usd) || usd < 0) {
-          throw new TypeError(`cost(usd) takes a non-negative number of US dollars; got ${String(usd)}.`);
-        }
-        if (entry.finished) {
-          this.host.warn(`Wardrik: cost(${usd}) was called after ${message.tool} returned; it was not counted.`);
-          return;
-        }
-        this.send({ type: "cost", callId: message.callId, usd });
-      },
-    };
-  }
-
-  private resultFrame(message: DaemonCall, value: unknown): string {
-    const serialized = serializeResult(value);
-    if (!serialized.ok) return failureFrame(message, serialized.error);
-    // Characters undercount bytes by at most 3x; measure bytes only when it could matter.
-    if (serialized.json.length * 3 > this.maxResultBytes) {
-      const bytes = Buffer.byteLength(serialized.json);
-      if (bytes > this.maxResultBytes) {
-        return failureFrame(
-          message,
-          `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`,
-        );
-      }
-    }
-    return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;
-  }
-
   private send(message: WorkerMessage): void {
-    this.sendRaw(JSON.stringify(message));
+    this.enqueue({ frame: JSON.stringify(message) });
   }
 
   /** Messages queued in one turn of the event loop leave as one frame. */
-  private sendRaw(frame: string): void {
-    if (this.socket.readyState !== WebSocket.OPEN && this.socket.readyState !== WebSocket.CONNECTING) return;
-    this.queue.push(frame);
+  private enqueue(out: Outgoing): void {
+    if (this.closed || (this.socket.readyState !== WebSocket.OPEN && this.socket.readyState !== WebSocket.CONNECTING)) {
+      return this.returnUnsent([out]);
+    }
+    this.queue.push(out);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
@@ -300,36 +232,19 @@ export class WorkerSession {
   private readonly flush = (): void => {
     this.flushScheduled = false;
     if (this.queue.length === 0 || this.socket.readyState !== WebSocket.OPEN) return;
-    const queue = this.queue;
+    const batch = this.queue;
     this.queue = [];
-    this.socket.send(queue.length === 1 ? queue[0]! : "[" + queue.join(",") + "]");
+    const text = batch.length === 1 ? batch[0]!.frame : "[" + batch.map((o) => o.frame).join(",") + "]";
+    // The callback reports a write that never reached the socket: its call messages wait for the next connection.
+    this.socket.send(text, (err) => {
+      if (err) this.returnUnsent(batch);
+    });
   };
-}
 
-// Result frames are built as text so the output is serialised once.
-function resultHead(message: DaemonCall): string {
-  return `{"type":"result","callId":${JSON.stringify(message.callId)},"attempt":${message.attempt},`;
-}
-
-function failureFrame(message: DaemonCall, error: string): string {
-  return `${resultHead(message)}"ok":false,"error":${JSON.stringify(error)}}`;
-}
-
-function abortServed(entry: Served, reason: Error): void {
-  if (entry.abortReason) return;
-  entry.abortReason = reason;
-  entry.controller?.abort(reason);
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
-}
-
-function abortReason(reason: "killed" | "cancelled" | "timeout"): Error {
-  const text = { killed: "The call was killed.", cancelled: "The call's turn was cancelled.", timeout: "The call timed out." }[reason];
-  const err = new Error(text);
-  err.name = reason === "timeout" ? "TimeoutError" : "AbortError";
-  return err;
+  private returnUnsent(outgoing: Outgoing[]): void {
+    const calls = outgoing.flatMap((o) => (o.call ? [o.call] : []));
+    if (calls.length > 0) this.host.onUnsent(calls);
+  }
 }
 
 function errorBodyMessage(body: string): string | undefined {

@@ -1,0 +1,207 @@
+import type { AbortReason, DaemonAbort, DaemonCall } from "@wardrik/protocol";
+import { CallTable } from "./call-table.js";
+import { Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
+import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
+
+/** Where a finished call's messages go: the connection the daemon has welcomed, if any. */
+export interface CallLink {
+  /** Welcomed and open: a message sent now should arrive. */
+  readonly ready: boolean;
+  readonly maxResultBytes: number;
+  sendCallFrame(message: CallFrame): void;
+}
+
+export interface RunnerHost {
+  readonly tools: ReadonlyMap<string, CheckedTool>;
+  warn(message: string): void;
+  /** Keeps a running call visible to close(), which waits for it. */
+  track(call: RunningCall): void;
+}
+
+export interface RunningCall {
+  /** The daemon stopped it: nobody waits for its answer. */
+  aborted(): boolean;
+  readonly done: Promise<void>;
+}
+
+interface Served {
+  readonly call: DaemonCall;
+  /** Made when `run` first reads ctx.signal: most calls never do, and AbortControllers are costly. */
+  controller: AbortController | undefined;
+  abortReason: Error | undefined;
+  finished: boolean;
+}
+
+/**
+ * Runs the daemon's calls for one worker, across connections. A call goes on
+ * when the connection drops (only the daemon's abort, or its deadline, stops
+ * it); a message it produces while no connection is ready waits in the outbox
+ * and goes, with the same callId and attempt, right after the next welcome.
+ */
+export class CallRunner {
+  private readonly served = new CallTable<Served>();
+  private readonly outbox: Outbox;
+  private link: CallLink | undefined;
+  private maxResultBytes = 1024 * 1024;
+
+  constructor(
+    private readonly host: RunnerHost,
+    limits: OutboxLimits = {},
+  ) {
+    this.outbox = new Outbox(limits, (m) => host.warn(m));
+  }
+
+  /** Messages waiting for a connection. */
+  get waiting(): number {
+    return this.outbox.size;
+  }
+
+  /** A daemon welcomed `link` and has its tools: what waited goes first. */
+  attach(link: CallLink): void {
+    this.link = link;
+    this.maxResultBytes = link.maxResultBytes;
+    for (const message of this.outbox.take()) link.sendCallFrame(message);
+  }
+
+  detach(link: CallLink): void {
+    if (this.link === link) this.link = undefined;
+  }
+
+  /** Messages a connection could not write before it closed. */
+  unsent(messages: readonly CallFrame[]): void {
+    this.outbox.restore(messages);
+  }
+
+  abort(message: DaemonAbort): void {
+    const call = this.served.get(message.callId);
+    if (call && !call.finished) abortServed(call, abortReason(message.reason));
+  }
+
+  serve(message: DaemonCall): void {
+    const previous = this.served.get(message.callId);
+    if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));
+    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false };
+    this.served.set(message.callId, entry);
+    const outcome = this.execute(entry);
+    if (typeof outcome === "string") return this.complete(entry, outcome);
+    // The deadline holds even when the daemon cannot send its abort (link down at the time).
+    const timer = setTimeout(() => abortServed(entry, abortReason("timeout")), message.ctx.timeoutMs);
+    const done = outcome.then(
+      (frame) => {
+        clearTimeout(timer);
+        this.complete(entry, frame);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
+      },
+    );
+    this.host.track({ aborted: () => entry.abortReason !== undefined, done });
+  }
+
+  private emit(message: CallFrame): void {
+    const link = this.link;
+    if (link?.ready) link.sendCallFrame(message);
+    else this.outbox.hold(message);
+  }
+
+  private complete(entry: Served, frame: string): void {
+    entry.finished = true;
+    if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
+    // A stopped call's answer is no longer wanted: the daemon has already told the model.
+    if (!entry.abortReason) this.emit({ callId: entry.call.callId, frame });
+  }
+
+  /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */
+  private execute(entry: Served): string | Promise<string> {
+    const message = entry.call;
+    const tool = this.host.tools.get(message.tool);
+    if (!tool) return failureFrame(message, `This worker does not serve a tool named ${message.tool}.`);
+    const args = parseArgs(message.tool, tool.input, message.args ?? {});
+    return args instanceof Promise ? args.then((a) => this.runTool(entry, tool, a)) : this.runTool(entry, tool, args);
+  }
+
+  private runTool(entry: Served, tool: CheckedTool, args: ParsedArgs): string | Promise<string> {
+    const message = entry.call;
+    if (!args.ok) return failureFrame(message, args.error);
+    let value: unknown;
+    try {
+      value = tool.run(args.value, this.context(entry));
+    } catch (err) {
+      return failureFrame(message, thrownMessage(err));
+    }
+    if (!isPromiseLike(value)) return this.resultFrame(message, value);
+    return Promise.resolve(value).then(
+      (v) => this.resultFrame(message, v),
+      (err: unknown) => failureFrame(message, thrownMessage(err)),
+    );
+  }
+
+  private context(entry: Served): ToolContext {
+    const message = entry.call;
+    return {
+      agent: message.ctx.agent,
+      run: message.ctx.run,
+      idempotencyKey: message.ctx.idempotencyKey,
+      get signal() {
+        if (!entry.controller) {
+          entry.controller = new AbortController();
+          if (entry.abortReason) entry.controller.abort(entry.abortReason);
+        }
+        return entry.controller.signal;
+      },
+      cost: (usd: number) => {
+        if (typeof usd !== "number" || !Number.isFinite(usd) || usd < 0) {
+          throw new TypeError(`cost(usd) takes a non-negative number of US dollars; got ${String(usd)}.`);
+        }
+        if (entry.finished) {
+          this.host.warn(`Wardrik: cost(${usd}) was called after ${message.tool} returned; it was not counted.`);
+          return;
+        }
+        this.emit({ callId: message.callId, frame: JSON.stringify({ type: "cost", callId: message.callId, usd }) });
+      },
+    };
+  }
+
+  private resultFrame(message: DaemonCall, value: unknown): string {
+    const serialized = serializeResult(value);
+    if (!serialized.ok) return failureFrame(message, serialized.error);
+    // Characters undercount bytes by at most 3x; measure bytes only when it could matter.
+    if (serialized.json.length * 3 > this.maxResultBytes) {
+      const bytes = Buffer.byteLength(serialized.json);
+      if (bytes > this.maxResultBytes) {
+        return failureFrame(
+          message,
+          `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`,
+        );
+      }
+    }
+    return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;
+  }
+}
+
+// Result frames are built as text so the output is serialised once.
+function resultHead(message: DaemonCall): string {
+  return `{"type":"result","callId":${JSON.stringify(message.callId)},"attempt":${message.attempt},`;
+}
+
+function failureFrame(message: DaemonCall, error: string): string {
+  return `${resultHead(message)}"ok":false,"error":${JSON.stringify(error)}}`;
+}
+
+function abortServed(entry: Served, reason: Error): void {
+  if (entry.abortReason) return;
+  entry.abortReason = reason;
+  entry.controller?.abort(reason);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+function abortReason(reason: AbortReason): Error {
+  const text = { killed: "The call was killed.", cancelled: "The call's turn was cancelled.", timeout: "The call timed out." }[reason];
+  const err = new Error(text);
+  err.name = reason === "timeout" ? "TimeoutError" : "AbortError";
+  return err;
+}

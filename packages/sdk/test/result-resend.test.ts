@@ -1,0 +1,163 @@
+/**
+ * A call that finishes while the worker has no connection keeps its result:
+ * the SDK sends it, with the same callId and attempt, right after the next
+ * welcome and registration, to the same daemon or the one that replaced it.
+ * A dropped connection does not abort a running call.
+ */
+import { afterEach, expect, test } from "vitest";
+import { z } from "zod";
+import type { WorkerMessage } from "@wardrik/protocol";
+import { Wardrik, type WardrikOptions } from "../src/index.js";
+import { protocolServer, until, type ProtocolServer } from "./helpers/protocol-server.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function server(): Promise<ProtocolServer> {
+  const s = await protocolServer();
+  cleanups.push(() => s.stop());
+  return s;
+}
+
+function worker(options: WardrikOptions): { wardrik: Wardrik; warnings: string[] } {
+  const warnings: string[] = [];
+  const wardrik = new Wardrik({ onWarning: (m) => warnings.push(m), reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, ...options });
+  cleanups.push(() => wardrik.close());
+  return { wardrik, warnings };
+}
+
+/** A tool whose calls finish when the test says so, reporting whether their signal aborted. */
+function gatedTool(wardrik: Wardrik) {
+  const gates = new Map<string, (value: unknown) => void>();
+  const signals = new Map<string, AbortSignal>();
+  wardrik.tool({
+    name: "slow",
+    input: z.object({ id: z.string() }),
+    run: ({ id }, { signal, cost }) =>
+      new Promise((resolve) => {
+        signals.set(id, signal);
+        gates.set(id, (value) => {
+          cost(0.25);
+          resolve(value);
+        });
+      }),
+  });
+  return { gates, signals };
+}
+
+const types = (messages: WorkerMessage[]) => messages.map((m) => m.type);
+
+test("a result finished while the daemon is down goes to its successor right after hello and register, same callId and attempt", async () => {
+  const daemon = await server();
+  const { wardrik, warnings } = worker({ url: daemon.url, token: "t" });
+  const { gates, signals } = gatedTool(wardrik);
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  daemon.connections[0]!.call({ callId: "call_1", attempt: 2, tool: "slow", args: { id: "a" } });
+  await until(() => gates.has("a"), "the call to start");
+
+  // The daemon goes away (a restart): the call keeps running, its signal untouched.
+  await daemon.stop(1001);
+  await until(() => warnings.some((w) => w.includes("lost the connection")), "the worker to notice");
+  expect(signals.get("a")!.aborted).toBe(false);
+
+  gates.get("a")!({ refunded: "a" });
+  await until(() => warnings.some((w) => w.includes("2 finished call message(s) wait")), "the result to wait for a connection");
+
+  await daemon.start();
+  await until(() => daemon.connections[1]?.received.some((m) => m.type === "result") ?? false, "the result on the new connection");
+  const received = daemon.connections[1]!.received;
+  expect(types(received)).toEqual(["hello", "register", "cost", "result"]);
+  expect(received[2]).toEqual({ type: "cost", callId: "call_1", usd: 0.25 });
+  expect(received[3]).toEqual({ type: "result", callId: "call_1", attempt: 2, ok: true, output: { refunded: "a" } });
+  expect(daemon.invalid).toEqual([]);
+  // Sent once: nothing went to the old connection.
+  expect(types(daemon.connections[0]!.received)).toEqual(["hello", "register"]);
+
+  await wardrik.close();
+  await listening;
+});
+
+test("a dropped connection (no close frame) keeps the call running; its failure is resent too", async () => {
+  const daemon = await server();
+  const { wardrik } = worker({ url: daemon.url, token: "t" });
+  wardrik.tool({
+    name: "fails_later",
+    input: z.object({}),
+    run: async (_args, { signal }) => {
+      await new Promise((r) => setTimeout(r, 300));
+      if (signal.aborted) return "aborted";
+      throw new Error("No order ord_9. Order IDs look like ord_1234.");
+    },
+  });
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  daemon.connections[0]!.call({ callId: "call_7", tool: "fails_later" });
+  await new Promise((r) => setTimeout(r, 50));
+  daemon.connections[0]!.ws.terminate();
+  await until(() => daemon.connections[1]?.received.some((m) => m.type === "result") ?? false, "the result after the reconnect");
+  expect(daemon.connections[1]!.received.find((m) => m.type === "result")).toEqual({
+    type: "result",
+    callId: "call_7",
+    attempt: 1,
+    ok: false,
+    error: "No order ord_9. Order IDs look like ord_1234.",
+  });
+  await wardrik.close();
+  await listening;
+});
+
+test("only the daemon's abort stops a call: its answer is then not resent", async () => {
+  const daemon = await server();
+  const { wardrik } = worker({ url: daemon.url, token: "t" });
+  const { gates, signals } = gatedTool(wardrik);
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  daemon.connections[0]!.call({ callId: "call_k", tool: "slow", args: { id: "k" } });
+  await until(() => gates.has("k"), "the call to start");
+  daemon.connections[0]!.ws.terminate();
+  await until(() => daemon.connections[1]?.received.some((m) => m.type === "register") ?? false, "the reconnect");
+  expect(signals.get("k")!.aborted).toBe(false);
+  // The successor knows the call and stops it.
+  daemon.connections[1]!.send({ type: "abort", callId: "call_k", reason: "killed" });
+  await until(() => signals.get("k")!.aborted, "the abort");
+  expect((signals.get("k")!.reason as Error).message).toBe("The call was killed.");
+  gates.get("k")!("late");
+  await new Promise((r) => setTimeout(r, 100));
+  expect(daemon.connections.flatMap((c) => c.received).some((m) => m.type === "result")).toBe(false);
+  await wardrik.close();
+  await listening;
+});
+
+async function retryDelays(closeCode: number): Promise<number[]> {
+  const daemon = await server();
+  const { wardrik, warnings } = worker({
+    url: daemon.url,
+    token: "t",
+    reconnect: { initialDelayMs: 50, maxDelayMs: 10_000, restartDelayMs: 100 },
+  });
+  wardrik.tool({ name: "a", input: z.object({}), run: () => "a" });
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  await daemon.stop(closeCode);
+  await until(() => warnings.filter((w) => w.includes("could not connect")).length >= 5, "five failed attempts", 15_000);
+  await daemon.start();
+  await until(() => daemon.connections[1]?.received.some((m) => m.type === "register") ?? false, "the reconnect", 15_000);
+  await wardrik.close();
+  await listening;
+  return warnings.filter((w) => w.includes("retrying in")).map((w) => Number(/retrying in ([\d.]+) s/.exec(w)![1]));
+}
+
+test("after the daemon says it is going away (1001), reconnect delays stay short, so calls resume soon after its restart", async () => {
+  const delays = await retryDelays(1001);
+  expect(delays.length).toBeGreaterThanOrEqual(6);
+  expect(Math.max(...delays)).toBeLessThanOrEqual(0.1);
+});
+
+test("after any other close, reconnect delays grow", async () => {
+  const delays = await retryDelays(1011);
+  expect(delays.length).toBeGreaterThanOrEqual(6);
+  expect(Math.max(...delays)).toBeGreaterThan(0.1);
+});
