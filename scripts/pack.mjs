@@ -1,0 +1,51 @@
+// `npm run pack`: installable tarballs of every public package, for installing
+// Wardrik outside this checkout (`npm install -g dist/*.tgz`). Run after
+// `npm run build` (the npm script does both).
+//
+//   node scripts/pack.mjs [--out DIR]     (default: dist/ at the repository root)
+//
+// Prints one JSON line per tarball: {"name", "version", "file"}.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const PUBLIC_PACKAGES = ["packages/protocol", "packages/sdk", "packages/testing", "packages/daemon"];
+
+const outFlag = process.argv.indexOf("--out");
+const out = resolve(outFlag >= 0 && process.argv[outFlag + 1] ? process.argv[outFlag + 1] : join(root, "dist"));
+mkdirSync(out, { recursive: true });
+
+for (const pkg of PUBLIC_PACKAGES) checkBuilt(join(root, pkg));
+
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const args = ["pack", "--json", "--pack-destination", out, ...PUBLIC_PACKAGES.flatMap((p) => ["--workspace", p])];
+const packed = JSON.parse(execFileSync(npm, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
+for (const p of packed) console.log(JSON.stringify({ name: p.name, version: p.version, file: join(out, p.filename) }));
+
+/** A tarball of stale or missing output would install something other than this checkout. */
+function checkBuilt(dir) {
+  const dist = join(dir, "dist");
+  if (!existsSync(dist)) fail(`${relative(root, dist)} does not exist: run \`npm run build\` first (or \`npm run pack\`, which builds).`);
+  for (const file of walk(dist)) {
+    if (!file.endsWith(".js")) continue;
+    const source = join(dir, "src", relative(dist, file)).replace(/\.js$/, ".ts");
+    if (!existsSync(source)) {
+      fail(`${relative(root, file)} has no source (${relative(root, source)} is gone): delete ${relative(root, dist)} and build again.`);
+    }
+  }
+}
+
+function* walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+function fail(message) {
+  console.error(`npm run pack: ${message}`);
+  process.exit(1);
+}
