@@ -1,7 +1,22 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/bin/**", "eslint.config.js", "**/*.js"] },
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/bin/**",
+      "eslint.config.js",
+      "**/*.js",
+      // Only the repository's own folders: a project made by `wardrik init` inside the checkout is its owner's code.
+      "*",
+      "!packages/",
+      "!bench/",
+      "!scripts/",
+      "!test/",
+      "!vitest.config.ts",
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { ensureAdminToken } from "../admin-token.js";
 import { withSchemaComment } from "../editor-schemas.js";
+import { VERSION } from "../version.js";
 
 const CONFIG = `# Wardrik daemon settings. Changes take effect when the daemon restarts.
 org: default
@@ -54,13 +55,47 @@ rules:
     reason: Refunds over $100 go through finance.
 `;
 
-const WORKER = `// An example worker: run it with \`npx tsx workers/tools.ts\` while the daemon runs.
-// Inside the project directory it finds the daemon through WARDRIK_URL / WARDRIK_TOKEN:
-//   WARDRIK_URL=http://127.0.0.1:7373 WARDRIK_TOKEN=$(cat .wardrik/admin-token) npx tsx workers/tools.ts
+// The model "demo" of config.yaml plays this file (a project's scripts/NAME.yaml comes before a built-in script).
+const DEMO_SCRIPT = `# The scripted model "demo" (config.yaml, models.demo) plays this file: no API
+# key, no network. Each model call of a turn plays the next step; the first
+# scenario whose match (a regular expression) fits the latest message plays,
+# else the top-level steps. {{message}} is that message, {{result}} the result
+# of the previous tool call. The README describes every key.
+description: The offline example model of this project.
+scenarios:
+  # Worker tools: run \`npm run worker\` first. refund_order is not read-only,
+  # so the policy asks a person: \`wardrik approve helper CALL_ID\`.
+  - match: order|refund
+    steps:
+      - tool_calls:
+          - tool: workers/find_order
+            args: { order_id: ord_1234 }
+      - tool_calls:
+          - tool: workers/refund_order
+            args: { order_id: ord_1234, amount: 42 }
+      - text: "Order ord_1234 is refunded: {{result}}"
+steps:
+  - tool_calls:
+      - tool: files/write
+        args: { path: notes/last-question.md, content: "{{message}}" }
+  - tool_calls:
+      - tool: files/read
+        args: { path: notes/last-question.md }
+  - text: 'I saved your question in notes/last-question.md. Reading it back: "{{result}}"'
+`;
+
+const WORKER = `// An example worker: \`npm install\` once, then \`npm run worker\` while the daemon runs.
+// In this folder it finds the daemon as the CLI does: the address from config.yaml
+// and the admin token in .wardrik/admin-token. Elsewhere, set WARDRIK_URL and
+// WARDRIK_TOKEN (a token of the org from \`wardrik token ORG\`).
+import { readFileSync } from "node:fs";
 import { Wardrik } from "@wardrik/sdk";
 import { z } from "zod";
 
-const wardrik = new Wardrik();
+const wardrik = new Wardrik({
+  url: process.env.WARDRIK_URL ?? \`http://127.0.0.1:\${listenPort()}\`,
+  token: process.env.WARDRIK_TOKEN ?? readFileSync(".wardrik/admin-token", "utf8").trim(),
+});
 
 wardrik.tool({
   name: "find_order",
@@ -79,6 +114,50 @@ wardrik.tool({
 });
 
 await wardrik.listen();
+
+/** The port of config.yaml's \`listen:\` ("host:port", ":port" or a port). */
+function listenPort(): string {
+  const listen = /^listen:[ \\t]*["']?([^"'\\s#]+)/m.exec(readFileSync("config.yaml", "utf8"))?.[1] ?? "7373";
+  return listen.slice(listen.lastIndexOf(":") + 1);
+}
+`;
+
+/** The project's own package.json: what its worker needs, so `npm install` works outside the Wardrik checkout. */
+function packageJson(dir: string): string {
+  const pkg = {
+    name: packageName(basename(dir)),
+    version: "0.0.0",
+    private: true,
+    type: "module",
+    scripts: { worker: "tsx workers/tools.ts" },
+    dependencies: { "@wardrik/sdk": VERSION, tsx: "^4.23.0", zod: "^4.6.7" },
+    devDependencies: { "@types/node": "^20.19.0" },
+  };
+  return JSON.stringify(pkg, null, 2) + "\n";
+}
+
+/** A folder name made into a valid npm package name. */
+function packageName(folder: string): string {
+  const name = folder
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[._-]+/, "")
+    .slice(0, 200);
+  return name === "" ? "wardrik-project" : name;
+}
+
+const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2023",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "noEmit": true,
+    "skipLibCheck": true,
+    "types": ["node"]
+  },
+  "include": ["workers"]
+}
 `;
 
 /** Writes a working example project; refuses to overwrite a non-empty directory. */
@@ -91,8 +170,11 @@ export function initProject(target: string): { dir: string; files: string[] } {
     ["config.yaml", CONFIG],
     [join("agents", "helper.md"), AGENT],
     [join("policies", "default.yaml"), POLICY],
+    [join("scripts", "demo.yaml"), DEMO_SCRIPT],
     [join("workers", "tools.ts"), WORKER],
-    [".gitignore", ".wardrik/\n"],
+    ["package.json", packageJson(dir)],
+    ["tsconfig.json", TSCONFIG],
+    [".gitignore", ".wardrik/\nnode_modules/\n"],
   ];
   for (const [path, text] of files) {
     mkdirSync(join(dir, path, ".."), { recursive: true });

@@ -16,5 +16,6 @@ export function registerInit(program: Command): void {
     out(`Created a Wardrik project in ${where}:`);
     for (const f of files) out(`  ${f}`);
     out(`\nNext: cd ${dir} && wardrik daemon, then in another terminal: wardrik ask helper "Hello"`);
+    out(`Worker tools: npm install && npm run worker, then: wardrik ask helper "Refund order ord_1234"`);
   });
 }
