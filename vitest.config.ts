@@ -17,6 +17,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Fails the run when a test leaves a process (daemon, worker, MCP server) running; every project inherits it, it checks once.
+    globalSetup: ["./test/no-leftover-processes.ts"],
     projects: [
       {
         extends: true,

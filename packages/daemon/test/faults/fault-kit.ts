@@ -14,11 +14,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { freePort } from "../helpers/free-port.js";
 import { sleep, waitFor } from "../helpers/wait.js";
 
 export { sleep };
@@ -577,17 +577,6 @@ export function scopeToMessages(events: FaultEvent[], log: LogEntry[], messages:
 // ---------------------------------------------------------------------------
 // A standalone daemon (benchmarks; the tests use test/helpers/spawn-daemon.ts)
 // ---------------------------------------------------------------------------
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function runCli(args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {

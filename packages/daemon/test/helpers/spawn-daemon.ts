@@ -16,15 +16,15 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, vi } from "vitest";
+import { freePort } from "./free-port.js";
 import { createTestDatabase, TEST_DIALECT } from "./test-database.js";
 import { sleep, waitFor } from "./wait.js";
 
-export { sleep, waitFor };
+export { freePort, sleep, waitFor };
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DAEMON_PKG = join(REPO_ROOT, "packages", "daemon");
@@ -359,17 +359,6 @@ export function cleanupLater(fn: Cleanup, scope?: TestScope): void {
 }
 
 // ---- helpers ----
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A YAML value written as JSON (YAML 1.2 reads JSON). */
 function yamlValue(v: unknown): string {

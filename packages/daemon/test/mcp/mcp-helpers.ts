@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import type { McpServerEntry } from "../../src/config/types.js";
 import type { Logger } from "../../src/log/index.js";
 import type { ToolCallContext } from "../../src/tools/toolset.js";
+import { freePort } from "../helpers/free-port.js";
 
 const require = createRequire(import.meta.url);
 
@@ -47,18 +47,6 @@ export function memoryLog(): Logger & { lines: string[] } {
   }) as Logger & { lines: string[] };
   log.lines = lines;
   return log;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface HttpEverything {

@@ -36,6 +36,7 @@ export class McpConnection {
   private readonly transport: Transport;
   private readonly stderr: StderrTail | undefined;
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private child: ChildProcess | undefined;
   private closing: Promise<void> | undefined;
   /** What a person can check: the command (never its args or env, which may hold secrets) or the URL. */
   readonly target: string;
@@ -131,7 +132,26 @@ export class McpConnection {
         await Promise.race([this.transport.terminateSession().catch(() => undefined), delay(1_000)]);
       }
       await this.client.close().catch(() => undefined);
+      await this.reap();
     })());
+  }
+
+  /**
+   * Waits until a stdio server's process has exited, ending it if need be.
+   * The SDK's own close returns at once when it already started closing (as
+   * it does when initialize fails), so without this a server that ignores the
+   * end of its input outlived the daemon (and the test run).
+   */
+  private async reap(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<true>((resolve) => child.once("exit", () => resolve(true)));
+    // The SDK ended its stdin and escalates after 2 s; give it that long, then finish the job here.
+    if (await Promise.race([exited, delay(2_500).then(() => false)])) return;
+    child.kill("SIGTERM");
+    if (await Promise.race([exited, delay(2_000).then(() => false)])) return;
+    child.kill("SIGKILL");
+    await exited;
   }
 
   /**
@@ -144,6 +164,7 @@ export class McpConnection {
     stdio.start = async () => {
       await start();
       const child = (stdio as unknown as { _process?: ChildProcess })._process;
+      this.child = child;
       child?.once("exit", (code, signal) => (this.exit = { code, signal }));
     };
   }
