@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, test } from "vitest";
@@ -108,7 +109,8 @@ test("URL and token default to WARDRIK_URL and WARDRIK_TOKEN; hello, then the to
     type: "hello",
     protocol: 1,
     name: "billing",
-    sdk: expect.any(String),
+    // The SDK's own version, read from its package.json.
+    sdk: (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version,
     instance: expect.any(String),
   });
   expect(conn.received[1]).toEqual({

@@ -42,6 +42,26 @@ describe.concurrent("wardrik init", () => {
     expect(readFileSync(join(tmp, "demo2", ".wardrik", "admin-token"), "utf8").trim()).not.toBe(token);
   });
 
+  it("writes its own package.json (ESM, the SDK of the CLI's version, zod, tsx, npm run worker) and the demo model's script", async () => {
+    const r = await runWardrik(["init", "My Agents"], { cwd: tmp });
+    expect(r.code).toBe(0);
+    const dir = join(tmp, "My Agents");
+    const version = (await runWardrik(["--version"], { cwd: tmp })).stdout.trim();
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | string | boolean>;
+    expect(pkg).toMatchObject({ name: "my-agents", private: true, type: "module", scripts: { worker: "tsx workers/tools.ts" } });
+    expect(pkg.dependencies).toEqual({ "@wardrik/sdk": version, tsx: expect.any(String), zod: expect.any(String) });
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toContain("node_modules/");
+    // The worker finds this project's daemon without WARDRIK_URL / WARDRIK_TOKEN.
+    const worker = readFileSync(join(dir, "workers", "tools.ts"), "utf8");
+    expect(worker).toContain('readFileSync(".wardrik/admin-token"');
+    expect(worker).toContain('readFileSync("config.yaml"');
+    // The demo model plays the project's script, which calls the worker's tools when asked about an order.
+    const script = readFileSync(join(dir, "scripts", "demo.yaml"), "utf8");
+    expect(script).toMatch(/tool: workers\/find_order/);
+    expect(script).toMatch(/tool: workers\/refund_order/);
+    expect(r.stdout).toContain("npm install && npm run worker");
+  });
+
   it("accepts an existing empty directory", async () => {
     const dir = join(tmp, "empty");
     mkdirSync(dir);
