@@ -77,6 +77,16 @@ export class CallRunner {
     if (call && !call.finished) abortServed(call, abortReason(message.reason));
   }
 
+  /** The worker is closing with no daemon to answer: every running call is aborted. */
+  abortAll(): void {
+    for (const entry of this.served.values()) {
+      if (entry.finished) continue;
+      const err = new Error("The worker closed before the call finished.");
+      err.name = "AbortError";
+      abortServed(entry, err);
+    }
+  }
+
   serve(message: DaemonCall): void {
     const previous = this.served.get(message.callId);
     if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));

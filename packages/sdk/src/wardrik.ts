@@ -105,16 +105,24 @@ export class Wardrik {
     return this.listening;
   }
 
-  /** Stops taking calls, waits for the running ones to finish, then disconnects. */
+  /**
+   * Stops taking calls, waits for the running ones to finish and sends their
+   * results, then disconnects. Closed while disconnected, it aborts the
+   * running calls instead (their signal's reason says the worker closed).
+   */
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = true;
       this.wake?.();
       const session = this.session;
-      if (session) {
+      if (session?.ready) {
         await session.drain();
         await this.idle();
         session.close();
+      } else {
+        // No daemon would hear the answers: stop the calls rather than wait for them.
+        this.runner.abortAll();
+        session?.close();
       }
     }
     if (this.listening) await this.listening.catch(() => {});

@@ -161,3 +161,36 @@ test("after any other close, reconnect delays grow", async () => {
   expect(delays.length).toBeGreaterThanOrEqual(6);
   expect(Math.max(...delays)).toBeGreaterThan(0.1);
 });
+
+test("close() while connected waits for the running call and sends its result", async () => {
+  const daemon = await server();
+  const { wardrik } = worker({ url: daemon.url, token: "t" });
+  const { gates, signals } = gatedTool(wardrik);
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  daemon.connections[0]!.call({ callId: "call_c", tool: "slow", args: { id: "c" } });
+  await until(() => gates.has("c"), "the call to start");
+  const closed = wardrik.close();
+  await until(() => daemon.connections[0]!.received.some((m) => m.type === "drain"), "the drain");
+  gates.get("c")!("done");
+  await closed;
+  await listening;
+  expect(signals.get("c")!.aborted).toBe(false);
+  expect(daemon.connections[0]!.received.find((m) => m.type === "result")).toMatchObject({ callId: "call_c", ok: true, output: "done" });
+});
+
+test("close() while disconnected aborts the running calls: no daemon would hear their answers", async () => {
+  const daemon = await server();
+  const { wardrik, warnings } = worker({ url: daemon.url, token: "t" });
+  const { gates, signals } = gatedTool(wardrik);
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  daemon.connections[0]!.call({ callId: "call_d", tool: "slow", args: { id: "d" } });
+  await until(() => gates.has("d"), "the call to start");
+  await daemon.stop(1001);
+  await until(() => warnings.some((w) => w.includes("lost the connection")), "the worker to notice");
+  await wardrik.close();
+  await listening;
+  expect(signals.get("d")!.aborted).toBe(true);
+  expect((signals.get("d")!.reason as Error).message).toBe("The worker closed before the call finished.");
+});
