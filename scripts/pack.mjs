@@ -6,7 +6,7 @@
 //
 // Prints one JSON line per tarball: {"name", "version", "file"}.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,21 +24,25 @@ const args = ["pack", "--json", "--pack-destination", out, ...PUBLIC_PACKAGES.fl
 const packed = JSON.parse(execFileSync(npm, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
 for (const p of packed) console.log(JSON.stringify({ name: p.name, version: p.version, file: join(out, p.filename) }));
 
-/** A tarball of stale or missing output would install something other than this checkout. */
+/**
+ * A tarball must hold this checkout's build: dist/ must exist, and output
+ * whose source is gone (left by an older build; tsc -b never deletes it) is
+ * removed rather than shipped.
+ */
 function checkBuilt(dir) {
   const dist = join(dir, "dist");
   if (!existsSync(dist)) fail(`${relative(root, dist)} does not exist: run \`npm run build\` first (or \`npm run pack\`, which builds).`);
   for (const file of walk(dist)) {
-    if (!file.endsWith(".js")) continue;
-    const source = join(dir, "src", relative(dist, file)).replace(/\.js$/, ".ts");
-    if (!existsSync(source)) {
-      fail(`${relative(root, file)} has no source (${relative(root, source)} is gone): delete ${relative(root, dist)} and build again.`);
-    }
+    const stem = /^(.*)\.(js|js\.map|d\.ts|d\.ts\.map)$/.exec(relative(dist, file))?.[1];
+    if (stem === undefined || existsSync(join(dir, "src", `${stem}.ts`))) continue;
+    rmSync(file, { force: true });
+    console.error(`npm run pack: removed ${relative(root, file)}, left by an older build (its source is gone).`);
   }
 }
 
 function* walk(dir) {
   for (const name of readdirSync(dir)) {
+    if (name.startsWith(".")) continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) yield* walk(path);
     else yield path;

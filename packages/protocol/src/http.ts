@@ -29,7 +29,9 @@ function readableText(what: string, max: number) {
  * empty or signed value is an error rather than 0 (z.coerce would take "" and
  * null as 0, which also made the OpenAPI document call these nullable).
  */
-export function queryInteger(min: number, max: number) {
+export function queryInteger(min: number, max: number): z.ZodType<number, unknown> {
+  // Typed as a plain ZodType: the inferred z.ZodPreprocess exists only from zod 4.4, and the
+  // published types must hold for every zod 4 the peer range admits (test/packaging/older-zod.test.ts).
   return z.preprocess(
     (v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
     z.number({ error: "must be a whole number" }).int().min(min).max(max),
