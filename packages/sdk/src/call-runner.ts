@@ -1,6 +1,7 @@
 import type { AbortReason, DaemonAbort, DaemonCall } from "@wardrik/protocol";
 import { CallTable } from "./call-table.js";
-import { Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
+import { FinishedCalls } from "./finished-calls.js";
+import { OUTBOX_DEFAULTS, Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
 
 /** Where a finished call's messages go: the connection the daemon has welcomed, if any. */
@@ -41,6 +42,7 @@ interface Served {
 export class CallRunner {
   private readonly served = new CallTable<Served>();
   private readonly outbox: Outbox;
+  private readonly finished: FinishedCalls;
   private link: CallLink | undefined;
   private maxResultBytes = 1024 * 1024;
 
@@ -49,6 +51,11 @@ export class CallRunner {
     limits: OutboxLimits = {},
   ) {
     this.outbox = new Outbox(limits, (m) => host.warn(m));
+    this.finished = new FinishedCalls(
+      limits.maxMessages ?? OUTBOX_DEFAULTS.maxMessages,
+      limits.maxAgeMs ?? OUTBOX_DEFAULTS.maxAgeMs,
+      limits.maxChars ?? OUTBOX_DEFAULTS.maxChars,
+    );
   }
 
   /** Messages waiting for a connection. */
@@ -90,6 +97,16 @@ export class CallRunner {
   serve(message: DaemonCall): void {
     const previous = this.served.get(message.callId);
     if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));
+    else {
+      // Sent again after it finished here: the daemon lost the answer, not the effect. Answer, do not repeat it.
+      const body = this.finished.recall(message.callId);
+      if (body !== undefined) {
+        this.host.warn(
+          `Wardrik: ${message.tool} call ${message.callId} came again (attempt ${message.attempt}) after it finished here; answered with its result instead of running it twice.`,
+        );
+        return this.emit({ callId: message.callId, frame: resultHead(message) + body });
+      }
+    }
     const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false };
     this.served.set(message.callId, entry);
     const outcome = this.execute(entry);
@@ -119,7 +136,9 @@ export class CallRunner {
     entry.finished = true;
     if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
     // A stopped call's answer is no longer wanted: the daemon has already told the model.
-    if (!entry.abortReason) this.emit({ callId: entry.call.callId, frame });
+    if (entry.abortReason) return;
+    this.finished.remember(entry.call.callId, frame.slice(resultHead(entry.call).length));
+    this.emit({ callId: entry.call.callId, frame });
   }
 
   /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */

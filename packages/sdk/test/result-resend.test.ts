@@ -194,3 +194,39 @@ test("close() while disconnected aborts the running calls: no daemon would hear 
   expect(signals.get("d")!.aborted).toBe(true);
   expect((signals.get("d")!.reason as Error).message).toBe("The worker closed before the call finished.");
 });
+
+test("a call sent again after it finished here (the daemon lost its answer) gets the result it had, without running twice", async () => {
+  const daemon = await server();
+  const { wardrik, warnings } = worker({ url: daemon.url, token: "t" });
+  let runs = 0;
+  wardrik.tool({
+    name: "charge",
+    input: z.object({ cents: z.number() }),
+    run: async ({ cents }) => {
+      runs += 1;
+      await new Promise((r) => setTimeout(r, 20));
+      return { charged: cents, run: runs };
+    },
+  });
+  const listening = wardrik.listen();
+  await until(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false, "register");
+  const conn = daemon.connections[0]!;
+  conn.call({ callId: "call_x", tool: "charge", args: { cents: 500 } });
+  await until(() => conn.received.some((m) => m.type === "result"), "the first result");
+  // As after a restart that lost the stored answer: the same call again, a later attempt (a retry, or a person's approval).
+  conn.call({ callId: "call_x", attempt: 2, tool: "charge", args: { cents: 500 } });
+  await until(() => conn.received.filter((m) => m.type === "result").length === 2, "the second answer");
+  const results = conn.received.filter((m) => m.type === "result");
+  expect(results).toEqual([
+    { type: "result", callId: "call_x", attempt: 1, ok: true, output: { charged: 500, run: 1 } },
+    { type: "result", callId: "call_x", attempt: 2, ok: true, output: { charged: 500, run: 1 } },
+  ]);
+  expect(runs).toBe(1);
+  expect(warnings.some((w) => w.includes("call_x came again (attempt 2) after it finished here"))).toBe(true);
+  // Another call of the same tool runs as usual.
+  conn.call({ callId: "call_y", tool: "charge", args: { cents: 1 } });
+  await until(() => conn.received.filter((m) => m.type === "result").length === 3, "the other call");
+  expect(runs).toBe(2);
+  await wardrik.close();
+  await listening;
+});
