@@ -78,7 +78,9 @@ describe.each(NAMES)("%s", (name) => {
     }));
     expect(r.code, r.stdout).toBe(0);
     const report = JSON.parse(r.stdout) as { analysis: { entrypoints: Record<string, { resolutions: Record<string, unknown> }> } };
-    expect(Object.keys(report.analysis.entrypoints)).toEqual(["."]);
+    // Every entry point of the exports map was analysed.
+    const exportsMap = readJson<{ exports: Record<string, unknown> }>(join(unpacked.get(name)!, "package.json")).exports;
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(Object.keys(exportsMap).sort());
   });
 });
 

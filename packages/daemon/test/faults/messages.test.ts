@@ -3,7 +3,7 @@
  * a SIGKILL, and several conversations caught mid-round by one.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { LOST_ANSWER, waitUntil } from "./fault-kit.js";
+import { waitUntil } from "./fault-kit.js";
 import { callsByTool, faultProject, ofType, runOf, turnEvents, type FaultProject } from "./fault-project.js";
 
 let f: FaultProject;
@@ -48,7 +48,7 @@ describe("messages and conversations through a crash", () => {
   });
 
   it(
-    "three conversations mid-round: each safe call re-runs with its key, each unsafe call waits for a person",
+    "three conversations mid-round: each safe call re-runs with its key, each unsafe call runs once, its answer kept by the worker",
     { timeout: 60_000 },
     async () => {
       const ids = [await f.send("multi-x", "mx"), await f.send("multi-y", "my"), await f.send("multi-z", "mz")];
@@ -65,12 +65,14 @@ describe("messages and conversations through a crash", () => {
       for (const m of ids) {
         const turn = turnEvents(events, m);
         const calls = callsByTool(turn);
-        for (const id of Object.values(calls)) expect(f.w.log().filter((l) => l.key === id && l.phase === "start")).toHaveLength(2);
-        expect(approved.get(calls.charge!)).toBe(1);
-        expect(ofType(turn, "approval.requested").map((e) => [e.data.call, e.data.reason])).toEqual([[calls.charge, LOST_ANSWER]]);
+        const starts = (id: string) => f.w.log().filter((l) => l.key === id && l.phase === "start");
+        for (const tool of ["lookup", "upsert"]) expect(starts(calls[tool]!), tool).toHaveLength(2);
+        // The unsafe call kept running in the worker through the crash, and its answer reached the restarted daemon.
+        expect(starts(calls.charge!)).toHaveLength(1);
+        expect(ofType(turn, "approval.requested")).toEqual([]);
         expect(ofType(turn, "turn.completed")).toHaveLength(1);
       }
-      expect(approved.size).toBe(3);
+      expect(approved.size).toBe(0);
     },
   );
 });
