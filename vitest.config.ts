@@ -8,7 +8,20 @@ const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.tes
  * harness and the spawned-daemon helpers already take their database from
  * WARDRIK_TEST_DB (packages/daemon/test/helpers/test-database.ts).
  */
-export const POSTGRES_TEST_FILES = ["packages/daemon/test/store/**/*.test.ts"];
+export const POSTGRES_TEST_FILES = [
+  "packages/daemon/test/store/**/*.test.ts",
+  "packages/daemon/test/runtime/**/*.test.ts",
+  "packages/daemon/test/e2e/**/*.test.ts",
+  "packages/daemon/test/faults/**/*.test.ts",
+  "packages/daemon/test/workers/runtime-failover.test.ts",
+];
+
+/**
+ * Files of those directories that are about SQLite itself, so they run once:
+ * a database written by release 0.1 (a checked-in SQLite file) and the lock
+ * that allows one daemon per SQLite file (several daemons share PostgreSQL).
+ */
+const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts", "packages/daemon/test/e2e/one-daemon.test.ts"];
 
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
@@ -34,6 +47,7 @@ export default defineConfig({
         test: {
           name: "postgres",
           include: POSTGRES_TEST_FILES,
+          exclude: SQLITE_ONLY_FILES,
           env: { WARDRIK_TEST_DB: "postgres" },
           // One server for the run, started only when this project has files to run.
           globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],

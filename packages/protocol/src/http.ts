@@ -147,7 +147,13 @@ export type CreateAgentBody = z.input<typeof CreateAgentBody>;
 
 export const PostMessageBody = z
   .strictObject({
-    text: z.string().min(1).max(1_000_000),
+    text: z
+      .string()
+      .min(1)
+      .max(1_000_000)
+      .refine((t) => !t.includes("\u0000"), {
+        error: (issue) => `must not contain NUL characters (U+0000, first at character ${String(issue.input).indexOf("\u0000") + 1})`,
+      }),
     conversation: ConversationKey.optional().describe("Conversation key; default main"),
   })
   .meta({ id: "PostMessageBody" });

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { WardrikError } from "@wardrik/protocol";
 import { DatabaseLock } from "../store/database-lock.js";
 import { SecretStore } from "../store/secrets.js";
+import { openDb, type OpenedDb } from "../store/open-db.js";
 import { SqliteDb } from "../store/sqlite-db.js";
 import { err } from "./output.js";
 import { readProjectSettings, type ProjectSettings } from "./project-settings.js";
@@ -23,12 +24,7 @@ export interface OfflineStore {
  * daemon that holds the database but did not answer is named, not raced.
  */
 export async function openOfflineStore(dir: string, settings: ProjectSettings = readProjectSettings(dir, err)): Promise<OfflineStore> {
-  if (!settings.database.startsWith("sqlite:")) {
-    throw new WardrikError(
-      "unavailable",
-      "The daemon does not answer, and only a SQLite database can be opened without it; start the daemon (wardrik daemon) and try again.",
-    );
-  }
+  if (!settings.database.startsWith("sqlite:")) return openOfflinePostgres(dir, settings);
   const path = settings.database.slice("sqlite:".length);
   let lock: DatabaseLock;
   try {
@@ -56,4 +52,25 @@ export async function openOfflineStore(dir: string, settings: ProjectSettings = 
     lock.release();
     throw e;
   }
+}
+
+/**
+ * PostgreSQL is made for several processes at once (a cluster's daemons
+ * share it), so the CLI simply connects; there is no lock to take.
+ */
+async function openOfflinePostgres(dir: string, settings: ProjectSettings): Promise<OfflineStore> {
+  let db: OpenedDb;
+  try {
+    db = await openDb(settings.database);
+  } catch (e) {
+    throw new WardrikError("unavailable", `No daemon answered, and the database cannot be opened: ${(e as Error).message}`);
+  }
+  const url = new URL(settings.database);
+  return {
+    org: settings.org,
+    // Never the password.
+    database: `${url.protocol}//${url.host}${url.pathname}`,
+    secrets: new SecretStore(db, join(dir, ".wardrik", "secret-key")),
+    close: () => db.close(),
+  };
 }

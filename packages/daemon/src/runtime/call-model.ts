@@ -91,7 +91,8 @@ async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
       if (done) break;
       switch (part.type) {
         case "text-delta":
-          text += part.delta;
+          // No provider means a NUL, and no database column may hold one (PostgreSQL refuses it).
+          text += part.delta.includes("\u0000") ? part.delta.replaceAll("\u0000", "") : part.delta;
           if (part.delta) opts.onDelta?.(part.delta);
           break;
         case "tool-call":

@@ -33,7 +33,11 @@ export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: str
       await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
       if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
-      w.afterCommit(() => d.conversations.set(conversationKey, conv.id));
+      w.afterCommit(() => {
+        d.conversations.set(conversationKey, conv.id);
+        // Again once durable: a look for queued messages that ran before this commit could not see this one.
+        if (!run) d.mayHaveQueued.add(conv.id);
+      });
       return { conversationId: conv.id, event: queued };
     })
     .catch((err: unknown) => {

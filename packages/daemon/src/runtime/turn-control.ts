@@ -38,12 +38,19 @@ export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: str
 
 /** Stops one tool call; the model is told and the turn goes on. */
 export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promise<CallRow> {
+  // Before anything is read: a dispatch about to start (the call just committed as running) sees the kill at once.
+  const awake = rt.awake(agent.id);
+  const pending = awake && !awake.callControllers.has(callId) ? awake.pendingKills.add(callId) : undefined;
   const call = await rt.store.calls.get(callId);
-  if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
+  if (!call || call.agent_id !== agent.id) {
+    pending?.delete(callId);
+    throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
+  }
   const d = await rt.driver(agent.id);
   if (call.status === "running") {
     const controller = d.callControllers.get(callId);
     if (controller) {
+      d.pendingKills.delete(callId);
       controller.abort(new CallStop("killed"));
       return call;
     }
@@ -53,6 +60,7 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
       return call;
     }
   }
+  d.pendingKills.delete(callId);
   if (isFinalCall(call.status)) {
     throw new WardrikError("conflict", `Call ${callId} is already ${call.status}; only running or waiting calls can be stopped.`);
   }

@@ -121,6 +121,8 @@ export class FilesToolset implements Toolset {
       case "write": {
         const path = normaliseFilePath(a.path);
         if (typeof a.content !== "string") throw new FileError("content must be a string");
+        if (a.content.includes("\u0000"))
+          throw new FileError(`content must not contain NUL characters (first at character ${a.content.indexOf("\u0000") + 1})`);
         const bytes = Buffer.byteLength(a.content);
         if (bytes > MAX_FILE_BYTES) throw new FileError(`content is ${bytes} bytes; a file holds at most ${MAX_FILE_BYTES}`);
         await this.files.write(tx, agent, path, a.content, this.clock.now().toISOString());

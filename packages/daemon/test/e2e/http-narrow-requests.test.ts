@@ -135,6 +135,13 @@ describe.concurrent("conversation keys are readable text", () => {
 });
 
 describe.concurrent("queries and bodies a route does not take", () => {
+  it("a message with a NUL character is 400 saying where, and nothing is queued (no database column can hold one)", async () => {
+    const before = (await p.events(ids.plain!)).length;
+    const r = await p.api("POST", `/v1/agents/${ids.plain}/messages`, { text: "abc\u0000def" });
+    expect400(r, "body.text", /NUL characters \(U\+0000, first at character 4\)/);
+    expect((await p.events(ids.plain!)).length).toBe(before);
+  });
+
   it("an unknown query parameter is 400 naming it and what the route takes", async () => {
     const id = ids.plain!;
     expect400(await p.api("GET", "/v1/agents?limt=5"), /unknown query parameter "limt"/, /takes name, limit, cursor/);

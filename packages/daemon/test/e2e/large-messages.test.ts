@@ -37,7 +37,8 @@ const SHAPES: Record<string, string> = {
   word: largestAccepted("wardrik".repeat(MAX_CHARS / 7 + 1)),
   emoji: largestAccepted("😀🎉🚀".repeat(MAX_CHARS / 6 + 1)),
   cjk: largestAccepted("漢字仮名交じり文".repeat(MAX_CHARS / 8 + 1)),
-  random: largestAccepted(randomBytes(MAX_CHARS).toString("utf8")),
+  // Random bytes read as UTF-8, without NUL: a NUL is refused (400), see below.
+  random: largestAccepted(randomBytes(MAX_CHARS).toString("utf8").replaceAll("\u0000", " ")),
 };
 
 const BIG_SCRIPT = `scenarios:

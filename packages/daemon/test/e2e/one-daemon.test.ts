@@ -28,3 +28,13 @@ it("a second daemon on the same database refuses, naming the first; after kill -
   expect(Date.now() - started).toBeLessThan(10_000);
   expect((await p.send("helper", "after the crash")).end.type).toBe("dev.wardrik.turn.completed");
 });
+
+it("the CLI, finding no daemon at its address, never races one that holds the database: it names it", async (ctx) => {
+  const p = await createProject({ scope: ctx });
+  const r = await p.cli(["secret", "set", "RACED"], { input: "v", env: { WARDRIK_URL: "http://127.0.0.1:9" } });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(
+    /No daemon answered, and the database cannot be opened: Another Wardrik daemon \(pid \d+ at http:\/\/127\.0\.0\.1:\d+/,
+  );
+  expect(JSON.parse((await p.cli(["secret", "ls", "--json"])).stdout)).toEqual({ secrets: [] });
+});

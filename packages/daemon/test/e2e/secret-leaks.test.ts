@@ -10,11 +10,11 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { agentFile, cleanupLater, createProject, REPO_ROOT, short, waitFor } from "../helpers/spawn-daemon.js";
+import { databaseContents, projectDatabaseUrl } from "../helpers/database-contents.js";
 
 const SECRET = `lk-${randomBytes(10).toString("hex")}-STORED`;
 const ENV_VALUE = `ev-${randomBytes(10).toString("hex")}-FROM-ENV`;
@@ -127,12 +127,13 @@ describe("secrets never leak", () => {
       expectClean(where, text);
     }
 
-    const files = [".wardrik/wardrik.db", ".wardrik/wardrik.db-wal", ".wardrik/wardrik.db-shm"].map((f) => join(p.dir, f));
-    expect(existsSync(files[1]!)).toBe(true);
-    for (const f of files) if (existsSync(f)) expectClean(`${f} (daemon running)`, readFileSync(f));
+    const database = projectDatabaseUrl(p.dir, p.read("config.yaml"));
+    const running = await databaseContents(database);
+    expect(running.length).toBeGreaterThan(database.startsWith("sqlite:") ? 1 : 5);
+    for (const part of running) expectClean(`${part.where} (daemon running)`, Buffer.from(part.text, "latin1"));
     worker.kill("SIGTERM");
     await p.stop();
-    for (const f of files) if (existsSync(f)) expectClean(`${f} (daemon stopped)`, readFileSync(f));
+    for (const part of await databaseContents(database)) expectClean(`${part.where} (daemon stopped)`, Buffer.from(part.text, "latin1"));
     expectClean("the daemon's log", p.daemonStderr() + p.daemonStdout());
   });
 });

@@ -9,7 +9,8 @@
 import { createCipheriv, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { projectDatabaseUrl } from "../helpers/database-contents.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 import { describe, expect, it } from "vitest";
 import { keyId } from "../../src/secrets/key-ring.js";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
@@ -22,33 +23,27 @@ function keyFileIds(p: TestProject): string[] {
     .map((l) => keyId(Buffer.from(l.trim(), "base64")));
 }
 
-function rows(p: TestProject): { name: string; ciphertext: string }[] {
-  const db = new Database(join(p.dir, ".wardrik", "wardrik.db"), { readonly: true });
-  try {
-    return db.prepare("SELECT name, ciphertext FROM secrets ORDER BY name").all() as { name: string; ciphertext: string }[];
-  } finally {
-    db.close();
-  }
+function rows(p: TestProject): Promise<{ name: string; ciphertext: string }[]> {
+  return withSideConnection(projectDatabaseUrl(p.dir, p.read("config.yaml")), (db) =>
+    db.all<{ name: string; ciphertext: string }>("SELECT name, ciphertext FROM secrets ORDER BY name"),
+  );
 }
 
 /** Adds a row the way the first release wrote it: IV.TAG.BODY under the key file's key, no key ID. */
-function addLegacyRow(p: TestProject, name: string, value: string): void {
+async function addLegacyRow(p: TestProject, name: string, value: string): Promise<void> {
   const key = Buffer.from(readFileSync(join(p.dir, ".wardrik", "secret-key"), "utf8").trim(), "base64");
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   const body = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
   const sealed = [iv, cipher.getAuthTag(), body].map((b) => b.toString("base64")).join(".");
-  const db = new Database(join(p.dir, ".wardrik", "wardrik.db"));
-  try {
-    db.prepare("INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?)").run(
+  await withSideConnection(projectDatabaseUrl(p.dir, p.read("config.yaml")), (db) =>
+    db.run("INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?)", [
       "default",
       name,
       sealed,
       new Date().toISOString(),
-    );
-  } finally {
-    db.close();
-  }
+    ]),
+  );
 }
 
 /** config.yaml with an MCP server entry whose env uses each secret: the daemon only starts when all resolve. */
@@ -61,7 +56,7 @@ describe("wardrik secret rotate-key", () => {
   it("moves every secret to a new key while the daemon runs; the old key leaves the key file", async () => {
     const p = await createProject();
     expect((await p.api("POST", "/v1/secrets/FIRST", { value: "first-value-123" })).status).toBeLessThan(300);
-    addLegacyRow(p, "LEGACY", "legacy-value-123");
+    await addLegacyRow(p, "LEGACY", "legacy-value-123");
     const [oldId] = keyFileIds(p);
 
     const r = await p.cli(["secret", "rotate-key", "--json"]);
@@ -73,7 +68,7 @@ describe("wardrik secret rotate-key", () => {
 
     // The running daemon rereads the key file: a secret stored now uses the new key.
     expect((await p.api("POST", "/v1/secrets/SECOND", { value: "second-value-123" })).status).toBeLessThan(300);
-    for (const row of rows(p)) expect(row.ciphertext.startsWith(`v2.${result.keyId}.`), row.name).toBe(true);
+    for (const row of await rows(p)) expect(row.ciphertext.startsWith(`v2.${result.keyId}.`), row.name).toBe(true);
 
     const text = await p.cli(["secret", "rotate-key"]);
     expect(text.code, text.stderr).toBe(0);

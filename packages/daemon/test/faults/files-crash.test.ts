@@ -5,10 +5,10 @@
  * the record with its file, or re-runs without asking anyone, and no call of
  * the files tool ever waits for a person.
  */
-import { join } from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { createProject } from "../helpers/spawn-daemon.js";
+import { projectDatabaseUrl } from "../helpers/database-contents.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 import { asFaultDaemon } from "./fault-project.js";
 import { eventsOf, followEvents, short } from "./fault-kit.js";
 
@@ -20,25 +20,19 @@ const ROUNDS = 8;
  * with its call still open, or a completed call without its file, would be a
  * write in doubt.
  */
-function inDoubt(dbPath: string): string[] {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    const calls = db.prepare("SELECT id, agent_id, args, status FROM calls WHERE tool = 'files/write'").all() as {
-      id: string;
-      agent_id: string;
-      args: string;
-      status: string;
-    }[];
+async function inDoubt(databaseUrl: string): Promise<string[]> {
+  return withSideConnection(databaseUrl, async (db) => {
+    const calls = await db.all<{ id: string; agent_id: string; args: string; status: string }>(
+      "SELECT id, agent_id, args, status FROM calls WHERE tool = 'files/write'",
+    );
     const doubts: string[] = [];
     for (const c of calls) {
       const path = (JSON.parse(c.args) as { path: string }).path;
-      const file = db.prepare("SELECT 1 FROM files WHERE agent_id = ? AND path = ?").get(c.agent_id, path) !== undefined;
+      const file = (await db.all("SELECT 1 AS one FROM files WHERE agent_id = ? AND path = ?", [c.agent_id, path])).length > 0;
       if (file !== (c.status === "completed")) doubts.push(`${c.id} is ${c.status} but its file ${file ? "exists" : "does not"}`);
     }
     return doubts;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 describe("files tool across kill -9", () => {
@@ -76,7 +70,7 @@ describe("files tool across kill -9", () => {
       messages.push((await p.apiOk<{ message: string }>("POST", `/v1/agents/${agent}/messages`, { text })).message);
       await follow.done;
       await d.waitForExit();
-      expect(inDoubt(join(p.dir, ".wardrik", "wardrik.db")), `after crash ${i}`).toEqual([]);
+      expect(await inDoubt(projectDatabaseUrl(p.dir, p.read("config.yaml"))), `after crash ${i}`).toEqual([]);
       await p.start();
     }
     const events = await eventsOf(d, agent);

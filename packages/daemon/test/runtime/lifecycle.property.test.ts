@@ -142,9 +142,11 @@ async function runHistory(commands: Command[]): Promise<void> {
     for (;;) {
       for (const e of executions) if (!e.settled) e.settle({ ok: true, output: "late ok" });
       for (const w of await h.store.calls.waiting(agent.id)) await h.runtime.approve(agent, w.id).catch(() => undefined);
+      // Idle only when nothing runs here and the database agrees (the two reads are not one snapshot).
+      const busy = h.runtime.awake(agent.id)?.busy ?? false;
       const open = await h.store.turns.open(agent.id);
       const queued = await h.store.inputs.conversationsWithQueued(agent.id);
-      if (open.length === 0 && queued.length === 0) break;
+      if (!busy && open.length === 0 && queued.length === 0 && !(h.runtime.awake(agent.id)?.busy ?? false)) break;
       if (Date.now() > until) throw new Error(`turns still open: ${JSON.stringify(open.map((t) => t.status))}`);
       await tick();
     }

@@ -1,9 +1,9 @@
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Script } from "@wardrik/testing";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
 import type { ToolCallContext } from "../../src/tools/toolset.js";
 import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -160,10 +160,10 @@ describe("recovery after a crash", () => {
     await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed" && e.data.reply === "re three");
     await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed" && e.data.reply === "re one");
     await new Promise((r) => setTimeout(r, 50));
-    const db = new Database(h2.dbPath, { readonly: true });
-    const inputs = db.prepare("SELECT text, status, run FROM inputs ORDER BY id").all() as { text: string; status: string; run: string }[];
-    const turns = db.prepare("SELECT id, status FROM turns").all() as { id: string; status: string }[];
-    db.close();
+    const { inputs, turns } = await withSideConnection(h2.databaseUrl, async (db) => ({
+      inputs: await db.all<{ text: string; status: string; run: string }>("SELECT text, status, run FROM inputs ORDER BY id"),
+      turns: await db.all<{ id: string; status: string }>("SELECT id, status FROM turns"),
+    }));
     expect(inputs.map((i) => [i.text, i.status])).toEqual([
       ["one", "claimed"],
       ["two", "claimed"],
@@ -182,9 +182,7 @@ describe("unreadable saved state", () => {
     await h.runtime.enqueue(a, "main", "x");
     await h.waitFor((e) => e.type === "dev.wardrik.turn.started");
     const dir = await crash(h);
-    const raw = new Database(`${dir}/wardrik.db`);
-    raw.prepare("UPDATE messages SET content = '{broken' WHERE role = 'user'").run();
-    raw.close();
+    await withSideConnection(h.databaseUrl, (db) => db.run("UPDATE messages SET content = '{broken' WHERE role = 'user'"));
     const h2 = await harness({ dir });
     h2.script("a", { steps: [{ text: "never" }] });
     h2.script("b", { steps: [{ text: "b fine" }] });
@@ -203,9 +201,7 @@ describe("unreadable saved state", () => {
     await h.runtime.enqueue(a, "main", "x");
     await h.waitFor((e) => e.type === "dev.wardrik.turn.started");
     const dir = await crash(h);
-    const raw = new Database(`${dir}/wardrik.db`);
-    raw.prepare("UPDATE turns SET format = 99").run();
-    raw.close();
+    await withSideConnection(h.databaseUrl, (db) => db.run("UPDATE turns SET format = 99"));
     const h2 = await harness({ dir });
     h2.script("a", { steps: [{ text: "never" }] });
     await h2.runtime.recover();

@@ -1,7 +1,7 @@
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptStep } from "@wardrik/testing";
 import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -42,16 +42,15 @@ describe("the turn loop", () => {
     let assistantSaved = false;
     const probe = new FnToolset("probe").add(
       "look",
-      (_args, ctx) => {
+      async (_args, ctx) => {
         // A second connection sees only what was committed.
-        const db = new Database(h!.dbPath, { readonly: true });
-        try {
-          seen = db.prepare("SELECT status, tool FROM calls WHERE run = ? ORDER BY position").all(ctx.run) as typeof seen;
-          const msgs = db.prepare("SELECT role, content FROM messages ORDER BY seq").all() as { role: string; content: string }[];
+        await withSideConnection(h!.databaseUrl, async (db) => {
+          seen = await db.all<{ status: string; tool: string }>("SELECT status, tool FROM calls WHERE run = ? ORDER BY position", [
+            ctx.run,
+          ]);
+          const msgs = await db.all<{ role: string; content: string }>("SELECT role, content FROM messages ORDER BY seq");
           assistantSaved = msgs.some((m) => m.role === "assistant" && m.content.includes(ctx.callId));
-        } finally {
-          db.close();
-        }
+        });
         return { ok: true, output: "looked" };
       },
       { readOnly: true },
@@ -286,20 +285,17 @@ describe("cancel, kill, clear", () => {
 describe("the record", () => {
   it("commits each event together with the state it describes", async () => {
     h = await createHarness();
-    const checks: string[] = [];
+    const checks: Promise<string>[] = [];
+    // Read from another connection the moment each event is published: its state is already committed.
     h.bus.subscribe("*", (e) => {
       if (e.type !== "dev.wardrik.call.completed" && e.type !== "dev.wardrik.turn.completed") return;
-      const db = new Database(h!.dbPath, { readonly: true });
-      try {
-        if (e.type.endsWith("call.completed"))
-          checks.push((db.prepare("SELECT status FROM calls WHERE id = ?").get(e.data.call) as { status: string }).status);
-        else checks.push((db.prepare("SELECT status FROM turns WHERE id = ?").get(e.run) as { status: string }).status);
-      } finally {
-        db.close();
-      }
+      const [sql, id] = e.type.endsWith("call.completed")
+        ? ["SELECT status FROM calls WHERE id = ?", e.data.call]
+        : ["SELECT status FROM turns WHERE id = ?", e.run];
+      checks.push(withSideConnection(h!.databaseUrl, async (db) => (await db.all<{ status: string }>(sql, [id]))[0]?.status ?? "missing"));
     });
     const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [call("files/list")] }, { text: "ok" }] } });
     await h.ask(a, "go");
-    expect(checks).toEqual(["completed", "completed"]);
+    expect(await Promise.all(checks)).toEqual(["completed", "completed"]);
   });
 });
