@@ -65,6 +65,7 @@ export class BufferedWriter implements Writer {
     readonly now: string,
     private readonly ids: IdGenerator,
     private readonly redact: (data: unknown) => unknown,
+    private readonly onEventsWritten?: (tx: Tx, events: readonly StoredEvent[]) => Promise<void>,
   ) {}
 
   run(sql: string, params?: readonly SqlValue[]): Promise<{ changes: number }> {
@@ -142,7 +143,10 @@ export class BufferedWriter implements Writer {
       let messageSeq = row.message_seq - w.messages.length;
       for (const m of w.messages) m.seq = ++messageSeq;
     }
-    await this.insertEvents(writes.flatMap((w) => w.events));
+    const events = writes.flatMap((w) => w.events);
+    await this.insertEvents(events);
+    // Whatever must be durable with the events (the webhook outbox) joins this same commit.
+    if (this.onEventsWritten && events.length > 0) await this.onEventsWritten(this.tx, this.events);
     await this.insertMessages(writes.flatMap((w) => w.messages));
     for (const fn of this.flushed) await fn(this.tx);
   }
