@@ -5,6 +5,7 @@ import type { Script } from "@wardrik/testing";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
+import { EventsIO } from "./events-io.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
 import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
@@ -24,6 +25,7 @@ import { FilesToolset } from "./tools/files-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
+import { VERSION } from "./version.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
 
@@ -104,8 +106,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   for (const m of Object.values(config.models)) redactor.add(m.api_key);
   for (const s of config.subscribers ?? []) redactor.add(s.secret);
   const bus = new EventBus();
+  const ids = ulidIds(clock);
+  // Webhook subscribers and triggers: deliveries and event firings commit with their events.
+  const eventsIO = new EventsIO({ config, db, ids, clock, log, redactor, secrets, env, userAgent: `wardrik/${VERSION}` });
   // Events and stored messages carry no known secret value.
-  const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data) });
+  const store = new Store(db, bus, ids, clock, { redact: (data) => redactor.redactValue(data), onEventsWritten: eventsIO.onEventsWritten });
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
@@ -174,11 +179,14 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
   const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs });
   lateAnswers.runtime = runtime;
+  eventsIO.attach(store, runtime, bus);
 
   /** Agent files, checked against the policies and models they name. */
-  const readAgents = (): FileAgent[] =>
-    loadAgentsDir(dir).map((a): FileAgent => {
+  const readAgents = (known: Map<string, string>): FileAgent[] =>
+    loadAgentsDir(dir, { references: { env, secret: (name) => known.get(name) } }).map((a): FileAgent => {
       if (!a.definition) return { name: a.name, file: a.file, error: a.error ?? "unreadable" };
+      // A webhook secret written into the file itself must not show in the agent's events either.
+      for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) redactor.add(t.secret);
       const problem = checkReferences(a.definition, a.file);
       return problem ? { name: a.name, file: a.file, error: problem } : { name: a.name, file: a.file, definition: a.definition };
     });
@@ -205,7 +213,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   /** Loads agents/, warning about tool patterns that match nothing (in the log and in reload's answer). */
   const syncAgents = async () => {
-    const agents = readAgents();
+    const agents = readAgents(await secrets.all(config.org));
     const result = await runtime.syncFileAgents(config.org, agents);
     const warnings = agents.flatMap((a) =>
       a.definition ? toolPatternProblems(a.definition.tools ?? [], registry).map((p) => ({ agent: a.name, ...p })) : [],
@@ -220,8 +228,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     store,
     runtime,
     bus,
+    events: { deliveries: eventsIO.admin, acceptWebhook: (req) => eventsIO.acceptWebhook(req) },
     reload: syncAgents,
-    describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
+    describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r) }),
     describeTools: (row) => describeTools(row, registry),
     describeTurn: (turn) => describeTurn(store, turn),
     onDelta: (agentId, listener) => {
@@ -262,6 +271,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   }
   // Recover once the server listens, so workers can reconnect while turns resume.
   await runtime.recover();
+  // Then deliveries are sent, and schedules (with those missed while no daemon ran) fire.
+  await eventsIO.start();
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
@@ -288,6 +299,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         log("info", "shutdown: no new requests");
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        log("info", "shutdown: stopping webhook deliveries and triggers");
+        await eventsIO.close();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
         log("info", "shutdown: telling workers the daemon is going away");

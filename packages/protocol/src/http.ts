@@ -76,6 +76,26 @@ export type AgentSummary = z.infer<typeof AgentSummary>;
 export const ToolPatternProblem = z.object({ pattern: z.string(), reason: z.string() }).meta({ id: "ToolPatternProblem" });
 export type ToolPatternProblem = z.infer<typeof ToolPatternProblem>;
 
+/** One of an agent's `triggers:` (schedule, inbound webhook, other agents' events), with when it fires next or fired last. */
+export const TriggerView = z
+  .object({
+    kind: z.enum(["schedule", "webhook", "event"]),
+    key: z.string().describe("The trigger's identity within its agent, such as webhook:deploy"),
+    conversation: z.string().describe("The conversation that gets the trigger's messages"),
+    message: z.string().describe("The message template"),
+    schedule: z.string().optional().describe("Cron expression (schedule triggers)"),
+    timezone: z.string().optional(),
+    catch_up: z.boolean().optional().describe("Whether a firing missed while no daemon ran happens at start"),
+    webhook: z.string().optional().describe("The endpoint's name (webhook triggers)"),
+    path: z.string().optional().describe("Where the webhook is POSTed: /v1/hooks/{org}/{name}"),
+    event: z.object({ agent: z.string().optional(), types: z.array(z.string()).optional() }).optional(),
+    next_run: z.string().optional().describe("When a schedule fires next (ISO 8601)"),
+    last_fired: z.string().optional().describe("When the trigger last queued a message (ISO 8601)"),
+    last_message: z.string().optional().describe("The message ID its last firing queued"),
+  })
+  .meta({ id: "AgentTrigger" });
+export type TriggerView = z.infer<typeof TriggerView>;
+
 export const AgentDetail = AgentSummary.extend({
   model: z.string().optional(),
   tools: z.array(z.string()),
@@ -108,6 +128,9 @@ export const AgentDetail = AgentSummary.extend({
   }),
   tool_sources: z.array(z.object({ name: z.string(), status: z.string(), reason: z.string().optional() })),
   tool_warnings: z.array(ToolPatternProblem).describe("Tool patterns of the agent that can match nothing"),
+  triggers: z
+    .array(TriggerView)
+    .describe("The agent's triggers: schedules with their next run, webhooks and event triggers with their last firing"),
 }).meta({ id: "AgentDetail" });
 export type AgentDetail = z.infer<typeof AgentDetail>;
 

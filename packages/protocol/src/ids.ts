@@ -8,6 +8,8 @@ export const ID_PREFIXES = {
   message: "msg_",
   token: "tok_",
   worker: "wkr_",
+  delivery: "dlv_",
+  firing: "fir_",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -45,6 +45,7 @@ export {
   StoredSecret,
   ToolPatternProblem,
   TurnStatus,
+  TriggerView,
   TurnView,
 } from "./http.js";
 export { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
@@ -76,3 +77,4 @@ export {
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
+export { DeliveryAttempt, DeliveryPage, DeliveryQuery, DeliveryStatus, DeliveryView, HookAccepted } from "./events-io.js";

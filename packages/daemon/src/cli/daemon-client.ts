@@ -4,6 +4,8 @@ import {
   type AgentDetail,
   type AgentSummary,
   type AgentTools,
+  type DeliveryPage,
+  type DeliveryView,
   type ErrorCode,
   type PostMessageResult,
   type TurnView,
@@ -199,6 +201,19 @@ export class DaemonClient {
     warnings?: { agent: string; pattern: string; reason: string }[];
   }> {
     return this.request("POST", "/v1/reload", {});
+  }
+
+  deliveries(query: { status?: "pending" | "delivered" | "failed"; limit?: number; cursor?: string } = {}): Promise<DeliveryPage> {
+    const q = new URLSearchParams();
+    if (query.status) q.set("status", query.status);
+    if (query.limit !== undefined) q.set("limit", String(query.limit));
+    if (query.cursor) q.set("cursor", query.cursor);
+    const qs = q.toString();
+    return this.request("GET", `/v1/deliveries${qs ? `?${qs}` : ""}`);
+  }
+
+  retryDelivery(id: string): Promise<DeliveryView> {
+    return this.request("POST", `/v1/deliveries/${enc(id)}/retry`, {});
   }
 
   events(id: string, after = 0, limit = 1000, options: RequestOptions = {}): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {

@@ -6,6 +6,7 @@ import { registerApprovals } from "./commands/approvals.js";
 import { registerAsk } from "./commands/ask.js";
 import { registerCompletion } from "./commands/completion.js";
 import { registerDaemon } from "./commands/daemon.js";
+import { registerDeliveries } from "./commands/deliveries.js";
 import { registerEvents } from "./commands/events.js";
 import { registerHistory } from "./commands/history.js";
 import { registerInit } from "./commands/init.js";
@@ -73,6 +74,7 @@ Examples:
   registerAgent(program);
   registerApprovals(program);
   registerEvents(program);
+  registerDeliveries(program);
   registerHistory(program);
   registerToken(program);
   registerSecret(program);

@@ -18,12 +18,29 @@ export const OTEL_SAMPLERS = [
   "parentbased_traceidratio",
 ] as const;
 
+export const DEFAULT_RETRY_FOR_SECONDS = 24 * 60 * 60;
+export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = 10;
+
+/** `whsec_` + base64, as Standard Webhooks writes signing secrets. */
+export function isSigningSecret(value: string): boolean {
+  return /^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/.test(value);
+}
+
 export const subscriberSchema = z
   .strictObject({
     url: httpUrl().describe("Where each matching event is POSTed."),
     types: z.array(eventTypePattern()).optional().describe("Event types or patterns such as agent.*; default every type."),
-    agents: z.array(nameText()).optional().describe("Only events of these agents; default every agent."),
-    secret: z.string().optional().describe('Signing key, "whsec_" + base64 (Standard Webhooks); usually ${secret:NAME}.'),
+    agents: z.array(nameText()).optional().describe("Only events of these agents (of config.yaml's org); default every agent."),
+    // The message never shows the value: it is usually a secret.
+    secret: z
+      .string()
+      .refine(isSigningSecret, { error: 'must be "whsec_" followed by a base64 key (Standard Webhooks)' })
+      .optional()
+      .describe('Signing key, "whsec_" + base64 (Standard Webhooks); usually ${secret:NAME}. Without it events are sent unsigned.'),
+    retry_for: seconds()
+      .default(DEFAULT_RETRY_FOR_SECONDS)
+      .describe("Seconds a failing delivery is retried (with backoff) before it is dead-lettered; default 24 hours."),
+    timeout: seconds().default(DEFAULT_DELIVERY_TIMEOUT_SECONDS).describe("Seconds one attempt may take; default 10."),
   })
   .describe("A webhook that receives events, signed as Standard Webhooks specifies.");
 

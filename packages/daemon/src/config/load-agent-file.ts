@@ -3,12 +3,19 @@ import path from "node:path";
 import { isValidName } from "@wardrik/protocol";
 import { agentBodySchema, agentFrontmatterSchema } from "./agent-schema.js";
 import { readWithSchema } from "./read-with-schema.js";
+import type { ReferenceSources } from "./references.js";
 import { NAME_RULE } from "./schema-kit.js";
+import { checkTriggers } from "./check-triggers.js";
 import type { AgentDefinition } from "./types.js";
 import { ConfigError, parseYamlSource, plainSource } from "./yaml-source.js";
 
+export interface AgentFileOptions {
+  /** Where triggers' `${secret:NAME}` and `${env:NAME}` are looked up; without it they are not checked. */
+  references?: ReferenceSources;
+}
+
 /** Parses an agent file: YAML frontmatter between `---` lines, then the instructions. */
-export function parseAgentFile(text: string, file: string): AgentDefinition {
+export function parseAgentFile(text: string, file: string, options: AgentFileOptions = {}): AgentDefinition {
   const name = path.basename(file).replace(/\.md$/, "");
   if (!isValidName(name)) {
     throw new ConfigError({ file, key: "name", detail: `agent name "${name}" (the file name) must be ${NAME_RULE}` });
@@ -17,12 +24,15 @@ export function parseAgentFile(text: string, file: string): AgentDefinition {
   // Frontmatter starts on line 2; whole-document errors point at the opening `---`.
   const src = parseYamlSource(frontmatter, file, { firstLine: 2, rootLine: 1 });
   const fields = readWithSchema(agentFrontmatterSchema, src.withValue(src.value ?? {}));
+  checkTriggers(name, fields.triggers ?? [], src, options.references);
   return { name, ...fields, title: fields.title ?? name, instructions: body };
 }
 
 /** Validates an agent given as JSON (the HTTP API); errors name `where` and the key. */
 export function validateAgentDefinition(input: unknown, where: string): AgentDefinition {
-  const { instructions, ...fields } = readWithSchema(agentBodySchema, plainSource(input, where));
+  const src = plainSource(input, where);
+  const { instructions, ...fields } = readWithSchema(agentBodySchema, src);
+  checkTriggers(fields.name, fields.triggers ?? [], src);
   return { ...fields, title: fields.title ?? fields.name, instructions: (instructions ?? "").trim() };
 }
 
@@ -37,7 +47,7 @@ export interface AgentFileResult {
 }
 
 /** Reads every `agents/*.md` of a project, sorted by file name; a bad file gets `error`, never a throw. */
-export function loadAgentsDir(dir: string): AgentFileResult[] {
+export function loadAgentsDir(dir: string, options: AgentFileOptions = {}): AgentFileResult[] {
   const agentsDir = path.join(dir, "agents");
   let entries: Dirent[];
   try {
@@ -55,7 +65,7 @@ export function loadAgentsDir(dir: string): AgentFileResult[] {
     const file = `agents/${entry}`;
     const name = entry.slice(0, -".md".length);
     try {
-      return { name, file, definition: parseAgentFile(readFileSync(path.join(agentsDir, entry), "utf8"), file) };
+      return { name, file, definition: parseAgentFile(readFileSync(path.join(agentsDir, entry), "utf8"), file, options) };
     } catch (error) {
       if (ConfigError.isInstance(error)) return { name, file, error: error.message };
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;

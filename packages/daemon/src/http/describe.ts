@@ -1,4 +1,4 @@
-import type { AgentDetail, AgentTools, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, TriggerView, TurnView } from "@wardrik/protocol";
 import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
@@ -13,7 +13,14 @@ import { summarise } from "./agent-summary.js";
 
 export async function describeAgent(
   row: AgentRow,
-  deps: { store: Store; registry: ToolRegistry; hooks: RuntimeHooks; runtime: Runtime },
+  deps: {
+    store: Store;
+    registry: ToolRegistry;
+    hooks: RuntimeHooks;
+    runtime: Runtime;
+    /** The agent's triggers with their next run or last firing. */
+    triggers?: (row: AgentRow) => Promise<TriggerView[]>;
+  },
 ): Promise<AgentDetail> {
   const def = definitionOf(row);
   const convs = await deps.store.conversations.list(row.id);
@@ -61,6 +68,7 @@ export async function describeAgent(
     },
     tool_sources: sources,
     tool_warnings: toolPatternProblems(def.tools ?? [], deps.registry),
+    triggers: deps.triggers ? await deps.triggers(row) : [],
   };
 }
 

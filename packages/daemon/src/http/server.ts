@@ -8,7 +8,9 @@ import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
+import { registerDeliveryRoutes } from "./delivery-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
+import { registerHookRoutes } from "./hook-routes.js";
 import { idempotency } from "./idempotency.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
@@ -97,5 +99,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerFeedRoutes(routes, svc);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerDeliveryRoutes(routes, svc);
+  registerHookRoutes(routes, svc);
   return { app, routes };
 }

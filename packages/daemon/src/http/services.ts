@@ -1,8 +1,33 @@
-import type { AgentDetail, AgentTools, ToolPatternProblem, TurnView } from "@wardrik/protocol";
+import type {
+  AgentDetail,
+  AgentTools,
+  DeliveryPage,
+  DeliveryStatus,
+  DeliveryView,
+  HookAccepted,
+  ToolPatternProblem,
+  TurnView,
+} from "@wardrik/protocol";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
+
+/** Webhook deliveries (the outbox) and inbound webhooks (triggers). */
+export interface EventsIOServices {
+  deliveries: {
+    list(org: string, query: { status?: DeliveryStatus | undefined; limit: number; cursor?: string | undefined }): Promise<DeliveryPage>;
+    get(org: string, id: string): Promise<DeliveryView>;
+    retry(org: string, id: string): Promise<DeliveryView>;
+  };
+  acceptWebhook(req: {
+    org: string;
+    name: string;
+    header(name: string): string | undefined;
+    body: string;
+    json: unknown;
+  }): Promise<HookAccepted>;
+}
 
 /** What the HTTP layer needs from the daemon; the CLI reaches all of it through HTTP. */
 export interface ApiServices {
@@ -11,6 +36,7 @@ export interface ApiServices {
   secrets: SecretStore;
   runtime: Runtime;
   bus: EventBus;
+  events: EventsIOServices;
   /** `warnings`: tool patterns of the loaded agents that match nothing. */
   reload(): Promise<{
     added: string[];

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { AgentDetail } from "@wardrik/protocol";
+import type { AgentDetail, TriggerView } from "@wardrik/protocol";
 import { agentByName, connect } from "../connect.js";
 import { formatArgs } from "../format-args.js";
 import { examples, json, out } from "../output.js";
@@ -101,6 +101,7 @@ function printAgent(d: AgentDetail, ref: string): void {
   );
   for (const s of d.tool_sources) out(`  tool source ${s.name}: ${s.status}${s.reason ? ` (${s.reason})` : ""}`);
   if (d.conversations.length) out(`  conversations: ${d.conversations.map((c) => `${c.key} (${c.status})`).join(", ")}`);
+  for (const t of d.triggers ?? []) out(`  trigger ${describeTrigger(t)}`);
   for (const c of d.waiting_calls) {
     out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}`);
     if (c.rule) out(`    rule:    ${c.rule}`);
@@ -108,4 +109,19 @@ function printAgent(d: AgentDetail, ref: string): void {
     out(`    approve: wardrik approve ${ref} ${c.call}`);
     out(`    deny:    wardrik deny ${ref} ${c.call} --reason "..."`);
   }
+}
+
+/** `schedule "0 9 * * 1-5" -> mornings; next 2026-01-05T09:00:00.000Z, last fired ...`. */
+function describeTrigger(t: TriggerView): string {
+  const what =
+    t.kind === "schedule"
+      ? `schedule "${t.schedule}"${t.timezone ? ` (${t.timezone})` : ""}`
+      : t.kind === "webhook"
+        ? `webhook ${t.webhook} (POST ${t.path})`
+        : `event ${t.event?.agent ?? "any agent"}: ${t.event?.types?.join(", ") ?? "every type"}`;
+  const when = [
+    t.next_run ? `next ${t.next_run}` : "",
+    t.last_fired ? `last fired ${t.last_fired}${t.last_message ? ` (${t.last_message})` : ""}` : "never fired",
+  ].filter(Boolean);
+  return `${what} -> ${t.conversation}; ${when.join(", ")}`;
 }

@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { HookAccepted, WardrikError, isValidName } from "@wardrik/protocol";
+import { errorResponse, toWardrikError } from "./http-errors.js";
+import type { RouteTable } from "./route-table.js";
+import type { ApiServices } from "./services.js";
+
+const Name = z.string().refine(isValidName, { error: "must be 1-55 letters, digits, _ or -" });
+
+const HookHeaders = z.object({
+  "webhook-id": z.string().max(255).optional().describe("Standard Webhooks: the delivery's ID; a repeat queues nothing new"),
+  "webhook-timestamp": z.string().optional().describe("Standard Webhooks: seconds since 1970; at most 5 minutes off"),
+  "webhook-signature": z.string().optional().describe("Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"),
+  "X-Hub-Signature-256": z.string().optional().describe("GitHub: sha256=<hex HMAC-SHA256 of the body>"),
+  "X-GitHub-Delivery": z.string().max(255).optional().describe("GitHub: the delivery's ID; a repeat queues nothing new"),
+  "Idempotency-Key": z.string().max(255).optional().describe("The delivery's ID when the sender sets none of the above"),
+});
+
+/** Inbound webhooks: `webhook:` triggers of agents' files, checked by signature instead of a bearer token. */
+export function registerHookRoutes(routes: RouteTable, svc: ApiServices): void {
+  routes.add({
+    method: "post",
+    path: "/v1/hooks/{org}/{name}",
+    operationId: "postWebhook",
+    tags: ["webhooks"],
+    summary: "Deliver a signed webhook to the agents whose trigger has this name; each queues its message",
+    description:
+      "Needs no bearer token: the request is signed with the trigger's secret, as Standard Webhooks specifies or as GitHub does (X-Hub-Signature-256). A missing or wrong signature is 401 and queues nothing. The JSON body is the data of the trigger's message template.",
+    public: true,
+    params: { org: Name, name: Name },
+    headers: HookHeaders,
+    body: z.unknown().describe("Any JSON"),
+    bodyOptional: true,
+    response: HookAccepted,
+    status: 202,
+    errors: [401, 409],
+    handler: async (c, { params, body }) => {
+      try {
+        const accepted = await svc.events.acceptWebhook({
+          org: params.org,
+          name: params.name,
+          header: (name) => c.req.header(name),
+          body: await c.req.text(),
+          json: body,
+        });
+        return c.json(accepted, 202);
+      } catch (err) {
+        const e = toWardrikError(err);
+        // Not a bearer-token realm: the answer says a signature is what is missing.
+        if (e.code === "unauthorized") return errorResponse(c, e, { "WWW-Authenticate": 'Signature realm="wardrik webhooks"' });
+        throw e instanceof WardrikError ? e : err;
+      }
+    },
+  });
+}

@@ -1,0 +1,43 @@
+import { typeMatches } from "@wardrik/protocol";
+import type { SubscriberEntry } from "../config/types.js";
+import { signingKey } from "./signatures.js";
+
+/** A config.yaml subscriber, ready to match events and sign deliveries. */
+export interface Subscriber {
+  /** Its identity in the outbox: the URL, with `#2`, `#3` for a URL listed again. */
+  key: string;
+  url: string;
+  types: readonly string[] | undefined;
+  agents: ReadonlySet<string> | undefined;
+  /** The Standard Webhooks key; unsigned deliveries without one. */
+  signingKey: Buffer | undefined;
+  retryForMs: number;
+  timeoutMs: number;
+}
+
+export function compileSubscribers(entries: readonly SubscriberEntry[]): Subscriber[] {
+  const seen = new Map<string, number>();
+  return entries.map((s) => {
+    const n = (seen.get(s.url) ?? 0) + 1;
+    seen.set(s.url, n);
+    return {
+      key: n === 1 ? s.url : `${s.url}#${n}`,
+      url: s.url,
+      types: s.types && s.types.length > 0 ? s.types : undefined,
+      agents: s.agents && s.agents.length > 0 ? new Set(s.agents) : undefined,
+      signingKey: s.secret === undefined ? undefined : signingKey(s.secret),
+      retryForMs: s.retry_for * 1000,
+      timeoutMs: s.timeout * 1000,
+    };
+  });
+}
+
+/** Whether the subscriber wants an event of this type (full or short) from the agent named `agentName`. */
+export function wants(s: Subscriber, type: string, agentName: () => string | undefined): boolean {
+  if (s.types && !s.types.some((p) => typeMatches(p, type))) return false;
+  if (s.agents) {
+    const name = agentName();
+    if (name === undefined || !s.agents.has(name)) return false;
+  }
+  return true;
+}
