@@ -69,7 +69,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const log: Logger = (level, msg, fields) => rawLog(level, redactor.redact(msg), fields && redactor.redactValue(fields));
   // Secrets live in the database, which config names: read config once to find
   // the database (a secret there is an error), then again with the secrets.
-  const PLACEHOLDER = "\u0000secret";
+  // A stand-in every secret-valued key accepts (a webhook secret must look like "whsec_" + base64).
+  const PLACEHOLDER = "whsec_d2FyZHJpay1ib290c3RyYXA=";
   const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
   if (bootstrap.database.includes(PLACEHOLDER))
     throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");

@@ -15,6 +15,7 @@ export class FiringSweeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private started = false;
   private closed = false;
 
   constructor(
@@ -26,13 +27,14 @@ export class FiringSweeper {
   ) {}
 
   start(): void {
+    this.started = true;
     this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.timer.unref();
     this.kick();
   }
 
   kick(): void {
-    if (this.closed) return;
+    if (!this.started || this.closed) return;
     if (this.running) {
       this.again = true;
       return;

@@ -41,6 +41,7 @@ export class DeliverySender {
   private inFlight = 0;
   private filling = false;
   private again = false;
+  private started = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -51,6 +52,7 @@ export class DeliverySender {
   }
 
   start(): void {
+    this.started = true;
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
     this.timer.unref();
     this.kick();
@@ -58,7 +60,8 @@ export class DeliverySender {
 
   /** Looks for work now (new deliveries were committed, or one was queued again). */
   kick(): void {
-    if (this.closed) return;
+    // Before start the daemon may still give back a dead process's claims: nothing is sent until then.
+    if (!this.started || this.closed) return;
     if (this.filling) {
       this.again = true;
       return;
