@@ -67,7 +67,7 @@ export class ScheduleRunner {
         trigger: t.key,
         due: missed.toISOString(),
       });
-      await this.fire(t, missed.getTime());
+      await this.fire(t, missed.getTime(), true);
     }
   }
 
@@ -105,12 +105,14 @@ export class ScheduleRunner {
     }
   }
 
-  private async fire(t: IndexedTrigger, due: number): Promise<void> {
+  /** The template's data: `time` (the scheduled time), `schedule`, `agent`, and `missed` (fired late, at start). */
+  private async fire(t: IndexedTrigger, due: number, missed = false): Promise<void> {
     try {
       const { result } = await this.firer.fireNew(t, new Date(due).toISOString(), {
         time: new Date(due).toISOString(),
-        schedule: t.def && "schedule" in t.def ? t.def.schedule : undefined,
+        schedule: "schedule" in t.def ? t.def.schedule : undefined,
         agent: t.agentName,
+        missed,
       });
       if (!result.queued && result.reason !== "taken")
         this.log("warn", "a schedule fired but its message was not queued", { agent: t.agentName, trigger: t.key, error: result.error });

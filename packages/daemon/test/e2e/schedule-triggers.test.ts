@@ -1,0 +1,107 @@
+/**
+ * Schedule triggers on the real daemon: a 1-second schedule queues a message
+ * every second into its conversation, `agent show` tells the next run and the
+ * last firing, a schedule missed while the daemon was down fires once at
+ * start (unless catch_up is false), and a schedule wakes an asleep agent.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { AgentDetail } from "@wardrik/protocol";
+import { agentFile, createProject, short, sleep, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+
+const schedule = (fields: Record<string, unknown>, idle: number | "infinity" = "infinity") =>
+  agentFile({ description: "Runs on a schedule", model: "script/echo", idle_timeout: idle, triggers: [fields] });
+
+/** The scheduled times (and whether each fired late) of an agent's queued messages, from their text. */
+async function firings(agent: string): Promise<{ time: number; missed: boolean }[]> {
+  return (await p.events(agent))
+    .filter((e) => short(e.type) === "message.queued")
+    .map((e) => /^tick (\S+) missed=(true|false)$/.exec(e.data.text as string))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ time: Date.parse(m[1]!), missed: m[2] === "true" }));
+}
+
+beforeAll(async () => {
+  p = await createProject({
+    files: {
+      "agents/ticker.md": schedule({ schedule: "* * * * * *", message: "tick {{time}} missed={{missed}}", conversation: "ticks" }),
+      "agents/punctual.md": schedule({ schedule: "* * * * * *", catch_up: false, message: "tick {{time}} missed={{missed}}" }),
+      "agents/napper.md": schedule({ schedule: "*/3 * * * * *", message: "wake up" }, 1),
+    },
+  });
+});
+
+describe("schedule triggers", () => {
+  it("a 1-second schedule queues a message every second into its conversation", async () => {
+    const ends = await waitFor(async () => {
+      const done = (await p.events("ticker")).filter((e) => short(e.type) === "turn.completed");
+      return done.length >= 3 ? done : undefined;
+    }, "three scheduled turns");
+    expect(ends[0]!.data.reply).toMatch(/^You said: tick \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z missed=false$/);
+    const times = (await firings("ticker")).map((f) => f.time);
+    // One firing per second, none twice.
+    expect(new Set(times).size).toBe(times.length);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
+    const convs = await p.apiOk<{ conversations: { key: string }[] }>("GET", `/v1/agents/${await p.agentId("ticker")}/conversations`);
+    expect(convs.conversations.map((c) => c.key)).toEqual(["ticks"]);
+    // Without a conversation key, each trigger has its own.
+    await waitFor(async () => (await firings("punctual")).length > 0 || undefined, "punctual to fire");
+    const own = await p.apiOk<{ conversations: { key: string }[] }>("GET", `/v1/agents/${await p.agentId("punctual")}/conversations`);
+    expect(own.conversations.map((c) => c.key)).toEqual(["trigger:schedule:* * * * * *"]);
+  });
+
+  it("agent show lists a schedule with its next run and last firing; ls is unchanged", async () => {
+    const r = await p.cli(["agent", "show", "ticker", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const d = JSON.parse(r.stdout) as AgentDetail;
+    expect(d.triggers).toHaveLength(1);
+    const t = d.triggers[0]!;
+    expect(t).toMatchObject({ kind: "schedule", key: "schedule:* * * * * *", schedule: "* * * * * *", conversation: "ticks", catch_up: true });
+    expect(Date.parse(t.next_run!)).toBeGreaterThan(Date.parse(t.last_fired!));
+    expect(t.last_message).toMatch(/^msg_/);
+    const text = await p.cli(["agent", "show", "ticker"]);
+    expect(text.stdout).toMatch(/trigger schedule "\* \* \* \* \* \*" -> ticks; next \S+, last fired \S+ \(msg_\w+\)/);
+
+    const ls = await p.cli(["ls", "--json"]);
+    const rows = JSON.parse(ls.stdout) as Record<string, unknown>[];
+    for (const row of rows) expect(Object.keys(row).sort()).toEqual(["description", "id", "name", "org", "source", "status", "title"]);
+  });
+
+  it("a schedule missed while the daemon was down fires once at start, unless catch_up is false", async () => {
+    const stop = await p.stop();
+    expect(stop.forced).toBe(false);
+    const stoppedAt = Date.now();
+    await sleep(3500);
+    const startedAt = Date.now();
+    await p.start();
+    const late = await waitFor(async () => {
+      const found = (await firings("ticker")).filter((f) => f.missed);
+      return found.length > 0 ? found : undefined;
+    }, "the missed firing");
+    // Once, for the latest time that came due while no daemon ran.
+    expect(late).toHaveLength(1);
+    expect(late[0]!.time).toBeGreaterThan(startedAt - 1000);
+    const down = (f: { time: number }) => f.time > stoppedAt && f.time < startedAt;
+    expect((await firings("ticker")).filter(down)).toEqual([]);
+    // punctual does not catch up: nothing for the downtime, and nothing fired late.
+    await waitFor(async () => (await firings("punctual")).some((f) => f.time > startedAt) || undefined, "punctual to fire again");
+    const punctual = await firings("punctual");
+    expect(punctual.filter((f) => f.missed || down(f))).toEqual([]);
+  });
+
+  it("wakes an asleep agent when it comes due", async () => {
+    const napper = await p.agentId("napper");
+    const woke = await waitFor(async () => {
+      const evs = await p.events(napper);
+      const asleep = evs.findIndex((e) => short(e.type) === "agent.asleep");
+      if (asleep < 0) return undefined;
+      const awake = evs.findIndex((e, i) => i > asleep && short(e.type) === "agent.awake");
+      if (awake < 0) return undefined;
+      const queued = evs.find((e, i) => i > awake && short(e.type) === "message.queued");
+      return queued ? { awake: evs[awake]!, queued } : undefined;
+    }, "napper to fall asleep and be woken by its schedule", 30_000);
+    expect(woke.queued.data.text).toBe("wake up");
+    expect(woke.queued.seq).toBeGreaterThan(woke.awake.seq);
+  });
+});
