@@ -37,4 +37,4 @@ export interface RuntimeHooks {
   onDelta?(agentId: string, run: string, text: string, reset?: boolean): void;
 }
 
-export const LOST_ANSWER = "This call may have run, but its answer was lost.";
+export { LOST_ANSWER } from "@wardrik/protocol";
