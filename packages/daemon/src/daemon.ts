@@ -14,6 +14,7 @@ import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
+import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import { SecretStore } from "./store/secrets.js";
@@ -126,7 +127,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     return p && !("error" in p) ? p.compiled : undefined;
   };
 
-  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean) => void>>();
+  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean, retry?: ModelRetry) => void>>();
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -141,9 +142,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
       return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
     },
-    onDelta: (agentId, run, text, reset) => {
+    onDelta: (agentId, run, text, reset, retry) => {
       const set = deltaListeners.get(agentId);
-      if (set) for (const l of set) l(run, text, reset);
+      // A provider's error text can quote a key: it reaches followers redacted.
+      const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
+      if (set) for (const l of set) l(run, text, reset, said);
     },
   };
 

@@ -8,6 +8,7 @@ import {
   type PostMessageResult,
   type TurnView,
   type WardrikCloudEvent,
+  type ModelRetry,
 } from "@wardrik/protocol";
 import { parseSse } from "./parse-sse.js";
 
@@ -22,7 +23,7 @@ export interface FollowOptions {
   after?: number;
   signal?: AbortSignal;
   /** Live text of model replies; `reset`: the model call is being retried and the text so far is void. */
-  onDelta?: (run: string, text: string, reset?: boolean) => void;
+  onDelta?: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void;
 }
 
 /** Told about each retry, so a command can say what it waits for. */
@@ -239,8 +240,8 @@ export class DaemonClient {
       try {
         for await (const msg of parseSse(res.body)) {
           if (msg.event === "delta") {
-            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean };
-            options.onDelta?.(d.run, d.text, d.reset);
+            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean; retry?: ModelRetry };
+            options.onDelta?.(d.run, d.text, d.reset, d.retry);
             continue;
           }
           const event = JSON.parse(msg.data) as WardrikCloudEvent;

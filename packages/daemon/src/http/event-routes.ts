@@ -53,8 +53,9 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
           live.push(e);
           wake?.();
         });
-        const deltaOff = svc.onDelta(agent.id, (run, text, reset) => {
-          void stream.writeSSE({ event: "delta", data: JSON.stringify(reset ? { run, text, reset: true } : { run, text }) });
+        const deltaOff = svc.onDelta(agent.id, (run, text, reset, retry) => {
+          const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
+          void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
         });
         stream.onAbort(() => {
           unsubscribe();

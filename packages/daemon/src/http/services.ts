@@ -1,4 +1,4 @@
-import type { AgentDetail, AgentTools, ToolPatternProblem, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, ModelRetry, ToolPatternProblem, TurnView } from "@wardrik/protocol";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SecretStore } from "../store/secrets.js";
@@ -23,5 +23,5 @@ export interface ApiServices {
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
-  onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean) => void): () => void;
+  onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void): () => void;
 }

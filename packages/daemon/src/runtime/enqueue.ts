@@ -1,3 +1,4 @@
+import type { Tx } from "../store/db.js";
 import type { AgentRow } from "../store/rows.js";
 import type { Runtime } from "./runtime.js";
 import { startTurnIn } from "./turn-driver.js";
@@ -15,7 +16,18 @@ export interface Enqueued {
  * the turn starts in the same commit, one commit fewer per turn; otherwise
  * the conversation's runner takes it after the open turn.
  */
-export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: string, text: string): Promise<Enqueued> {
+export interface EnqueueOptions {
+  /** Runs in the transaction that queues the message, once its sequence number is known (an idempotent answer). */
+  inTransaction?: (tx: Tx, queued: Enqueued) => Promise<void>;
+}
+
+export async function enqueue(
+  rt: Runtime,
+  agent: AgentRow,
+  conversationKey: string,
+  text: string,
+  options: EnqueueOptions = {},
+): Promise<Enqueued> {
   const d = await rt.driver(agent.id);
   const message = rt.store.ids.next("message");
   const cached = d.conversations.get(conversationKey);
@@ -32,6 +44,10 @@ export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: str
       else d.mayHaveQueued.add(conv.id);
       await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+      const inTransaction = options.inTransaction;
+      if (inTransaction) {
+        w.afterFlush((tx) => inTransaction(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: queued.seq }));
+      }
       if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
       w.afterCommit(() => {
         d.conversations.set(conversationKey, conv.id);

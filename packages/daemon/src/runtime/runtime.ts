@@ -8,7 +8,7 @@ import { silentLogger } from "../log/logger.js";
 import { createAgent, readDefinition, removeAgent, syncFileAgents, type FileAgent, type SyncReport } from "./agent-admin.js";
 import { AgentDriver } from "./agent-driver.js";
 import { TurnStop, type EngineOptions } from "./engine-options.js";
-import { enqueue, type Enqueued } from "./enqueue.js";
+import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { SleepKeeper } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
 import type { RuntimeHooks } from "./types.js";
@@ -124,8 +124,8 @@ export class Runtime {
 
   // ---- messages, turns and calls ----
 
-  enqueue(agent: AgentRow, conversationKey: string, text: string): Promise<Enqueued> {
-    return enqueue(this, agent, conversationKey, text);
+  enqueue(agent: AgentRow, conversationKey: string, text: string, options?: EnqueueOptions): Promise<Enqueued> {
+    return enqueue(this, agent, conversationKey, text, options);
   }
 
   cancel(agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
