@@ -10,7 +10,9 @@ it("fails at once with 'No worker serves workers/NAME' once the start's grace ha
   const p = await createProject({
     scope: ctx,
     env: { WARDRIK_RECONNECT_GRACE_MS: "300" },
-    scripts: { invoicer: 'steps:\n  - tool_calls: [{ tool: "workers/send_invoice", args: { to: "a@example.com" } }]\n  - text: "{{result}}"\n' },
+    scripts: {
+      invoicer: 'steps:\n  - tool_calls: [{ tool: "workers/send_invoice", args: { to: "a@example.com" } }]\n  - text: "{{result}}"\n',
+    },
     files: {
       "agents/invoicer.md": agentFile({ description: "Sends invoices", model: "invoicer", tools: ["workers/*"] }),
     },
