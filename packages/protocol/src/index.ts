@@ -79,3 +79,4 @@ export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } fr
 export { CallTable } from "./call-table.js";
 export { LOST_ANSWER } from "./lost-answer.js";
 export type { DeltaFrame, ModelRetry } from "./delta.js";
+export { NodeList, NodeView } from "./nodes.js";

@@ -9,6 +9,7 @@ import {
   type TurnView,
   type WardrikCloudEvent,
   type ModelRetry,
+  type NodeList,
 } from "@wardrik/protocol";
 import { parseSse } from "./parse-sse.js";
 
@@ -178,6 +179,10 @@ export class DaemonClient {
     reason?: string,
   ): Promise<{ call: string; status: string; tool: string }> {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
+  }
+
+  listNodes(): Promise<NodeList> {
+    return this.request<NodeList>("GET", "/v1/nodes");
   }
 
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {

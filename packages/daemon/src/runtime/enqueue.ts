@@ -28,7 +28,8 @@ export async function enqueue(
   text: string,
   options: EnqueueOptions = {},
 ): Promise<Enqueued> {
-  const d = await rt.driver(agent.id);
+  const d = await rt.driverIfOwned(agent.id);
+  if (!d) return enqueueElsewhere(rt, agent, conversationKey, text, options);
   const message = rt.store.ids.next("message");
   const cached = d.conversations.get(conversationKey);
   let starting: string | undefined;
@@ -62,4 +63,27 @@ export async function enqueue(
     });
   d.kick(conversationId);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
+}
+
+/** Another node drives the agent: the message is queued here and its owner poked in the same commit. */
+async function enqueueElsewhere(
+  rt: Runtime,
+  agent: AgentRow,
+  conversationKey: string,
+  text: string,
+  options: EnqueueOptions,
+): Promise<Enqueued> {
+  const message = rt.store.ids.next("message");
+  const ref = { id: agent.id, org: agent.org };
+  const { conversationId, queued } = await rt.store.tx(async (w) => {
+    const conv = await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
+    await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text }, w.now);
+    const event = w.emit(ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+    w.afterFlush(async (tx) => {
+      await rt.ownership.poke(tx, agent.id, { kind: "work" });
+      await options.inTransaction?.(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: event.seq });
+    });
+    return { conversationId: conv.id, queued: event };
+  });
+  return { message, conversation: conversationKey, conversation_id: conversationId, seq: queued.seq };
 }
