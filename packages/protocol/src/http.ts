@@ -97,6 +97,7 @@ export const TriggerView = z
 export type TriggerView = z.infer<typeof TriggerView>;
 
 export const AgentDetail = AgentSummary.extend({
+  node: z.string().optional().describe("The node that drives the agent while it is awake"),
   model: z.string().optional(),
   tools: z.array(z.string()),
   policy: z.string().optional(),

@@ -15,6 +15,7 @@ import { registerReload } from "./commands/reload.js";
 import { registerSchemaCommand } from "./commands/schema.js";
 import { registerSecret } from "./commands/secret.js";
 import { registerToken } from "./commands/token.js";
+import { registerNodes } from "./commands/nodes.js";
 import { registerTools } from "./commands/tools.js";
 import { chosenExitCode, UsageError } from "./output.js";
 
@@ -77,6 +78,7 @@ Examples:
   registerDeliveries(program);
   registerHistory(program);
   registerToken(program);
+  registerNodes(program);
   registerSecret(program);
   registerSchemaCommand(program);
   registerTools(program);

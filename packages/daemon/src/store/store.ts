@@ -8,6 +8,8 @@ import type { StoredEvent } from "../events/event-bus.js";
 import { EventsTable } from "./events.js";
 import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
+import { LeasesTable } from "./leases.js";
+import { NodesTable } from "./nodes.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
 import { TurnsTable } from "./turns.js";
@@ -44,6 +46,8 @@ export class Store {
   readonly events: EventsTable;
   readonly files: FilesTable;
   readonly tokens: TokensTable;
+  readonly leases: LeasesTable;
+  readonly nodes: NodesTable;
   private readonly redact: (data: unknown) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
 
@@ -63,6 +67,8 @@ export class Store {
     this.events = new EventsTable(db);
     this.files = new FilesTable();
     this.tokens = new TokensTable(db, ids);
+    this.leases = new LeasesTable(db);
+    this.nodes = new NodesTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
   }
@@ -95,7 +101,7 @@ export class Store {
 }
 
 export type { Writer, AgentRef, EmitOptions, PendingMessage } from "./writer.js";
-export { AgentGoneError } from "./writer.js";
+export { AgentGoneError, LeaseLostError } from "./writer.js";
 export { STATE_FORMAT, StateError, parseStored } from "./state-error.js";
 export type { NewCall } from "./calls.js";
 export * from "./rows.js";
