@@ -14,7 +14,11 @@ export const POSTGRES_TEST_FILES = [
   "packages/daemon/test/e2e/**/*.test.ts",
   "packages/daemon/test/faults/**/*.test.ts",
   "packages/daemon/test/workers/runtime-failover.test.ts",
+  "packages/daemon/test/cluster/**/*.test.ts",
 ];
+
+/** Files that need PostgreSQL itself (several daemons on one database), so they run in the `postgres` project only. */
+const POSTGRES_ONLY_FILES = ["packages/daemon/test/cluster/**/*.test.ts"];
 
 /**
  * Files of those directories that are about SQLite itself, so they run once:
@@ -38,6 +42,7 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
+          exclude: POSTGRES_ONLY_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
           typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
         },

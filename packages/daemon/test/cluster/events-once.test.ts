@@ -1,0 +1,146 @@
+/**
+ * Events out and in, on a cluster: two real daemons on one PostgreSQL
+ * database. Each webhook delivery reaches its subscriber once (not once per
+ * node), a 1-second schedule fires once a second (not once per node), an
+ * inbound webhook or another agent's event fires once whichever node takes
+ * it, and a delivery claimed by a node that dies is sent by another once the
+ * claim expires. PostgreSQL only: a SQLite file has one daemon.
+ */
+import { randomBytes } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import type { NodeList } from "@wardrik/protocol";
+import { agentFile, createProject, short, sleep, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { startReceiver, type Receiver } from "../helpers/webhook-receiver.js";
+
+const HOOK_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
+/** The nodes of a cluster share the key that seals the secrets in the database. */
+const KEY = { WARDRIK_SECRET_KEY: randomBytes(32).toString("base64") };
+
+const subscriberOf = (r: Receiver, timeout = 5) => `subscribers:\n  - url: ${r.url}\n    agents: [echoer]\n    timeout: ${timeout}\n`;
+
+const FILES = {
+  "agents/echoer.md": agentFile({ description: "Echoes", model: "script/echo" }),
+  "agents/ticker.md": agentFile({
+    description: "Ticks",
+    model: "script/echo",
+    idle_timeout: "infinity",
+    triggers: [{ schedule: "* * * * * *", message: "tick {{time}}", conversation: "ticks" }],
+  }),
+  "agents/listener.md": agentFile({
+    description: "Listens",
+    model: "script/echo",
+    idle_timeout: "infinity",
+    triggers: [
+      { webhook: "deploy", secret: "${secret:DEPLOY_HOOK}", message: "deployed {{service}}" },
+      { event: { agent: "echoer", types: ["turn.completed"] }, message: "echoer said {{data.reply}}" },
+    ],
+  }),
+};
+
+/** A second node of `first`'s cluster: another project directory, the same config.yaml (so the same database) and agents. */
+async function secondNode(first: TestProject, start = true): Promise<TestProject> {
+  const config = first.read("config.yaml");
+  return createProject({ config: () => config, files: FILES, start, env: KEY, cliEnv: KEY });
+}
+
+async function setSecret(p: TestProject): Promise<void> {
+  const set = await p.cli(["secret", "set", "DEPLOY_HOOK"], { input: HOOK_SECRET });
+  expect(set.code, set.stderr).toBe(0);
+}
+
+/** The scheduled times of ticker's queued messages. */
+async function ticks(p: TestProject): Promise<number[]> {
+  return (await p.events("ticker"))
+    .filter((e) => short(e.type) === "message.queued")
+    .map((e) => Date.parse((e.data.text as string).replace(/^tick /, "")));
+}
+
+describe("events out and in on a cluster of two daemons", () => {
+  it("each delivery, schedule firing, inbound webhook and event trigger happens once across the nodes", async () => {
+    const receiver = await startReceiver();
+    const a = await createProject({
+      start: false,
+      config: (text) => `${text.replace(/\n?$/, "\n")}${subscriberOf(receiver)}`,
+      files: FILES,
+      env: KEY,
+      cliEnv: KEY,
+    });
+    await setSecret(a);
+    await a.start();
+    const b = await secondNode(a, false);
+    await b.start();
+    const nodes = await a.apiOk<NodeList>("GET", "/v1/nodes");
+    expect(nodes.nodes.length).toBe(2);
+
+    // Messages through either node; echoer is driven by one of them.
+    for (let i = 0; i < 3; i++) {
+      await a.send("echoer", `through a ${i}`);
+      await b.send("echoer", `through b ${i}`);
+    }
+    const events = await a.events("echoer");
+    await waitFor(() => receiver.accepted().length >= events.length || undefined, "every event of echoer at the receiver", 30_000);
+    // Both nodes poll the outbox every second: give a second sender time to send a repeat, were there one.
+    await sleep(2500);
+    expect(receiver.requests.map((r) => r.json.id)).toEqual(events.map((e) => e.id));
+
+    // Both nodes run the schedule; each second fires once.
+    const times = await waitFor(async () => {
+      const t = await ticks(a);
+      return t.length >= 5 ? t : undefined;
+    }, "five ticks");
+    expect(new Set(times).size).toBe(times.length);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
+
+    // The same inbound webhook sent to both nodes queues one message; the event trigger fired once per echoer turn.
+    const body = JSON.stringify({ service: "billing" });
+    const at = new Date();
+    const headers = {
+      "content-type": "application/json",
+      "webhook-id": "msg_cluster_1",
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(HOOK_SECRET).sign("msg_cluster_1", at, body),
+    };
+    const [ra, rb] = await Promise.all(
+      [a, b].map((n) => n.api<{ message: string }>("POST", "/v1/hooks/default/deploy", undefined, { token: null, raw: body, headers })),
+    );
+    expect([ra!.status, rb!.status], `${ra!.text} ${rb!.text}`).toEqual([202, 202]);
+    expect(ra!.json.message).toBe(rb!.json.message);
+    const texts = await waitFor(async () => {
+      const q = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
+      return q.length >= 7 ? q : undefined;
+    }, "the listener's messages");
+    await sleep(1500);
+    const final = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
+    expect(final).toEqual(texts);
+    expect(final.filter((t) => t === "deployed billing")).toHaveLength(1);
+    expect(final.filter((t) => t.startsWith("echoer said ")).sort()).toEqual(
+      [0, 1, 2].flatMap((i) => [`echoer said You said: through a ${i}`, `echoer said You said: through b ${i}`]).sort(),
+    );
+  });
+
+  it("a delivery claimed by a node killed mid-request is sent by another node once the claim expires", async () => {
+    // The first request is never answered: the node that sent it dies holding its claim.
+    const receiver = await startReceiver({ respond: (_r, i) => (i === 0 ? "hang" : { status: 200 }) });
+    const a = await createProject({
+      config: (text) => `${text.replace(/\n?$/, "\n")}${subscriberOf(receiver, 2)}`,
+      files: FILES,
+      env: KEY,
+      cliEnv: KEY,
+    });
+    const b = await secondNode(a, false);
+    await a.send("echoer", "one");
+    await waitFor(() => receiver.requests.length > 0 || undefined, "the first request");
+    const killed = await a.kill();
+    expect(killed.signal).toBe("SIGKILL");
+    const killedAt = Date.now();
+    await b.start();
+    const events = await b.events("echoer");
+    await waitFor(() => receiver.accepted().length >= events.length || undefined, "every event through the second node", 30_000);
+    const first = receiver.requests[0]!;
+    const retried = receiver.accepted().find((r) => r.json.id === first.json.id)!;
+    // Not before the dead node's claim lapsed (its 2 s timeout and the margin), and never given up on.
+    expect(retried.at - killedAt).toBeGreaterThan(1000);
+    expect(receiver.accepted().map((r) => r.json.id)).toEqual(events.map((e) => e.id));
+  });
+});
