@@ -1,7 +1,6 @@
 import type { Db, Row, SqlValue, Tx } from "./db.js";
 import { toEvent, type EventRow } from "./events.js";
 import type { StoredEvent } from "../events/event-bus.js";
-import { placeholders } from "./writer.js";
 
 export type DeliveryStatusValue = "pending" | "delivered" | "failed";
 
@@ -30,6 +29,8 @@ export interface DeliveryRow {
   window_from: number;
   claimed_until: number;
   claim: string | null;
+  /** 1 for the lowest pending delivery of its (agent, subscriber) queue: the one a sender may claim. */
+  head: number;
   created_at: string;
   ended_at: string | null;
   last_error: string | null;
@@ -59,8 +60,11 @@ export interface AttemptOutcome {
   next: { status: "delivered" } | { status: "failed"; endedAt: string } | { status: "pending"; nextAt: number };
 }
 
-const COLUMNS = 12;
 const MAX_ROWS_PER_INSERT = 400;
+const ROW_VALUES = Array.from({ length: 12 }, () => "?").join(", ");
+/** 1 when the queue (agent, subscriber) has nothing pending yet. */
+const HEAD_IF_EMPTY =
+  "(SELECT CASE WHEN EXISTS (SELECT 1 FROM deliveries q WHERE q.agent_id = ? AND q.subscriber = ? AND q.status = 'pending') THEN 0 ELSE 1 END)";
 
 /**
  * The webhook outbox (006_webhooks_triggers.sql). Rows are written with their
@@ -72,19 +76,38 @@ const MAX_ROWS_PER_INSERT = 400;
 export class DeliveriesTable {
   constructor(private readonly db: Db) {}
 
-  /** One multi-row INSERT (per 400 rows) inside the transaction that wrote the events. */
-  async insert(tx: Tx, rows: readonly NewDelivery[], nowIso: string, nowMs: number): Promise<void> {
+  /**
+   * One multi-row INSERT (per 400 rows) inside the transaction that wrote the
+   * events. The first row of each queue becomes its head when nothing of that
+   * queue is pending; that transaction holds the agent's row (its sequence
+   * numbers), which `finish` also takes, so the two never both miss a head.
+   * Returns how many new heads there are: only they need a sender to look.
+   */
+  async insert(tx: Tx, rows: readonly NewDelivery[], nowIso: string, nowMs: number): Promise<number> {
+    let heads = 0;
     for (let i = 0; i < rows.length; i += MAX_ROWS_PER_INSERT) {
       const chunk = rows.slice(i, i + MAX_ROWS_PER_INSERT);
       const params: SqlValue[] = [];
+      const values: string[] = [];
+      const first = new Set<string>();
       for (const d of chunk) {
         params.push(d.id, d.org, d.agentId, d.eventSeq, d.eventId, d.eventType, d.subscriber, "pending", nowMs, nowMs, 0, nowIso);
+        const queue = `${d.agentId}\u0000${d.subscriber}`;
+        // Later rows of a queue in this statement are never its head: its first row is before them.
+        if (first.has(queue)) values.push(`(${ROW_VALUES}, 0)`);
+        else {
+          first.add(queue);
+          values.push(`(${ROW_VALUES}, ${HEAD_IF_EMPTY})`);
+          params.push(d.agentId, d.subscriber);
+        }
       }
-      await tx.run(
-        `INSERT INTO deliveries (id, org, agent_id, event_seq, event_id, event_type, subscriber, status, next_at, window_from, claimed_until, created_at) VALUES ${placeholders(chunk.length, COLUMNS)}`,
+      const made = await tx.all<{ head: number }>(
+        `INSERT INTO deliveries (id, org, agent_id, event_seq, event_id, event_type, subscriber, status, next_at, window_from, claimed_until, created_at, head) VALUES ${values.join(", ")} RETURNING head`,
         params,
       );
+      heads += made.filter((r) => Number(r.head) === 1).length;
     }
+    return heads;
   }
 
   /** `FOR UPDATE SKIP LOCKED` where transactions run at once (PostgreSQL); SQLite runs one writer at a time. */
@@ -93,17 +116,15 @@ export class DeliveriesTable {
   }
 
   /**
-   * Claims up to `limit` deliveries that are due, unclaimed (or whose claim
-   * expired) and first in their queue, until `until`; returns them with their events.
+   * Claims up to `limit` queue heads that are due and unclaimed (or whose
+   * claim expired), until `until`; returns them with their events.
    */
   claim(claim: string, nowMs: number, until: number, limit: number): Promise<ClaimedDelivery[]> {
     return this.db.transaction(async (tx) => {
       const ids = await tx.all<{ id: string }>(
         `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (
-           SELECT d.id FROM deliveries d
-           WHERE d.status = 'pending' AND d.next_at <= ? AND d.claimed_until <= ?
-             AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.agent_id = d.agent_id AND p.subscriber = d.subscriber AND p.status = 'pending' AND p.event_seq < d.event_seq)
-           ORDER BY d.next_at, d.event_seq LIMIT ?${this.skipLocked}) RETURNING id`,
+           SELECT id FROM deliveries WHERE status = 'pending' AND head = 1 AND next_at <= ? AND claimed_until <= ?
+           ORDER BY next_at LIMIT ?${this.skipLocked}) RETURNING id`,
         [claim, until, nowMs, nowMs, nowMs, limit],
       );
       return this.withEvents(
@@ -127,6 +148,9 @@ export class DeliveriesTable {
     until: number,
   ): Promise<{ lost: boolean; next?: ClaimedDelivery }> {
     return this.db.transaction(async (tx) => {
+      // The agent's row first, as the transactions that write its events take it: a delivery queued meanwhile
+      // either commits before this look for the next head or sees this one done and becomes the head itself.
+      if (this.db.dialect === "postgres") await tx.get("SELECT id FROM agents WHERE id = ? FOR UPDATE", [row.agent_id]);
       const n = outcome.next;
       const updated = await tx.get<{ attempts: number }>(
         "UPDATE deliveries SET attempts = attempts + 1, status = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0 WHERE id = ? AND claim = ? RETURNING attempts",
@@ -145,12 +169,17 @@ export class DeliveriesTable {
         [row.id, updated.attempts, outcome.startedAt, outcome.durationMs, outcome.httpStatus, outcome.error],
       );
       if (n.status === "pending") return { lost: false };
-      // The queue's new head, if it is due and nobody holds it. Without SKIP LOCKED: skipping would take a later one.
-      const next = await tx.get<{ id: string }>(
-        `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE id = (
+      // The queue's new head; claimed here too when it is due and nobody holds it.
+      const head = await tx.get<{ id: string; next_at: number; claimed_until: number }>(
+        `UPDATE deliveries SET head = 1 WHERE id = (
            SELECT id FROM deliveries WHERE agent_id = ? AND subscriber = ? AND status = 'pending' ORDER BY event_seq LIMIT 1
-         ) AND next_at <= ? AND claimed_until <= ? RETURNING id`,
-        [claim, until, row.agent_id, row.subscriber, nowMs, nowMs],
+         ) RETURNING id, next_at, claimed_until`,
+        [row.agent_id, row.subscriber],
+      );
+      if (!head || Number(head.next_at) > nowMs || Number(head.claimed_until) > nowMs) return { lost: false };
+      const next = await tx.get<{ id: string }>(
+        "UPDATE deliveries SET claim = ?, claimed_until = ? WHERE id = ? AND claimed_until <= ? RETURNING id",
+        [claim, until, head.id, nowMs],
       );
       if (!next) return { lost: false };
       const [claimed] = await this.withEvents(tx, [next.id]);
@@ -169,10 +198,13 @@ export class DeliveriesTable {
       .changes;
   }
 
-  /** When the next pending delivery is due (epoch ms), if any. */
-  async nextDue(): Promise<number | undefined> {
-    const r = await this.db.get<{ at: number | null }>("SELECT MIN(next_at) AS at FROM deliveries WHERE status = 'pending'");
-    return r?.at ?? undefined;
+  /** When the next queue head nobody holds is due (epoch ms), if any. */
+  async nextDue(nowMs: number): Promise<number | undefined> {
+    const r = await this.db.get<{ at: number | null }>(
+      "SELECT MIN(next_at) AS at FROM deliveries WHERE status = 'pending' AND head = 1 AND claimed_until <= ?",
+      [nowMs],
+    );
+    return r?.at === null || r?.at === undefined ? undefined : Number(r.at);
   }
 
   get(org: string, id: string): Promise<DeliveryRow | undefined> {
@@ -209,10 +241,14 @@ export class DeliveriesTable {
     return out;
   }
 
-  /** Sends a delivery again, whatever its state: pending now, with a fresh retry window. */
+  /**
+   * Sends a delivery again, whatever its state: pending now, with a fresh
+   * retry window, as a head of its own (an old event sent again on request
+   * does not hold up the newer ones of its queue).
+   */
   async retry(org: string, id: string, nowMs: number): Promise<boolean> {
     const r = await this.db.run(
-      "UPDATE deliveries SET status = 'pending', next_at = ?, window_from = ?, ended_at = NULL, claim = NULL, claimed_until = 0 WHERE org = ? AND id = ?",
+      "UPDATE deliveries SET status = 'pending', head = 1, next_at = ?, window_from = ?, ended_at = NULL, claim = NULL, claimed_until = 0 WHERE org = ? AND id = ?",
       [nowMs, nowMs, org, id],
     );
     return r.changes > 0;

@@ -81,8 +81,9 @@ export class DeliverySender {
     if (this.closed || this.inFlight >= this.concurrency) return;
     try {
       // A read first: an idle outbox costs no write transaction.
-      const due = await this.o.table.nextDue();
-      if (due !== undefined && due <= this.o.clock.now().getTime()) this.kick();
+      const now = this.o.clock.now().getTime();
+      const due = await this.o.table.nextDue(now);
+      if (due !== undefined && due <= now) this.kick();
     } catch (err) {
       this.o.log("warn", "could not read the webhook outbox", { err: String(err) });
     }

@@ -15,7 +15,7 @@ import { wants, type Subscriber } from "./subscribers.js";
 export class WebhookOutbox {
   private readonly names = new Map<string, string>();
   private readonly byName: boolean;
-  /** Set when rows were written since the sender last looked; the sender is kicked after the commit. */
+  /** Set when a queue got a new head since the sender last looked; the sender is kicked after the commit. */
   written = false;
 
   constructor(
@@ -57,7 +57,7 @@ export class WebhookOutbox {
     }
     if (rows.length === 0) return;
     const now = this.clock.now();
-    await this.table.insert(tx, rows, now.toISOString(), now.getTime());
-    this.written = true;
+    // Rows behind a head are taken by the sender that finishes the head (in that commit): only a new head needs a look.
+    if ((await this.table.insert(tx, rows, now.toISOString(), now.getTime())) > 0) this.written = true;
   };
 }

@@ -6,7 +6,9 @@
 -- are compared (next_at, claimed_until, window_from) are epoch milliseconds.
 -- A node sends a delivery only while its claim (claim, claimed_until) holds,
 -- and a delivery waits while an earlier one of the same agent and subscriber
--- is pending, which keeps each subscriber's events of an agent in order.
+-- is pending, which keeps each subscriber's events of an agent in order: only
+-- the head of such a queue (head = 1, its lowest pending event) is claimed,
+-- so finding work costs a look at the heads, not at every waiting delivery.
 CREATE TABLE deliveries (
   id TEXT PRIMARY KEY,
   org TEXT NOT NULL,
@@ -21,12 +23,13 @@ CREATE TABLE deliveries (
   window_from BIGINT NOT NULL,
   claimed_until BIGINT NOT NULL DEFAULT 0,
   claim TEXT,
+  head INTEGER NOT NULL DEFAULT 0,
   created_at TEXT NOT NULL,
   ended_at TEXT,
   last_error TEXT
 );
 CREATE INDEX deliveries_queue ON deliveries (agent_id, subscriber, status, event_seq);
-CREATE INDEX deliveries_due ON deliveries (status, next_at);
+CREATE INDEX deliveries_heads ON deliveries (status, head, next_at);
 CREATE INDEX deliveries_org ON deliveries (org, id);
 
 CREATE TABLE delivery_attempts (
