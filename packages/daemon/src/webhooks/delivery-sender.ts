@@ -22,6 +22,8 @@ export interface DeliverySenderOptions {
 /** A claim outlives the longest attempt by this much, so it never lapses while its request is still out. */
 const LEASE_MARGIN_MS = 5000;
 const ERROR_BODY_CHARS = 200;
+/** A kick waits this long, so the commits of a busy moment make one claiming transaction, not one each. */
+const KICK_DELAY_MS = 5;
 
 /**
  * Sends the outbox: claims due deliveries (each the head of its agent +
@@ -44,6 +46,9 @@ export class DeliverySender {
   private started = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Timeout | undefined;
+  /** A look found more due heads than there was room for: a finished one makes room for them. */
+  private starved = false;
 
   constructor(private readonly o: DeliverySenderOptions) {
     this.bySubscriber = new Map(o.subscribers.map((s) => [s.key, s]));
@@ -58,7 +63,7 @@ export class DeliverySender {
     this.kick();
   }
 
-  /** Looks for work now (new deliveries were committed, or one was queued again). */
+  /** Looks for work soon (a queue got a new head, or one was queued again); kicks close together make one look. */
   kick(): void {
     // Before start the daemon may still give back a dead process's claims: nothing is sent until then.
     if (!this.started || this.closed) return;
@@ -66,13 +71,18 @@ export class DeliverySender {
       this.again = true;
       return;
     }
-    void this.fill();
+    if (this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.fill();
+    }, KICK_DELAY_MS);
   }
 
   /** Stops sending: requests out are aborted and their claims given back, so they are sent again later. */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.soon) clearTimeout(this.soon);
     for (const a of this.aborts) a.abort(new Error("the daemon is stopping"));
     await Promise.allSettled([...this.running]);
   }
@@ -95,11 +105,13 @@ export class DeliverySender {
       do {
         this.again = false;
         const room = this.concurrency - this.inFlight;
+        if (room <= 0) this.starved = true;
         if (room <= 0 || this.closed) break;
         const now = this.o.clock.now().getTime();
         const claimed = await this.o.table.claim(this.claim, now, now + this.leaseMs, room);
         for (const c of claimed) this.launch(c);
-        if (claimed.length === room) this.again = true;
+        this.starved = claimed.length === room;
+        if (this.starved) this.again = true;
       } while (this.again && !this.closed);
     } catch (err) {
       if (!this.closed) this.o.log("error", "could not claim webhook deliveries", { err: String(err) });
@@ -117,7 +129,8 @@ export class DeliverySender {
       .finally(() => {
         this.inFlight--;
         this.running.delete(done);
-        this.kick();
+        // Its queue is done with (the next was claimed with its outcome); heads that found no room look again.
+        if (this.starved) this.kick();
       });
     this.running.add(done);
   }
