@@ -14,13 +14,16 @@ export function checkTriggers(agent: string, triggers: readonly Trigger[], src: 
     if ("event" in t && t.event.agent === agent) {
       src.fail(
         ["triggers", i, "event", "agent"],
-        `an event trigger cannot watch the agent's own events (every message it queues is an event that would fire it again); name another agent`,
+        `triggers[${i}].event.agent names this agent: an event trigger cannot watch the agent's own events (every message it queues is an event that would fire it again); name another agent`,
       );
     }
     if ("webhook" in t) {
       const first = webhooks.get(t.webhook);
       if (first !== undefined)
-        src.fail(["triggers", i, "webhook"], `webhook ${t.webhook} is already triggers[${first}]; give each webhook its own name`);
+        src.fail(
+          ["triggers", i, "webhook"],
+          `triggers[${i}].webhook: webhook ${t.webhook} is already triggers[${first}]; give each webhook its own name`,
+        );
       webhooks.set(t.webhook, i);
       if (references) {
         // Only this value, at its own path, so an error names triggers[i].secret and its line.

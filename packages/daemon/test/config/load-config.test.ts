@@ -96,7 +96,7 @@ subscribers:
 `);
     const config = loadConfig(dir, {
       env: { LOCAL_KEY: "lk-1", DOCS_TOKEN: "dt-2" },
-      secret: (name) => ({ TEAM: "blue", LINEAR: "lin-3", HOOK: "hk-4" })[name],
+      secret: (name) => ({ TEAM: "blue", LINEAR: "lin-3", HOOK: "whsec_aGstNA==" })[name],
     });
     expect(config).toEqual({
       dir: path.resolve(dir),
@@ -122,8 +122,14 @@ subscribers:
       },
       policy: "careful",
       subscribers: [
-        { url: "https://hooks.example.com/w", secret: "hk-4", types: ["turn.completed", "approval.requested"] },
-        { url: "http://localhost:9000/" },
+        {
+          url: "https://hooks.example.com/w",
+          secret: "whsec_aGstNA==",
+          types: ["turn.completed", "approval.requested"],
+          retry_for: 86_400,
+          timeout: 10,
+        },
+        { url: "http://localhost:9000/", retry_for: 86_400, timeout: 10 },
       ],
       tool_timeout: 60,
     });

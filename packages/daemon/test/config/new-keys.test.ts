@@ -75,7 +75,7 @@ describe("agent triggers", () => {
       ].join("\n"),
     );
     expect(definition.triggers).toEqual([
-      { schedule: "*/5 * * * *", message: "tick" },
+      { schedule: "*/5 * * * *", catch_up: true, message: "tick" },
       { webhook: "deploy", secret: "${secret:DEPLOY_HOOK}", message: "Deployed {{service}}", conversation: "deploys" },
       { event: { agent: "triage", types: ["agent.*"] }, message: "look" },
     ]);

@@ -70,6 +70,8 @@ beforeAll(async () => {
         { event: { agent: "triage", types: ["turn.completed"] }, message: "triage answered: {{data.reply}} ({{agent}})" },
       ]),
       "agents/pinger.md": agentFile({ description: "Watched while the other sleeps", model: "script/echo" }),
+      // A trigger on a secret nobody set: the agent is unreadable, and says where.
+      "agents/broken.md": agent([{ webhook: "broken", secret: "${secret:NOT_SET}", message: "never" }]),
       "agents/dozer.md": agent([{ event: { agent: "pinger", types: ["turn.completed"] }, message: "pinger is done" }], 1),
     },
   });
@@ -186,5 +188,17 @@ describe("event triggers", () => {
     await p.send("pinger", "wake the dozer");
     const q = await wokeAndQueued("dozer", slept);
     expect(q.data.text).toBe("pinger is done");
+  });
+});
+
+describe("invalid triggers", () => {
+  it("make the agent unreadable with file and line, and its webhook does not exist", async () => {
+    const r = await p.apiOk<{ agents: { name: string; status: string; reason?: string }[] }>("GET", "/v1/agents?name=broken");
+    const broken = r.agents.find((a) => a.name === "broken")!;
+    expect(broken.status).toBe("unreadable");
+    expect(broken.reason).toMatch(/^agents\/broken\.md:\d+: .*triggers\[0\]\.secret/);
+    expect(broken.reason).toContain("NOT_SET");
+    const body = "{}";
+    expect((await hook("broken", body, standardHeaders(DEPLOY_SECRET, "msg_broken", body))).status).toBe(404);
   });
 });
