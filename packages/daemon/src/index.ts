@@ -11,6 +11,9 @@ export { openDb } from "./store/open-db.js";
 export type { OpenDbOptions, OpenedDb } from "./store/open-db.js";
 export type { Db, Tx } from "./store/db.js";
 export { EventBus } from "./events/event-bus.js";
+// Events out and in (webhook outbox and sender, triggers), for embedding the runtime with them and for the benchmark.
+export { EventsIO } from "./events-io.js";
+export type { EventsIOOptions } from "./events-io.js";
 export type { StoredEvent } from "./events/event-bus.js";
 export { ToolRegistry } from "./tools/tool-registry.js";
 export { FilesToolset } from "./tools/files-toolset.js";

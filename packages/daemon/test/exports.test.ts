@@ -9,6 +9,7 @@ describe("export maps", () => {
     expect(Object.keys(daemon).sort()).toEqual([
       "ADMIN_TOKEN_FILE",
       "EventBus",
+      "EventsIO",
       "FilesToolset",
       "LOST_ANSWER",
       "McpToolset",

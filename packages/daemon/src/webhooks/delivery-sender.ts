@@ -3,6 +3,7 @@ import type { StoredEvent } from "../events/event-bus.js";
 import type { Clock } from "../ids.js";
 import type { Logger } from "../log/logger.js";
 import type { AttemptOutcome, ClaimedDelivery, DeliveriesTable } from "../store/deliveries.js";
+import { postJson } from "./http-post.js";
 import { nextAttemptAt, retryAfterMs } from "./retry-policy.js";
 import { signStandard } from "./signatures.js";
 import type { Subscriber } from "./subscribers.js";
@@ -181,12 +182,11 @@ export class DeliverySender {
     let error: string | null = null;
     let retryAfter: number | undefined;
     try {
-      const res = await fetch(sub.url, { method: "POST", headers, body, signal: ac.signal, redirect: "manual" });
-      const text = await res.text();
+      const res = await postJson(sub.url, headers, body, ac.signal);
       status = res.status;
       if (status < 200 || status > 299) {
-        error = `HTTP ${status}${text ? `: ${text.slice(0, ERROR_BODY_CHARS)}` : ""}`;
-        retryAfter = retryAfterMs(res.headers.get("retry-after"), Date.now());
+        error = `HTTP ${status}${res.body ? `: ${res.body.slice(0, ERROR_BODY_CHARS)}` : ""}`;
+        retryAfter = retryAfterMs(res.retryAfter, Date.now());
       }
     } catch (err) {
       error = describeFailure(ac.signal.reason, err);
@@ -231,6 +231,8 @@ function cloudEvent(e: StoredEvent): Omit<StoredEvent, "agent" | "org"> {
 
 function describeFailure(reason: unknown, err: unknown): string {
   if (reason instanceof Error) return reason.message;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string") return code;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
