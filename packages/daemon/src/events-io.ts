@@ -104,7 +104,10 @@ export class EventsIO {
   async start(): Promise<void> {
     await this.refresh();
     // One daemon per SQLite file: a claim found at start belongs to a process that is gone.
-    if (this.o.db.dialect === "sqlite") await this.deliveries.releaseAll();
+    if (this.o.db.dialect === "sqlite") {
+      await this.deliveries.releaseAll();
+      await this.firings.releaseAll();
+    }
     if (this.outbox.active) this.o.log("info", "webhook subscribers are on", { subscribers: (this.o.config.subscribers ?? []).length });
     this.started = true;
     this.schedules.update(this.index.schedules());

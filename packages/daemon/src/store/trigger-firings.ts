@@ -118,6 +118,12 @@ export class TriggerFiringsTable {
     );
   }
 
+  /** At the start of the only daemon of a SQLite file, a pending firing's claim is a dead process's: free to queue now. */
+  async releaseAll(): Promise<number> {
+    return (await this.db.run("UPDATE trigger_firings SET claim = NULL, claimed_until = 0 WHERE status = 'pending' AND claimed_until > 0"))
+      .changes;
+  }
+
   /** Gives a claim back so the firing is tried again (by this node or another) after `retryAt`. */
   async release(id: string, claim: string, retryAt = 0): Promise<void> {
     await this.db.run("UPDATE trigger_firings SET claim = NULL, claimed_until = ? WHERE id = ? AND claim = ?", [retryAt, id, claim]);
