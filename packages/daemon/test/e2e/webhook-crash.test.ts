@@ -13,7 +13,8 @@ describe("webhook outbox across a crash", () => {
     // Nothing listens on this port yet: every attempt fails and the deliveries wait.
     const port = await freePort();
     const p = await createProject({
-      config: (text) => `${text.replace(/\n?$/, "\n")}subscribers:\n  - url: http://127.0.0.1:${port}/events\n    agents: [echoer]\n    timeout: 1\n`,
+      config: (text) =>
+        `${text.replace(/\n?$/, "\n")}subscribers:\n  - url: http://127.0.0.1:${port}/events\n    agents: [echoer]\n    timeout: 1\n`,
       files: { "agents/echoer.md": agentFile({ description: "Echoes", model: "script/echo" }) },
     });
     for (let i = 0; i < 3; i++) await p.send("echoer", `before the crash ${i}`);
