@@ -40,9 +40,10 @@ function hook(name: string, body: string, headers: Record<string, string>) {
 
 const queued = (evs: WireEvent[]) => evs.filter((e) => short(e.type) === "message.queued");
 
-/** Waits until the agent has fallen asleep; returns the seq of its agent.asleep. */
+/** Wakes the agent with a message, then waits until it has fallen asleep again; returns the seq of its agent.asleep. */
 async function asleep(name: string): Promise<number> {
-  const e = await p.waitForEvent(name, (x) => short(x.type) === "agent.asleep", 30_000);
+  const { end } = await p.send(name, "before the nap");
+  const e = await p.waitForEvent(name, (x) => short(x.type) === "agent.asleep" && x.seq > end.seq, 30_000);
   return e.seq;
 }
 
