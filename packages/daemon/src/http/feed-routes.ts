@@ -68,6 +68,8 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
         });
         let idleMs = 0;
         try {
+          // The headers go out now, not with the first event: a client knows at once that it follows.
+          await stream.write(": following\n\n");
           while (!stream.aborted && !stream.closed) {
             if (pending) {
               pending = false;
