@@ -100,7 +100,9 @@ export async function startDaemon(files: Record<string, string>, opts: { worker?
   if (process.env.WARDRIK_BENCH_DAEMON_NODE_OPTIONS) env.NODE_OPTIONS = process.env.WARDRIK_BENCH_DAEMON_NODE_OPTIONS;
 
   const t0 = performance.now();
-  const daemon = spawn(process.execPath, [BIN, "daemon"], { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
+  // WARDRIK_BENCH_DAEMON_FLAGS="--cpu-prof --cpu-prof-dir=DIR" profiles the daemon (flags NODE_OPTIONS refuses).
+  const flags = process.env.WARDRIK_BENCH_DAEMON_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const daemon = spawn(process.execPath, [...flags, BIN, "daemon"], { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   daemon.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
   const exited = new Promise<void>((resolve) => daemon.once("exit", () => resolve()));
@@ -144,8 +146,11 @@ export async function startDaemon(files: Record<string, string>, opts: { worker?
         worker.kill("SIGKILL");
         await gone;
       }
-      if (daemon.exitCode === null) daemon.kill("SIGKILL");
+      // SIGTERM first: a daemon run with --cpu-prof writes its profile on a clean exit.
+      if (daemon.exitCode === null) daemon.kill("SIGTERM");
+      const timer = setTimeout(() => daemon.kill("SIGKILL"), 10_000);
       await exited;
+      clearTimeout(timer);
       rmSync(root, { recursive: true, force: true });
     },
   };
