@@ -3,6 +3,12 @@ import { runInNewContext } from "node:vm";
 import type { AgentDriver } from "./agent-driver.js";
 import type { Runtime } from "./runtime.js";
 
+/** How many agents falling asleep make a burst worth a collection, and how long it must be quiet after it. */
+export interface MemoryCollectOptions {
+  afterSleeps: number;
+  quietMs: number;
+}
+
 /**
  * Puts agents to sleep after their idle_timeout: their driver stops, their
  * tools release what they held (MCP servers), and their state stays in the
@@ -13,11 +19,15 @@ export class SleepKeeper {
   private readonly sleeping = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private lastCollect = 0;
+  /** Agents put to sleep since the last collection, and when the latest one was. */
+  private sleptSinceCollect = 0;
+  private lastSlept = 0;
 
   constructor(
     private readonly rt: Runtime,
     private readonly drivers: Map<string, AgentDriver>,
     everyMs: number,
+    private readonly collect: MemoryCollectOptions = { afterSleeps: 100, quietMs: 6_000 },
   ) {
     this.timer = setInterval(() => void this.sleepIdle().catch(() => undefined), everyMs);
     this.timer.unref();
@@ -52,10 +62,27 @@ export class SleepKeeper {
       if (!asleep) this.sleeping.add(d.id);
       slept++;
     }
-    // Many agents just let go of their memory: collect now, so the process gives it back.
-    if (slept >= 100 && now - this.lastCollect > 10_000) {
+    if (slept > 0) {
+      this.sleptSinceCollect += slept;
+      this.lastSlept = now;
+    }
+    // Many agents let go of their memory. Collecting during the wave keeps the old generation from growing;
+    // collecting once it has been quiet a while is what gives memory back: V8 shrinks its young generation
+    // (grown to its maximum in a burst) only in a collection that finds little being allocated.
+    const quiet = now - this.lastSlept >= this.collect.quietMs;
+    if (this.sleptSinceCollect >= this.collect.afterSleeps && (quiet || now - this.lastCollect > 10_000)) {
       this.lastCollect = now;
+      if (quiet) this.sleptSinceCollect = 0;
+      const before = process.memoryUsage();
       collectGarbage();
+      if (quiet) {
+        const after = process.memoryUsage();
+        const mb = (n: number) => Math.round(n / 1e5) / 10;
+        this.rt.opts.log("debug", "memory collected after agents fell asleep", {
+          heap_total_mb: [mb(before.heapTotal), mb(after.heapTotal)],
+          rss_mb: [mb(before.rss), mb(after.rss)],
+        });
+      }
     }
   }
 }
