@@ -143,6 +143,10 @@ export class SqliteDb implements Db {
           continue;
         }
         for (const s of settled) s();
+        // A wave of transactions (a thousand messages at once) would otherwise hold the event loop until the
+        // last commits: between physical commits, let timers and sockets run (what queues meanwhile joins the
+        // next batch). A lone transaction never waits here.
+        if (this.pending.length > 0) await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.draining = false;
