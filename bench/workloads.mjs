@@ -18,7 +18,7 @@ export const WORKLOADS = {
   "W3-http": ["daemon-concurrent.js"],
   "W4-http": ["daemon-turns.js", "W4"],
   policy: ["policy.ts"],
-  tools: ["tools.ts"],
+  tools: ["tools.js"],
   mcp: ["mcp.ts"],
   faults: ["faults.ts"],
   recovery: ["recovery.ts"],
