@@ -14,6 +14,7 @@ export function keepDataJson(event: StoredEvent, json: string): void {
 /** The event as its CloudEvent JSON (without the daemon's own `agent` and `org` fields). */
 export function cloudEventJson(event: StoredEvent): string {
   const { agent: _agent, org: _org, data, ...head } = event;
+  if (data === undefined) return JSON.stringify(head);
   const json = dataJson.get(event) ?? JSON.stringify(data);
   // `head` always has fields (specversion, id, ...), so its JSON ends in `}` after at least one member.
   return `${JSON.stringify(head).slice(0, -1)},"data":${json}}`;
