@@ -5,7 +5,7 @@
 // (bench/dist copied into REF's tree, resolving REF's packages), so the workloads are the same; when the
 // harness cannot drive REF's in-process API, REF's own bench file runs instead (marked `ref_harness: own`).
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,7 +36,8 @@ try {
   const summary = {};
   for (const name of names) {
     const results = { current: [], ref: [] };
-    let refHarness = "current";
+    // The tsx workloads import the test kit of their own tree, so REF runs its own file of them.
+    let refHarness = WORKLOADS[name][0].endsWith(".ts") ? "own" : "current";
     for (let i = 0; i < runs; i++) {
       // Alternate which goes first, so drift in the machine's load falls on both.
       const order = i % 2 === 0 ? ["current", "ref"] : ["ref", "current"];
@@ -55,6 +56,7 @@ try {
           }
           const [file, ...wargs] = WORKLOADS[name];
           const own = join(dir, "bench", file.replace(/\.js$/, ".ts"));
+          if (!existsSync(own)) throw new Error(`${ref} has no bench/${file.replace(/\.js$/, ".ts")}`);
           results.ref.push(runWorkload(dir, ["--import", "tsx", own, ...wargs], [], refEnv));
         }
       }
