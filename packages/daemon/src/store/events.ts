@@ -1,5 +1,6 @@
 import { EVENT_TYPE_PREFIX, shortType } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
+import { keepDataJson } from "../events/event-json.js";
 import type { Db, Row, SqlValue } from "./db.js";
 
 export interface EventRow {
@@ -61,7 +62,7 @@ export function typeClause(types: readonly string[] | undefined, column = "type"
 }
 
 export function toEvent(r: EventRow): StoredEvent {
-  return {
+  const event: StoredEvent = {
     specversion: "1.0",
     id: r.id,
     source: `/orgs/${r.org}/agents/${r.agent_id}`,
@@ -75,4 +76,7 @@ export function toEvent(r: EventRow): StoredEvent {
     agent: r.agent_id,
     org: r.org,
   };
+  // A stream sending it builds its frame from the stored text instead of serialising the data again.
+  keepDataJson(event, r.data);
+  return event;
 }
