@@ -192,6 +192,14 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       if (!p)
         return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
       if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
+      for (const rule of p.policy.rules) {
+        if (!rule.judge) continue;
+        try {
+          modelFor(rule.judge.model);
+        } catch (err) {
+          return `${rule.source ?? `policies/${policyName}.yaml`}: judge.model "${rule.judge.model}": ${(err as Error).message}`;
+        }
+      }
     }
     const ref = def.model ?? config.model;
     if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
