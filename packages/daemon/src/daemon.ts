@@ -16,6 +16,7 @@ import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
+import { SlackService } from "./slack/slack-service.js";
 import { SecretStore } from "./store/secrets.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
@@ -103,6 +104,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
   for (const m of Object.values(config.models)) redactor.add(m.api_key);
   for (const s of config.subscribers ?? []) redactor.add(s.secret);
+  if (config.slack) {
+    redactor.add(config.slack.bot_token);
+    redactor.add(config.slack.signing_secret);
+  }
   const bus = new EventBus();
   // Events and stored messages carry no known secret value.
   const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data) });
@@ -127,6 +132,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean) => void>>();
+  // Made once the runtime exists; replies stream into Slack threads from the first delta on.
+  const integrations: { slack?: SlackService } = {};
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -144,6 +151,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     onDelta: (agentId, run, text, reset) => {
       const set = deltaListeners.get(agentId);
       if (set) for (const l of set) l(run, text, reset);
+      integrations.slack?.onDelta(run, text, reset);
     },
   };
 
@@ -174,6 +182,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
   const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs });
   lateAnswers.runtime = runtime;
+  if (config.slack) {
+    integrations.slack = new SlackService({ settings: config.slack, org: config.org, store, runtime, bus, log });
+  }
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>
@@ -228,6 +239,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     store,
     runtime,
     bus,
+    slack: integrations.slack,
     reload: syncAgents,
     describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
     describeTools: (row) => describeTools(row, registry),
@@ -270,6 +282,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   }
   // Recover once the server listens, so workers can reconnect while turns resume.
   await runtime.recover();
+  if (integrations.slack) {
+    for (const [channel, agent] of Object.entries(config.slack?.channels ?? {}))
+      if (!(await store.agents.byName(config.org, agent)))
+        log("warn", `config.yaml slack.channels: ${channel} names agent ${agent}, which does not exist`, { channel, agent });
+    await integrations.slack.start();
+  }
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
@@ -298,6 +316,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeIdleConnections();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        await integrations.slack?.close();
         log("info", "shutdown: telling workers the daemon is going away");
         await workers.close();
         log("info", "shutdown: stopping MCP servers");

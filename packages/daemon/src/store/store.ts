@@ -7,6 +7,7 @@ import type { Db } from "./db.js";
 import { EventsTable } from "./events.js";
 import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
+import { SlackTable } from "./slack.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
 import { TurnsTable } from "./turns.js";
@@ -37,6 +38,7 @@ export class Store {
   readonly events: EventsTable;
   readonly files: FilesTable;
   readonly tokens: TokensTable;
+  readonly slack: SlackTable;
   private readonly redact: (data: unknown) => unknown;
 
   constructor(
@@ -55,6 +57,7 @@ export class Store {
     this.events = new EventsTable(db);
     this.files = new FilesTable();
     this.tokens = new TokensTable(db, ids);
+    this.slack = new SlackTable(db);
     this.redact = options.redact ?? ((d) => d);
   }
 
