@@ -38,6 +38,8 @@ export interface SlackLoopback {
   messages: Map<string, PostedMessage>;
   /** Calls of one method, optionally only those for one message ts. */
   callsOf(method: string, ts?: string): SlackApiCall[];
+  /** Methods answered `{ ok: false, error: "fatal_error" }` (as when Slack has an outage) until set back to empty. */
+  failing: Set<string>;
   /** Waits until `find` returns something, from the recorded state. */
   waitFor<T>(find: () => T | undefined | false, what: string, timeoutMs?: number): Promise<T>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export interface SlackLoopback {
 export async function startSlackLoopback(botToken: string): Promise<SlackLoopback> {
   const calls: SlackApiCall[] = [];
   const messages = new Map<string, PostedMessage>();
+  const failing = new Set<string>();
   let counter = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -66,6 +69,7 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
       // Slack answers 200 with ok: false for a bad token.
       if (req.headers.authorization !== `Bearer ${botToken}`) return answer(200, { ok: false, error: "invalid_auth" });
       calls.push({ method, args, at });
+      if (failing.has(method)) return answer(200, { ok: false, error: "fatal_error" });
       const blocks = args.blocks as Record<string, unknown>[] | undefined;
       switch (method) {
         case "chat.postMessage": {
@@ -103,6 +107,7 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
     apiUrl: `http://127.0.0.1:${port}/api`,
     calls,
     messages,
+    failing,
     callsOf: (method, ts) => calls.filter((c) => c.method === method && (ts === undefined || c.args.ts === ts)),
     waitFor: (find, what, timeoutMs = 30_000) => waitFor(async () => find() || undefined, what, timeoutMs),
     async close() {
