@@ -165,8 +165,7 @@ describe("approvals in Slack", () => {
       await s.mention("epsilon", root);
       const asked = await s.p.waitForEvent(
         id,
-        (e) =>
-          short(e.type) === "approval.requested" && JSON.stringify(e.data.args).includes("epsilon"),
+        (e) => short(e.type) === "approval.requested" && JSON.stringify(e.data.args).includes("epsilon"),
       );
       await s.slack.waitFor(() => s.slack.callsOf("chat.postMessage").some((c) => c.args.thread_ts === root), "the post that fails");
       expect(asked.data.tool).toBe("files/write");
