@@ -54,6 +54,7 @@ const TAGS = [
   { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
   { name: "slack", description: "Slack's Events API and interactivity requests, signed by Slack instead of a bearer token" },
+  { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */

@@ -1,4 +1,4 @@
--- Slack (version 3). Never edit a shipped migration: add a new file.
+-- Slack (version 4). Never edit a shipped migration: add a new file.
 --
 -- Requests from Slack already taken: Slack sends an event again when it did
 -- not hear back in time, and one message can arrive twice (as app_mention
