@@ -23,6 +23,9 @@ export const POSTGRES_TEST_FILES = [
  */
 const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts", "packages/daemon/test/e2e/one-daemon.test.ts"];
 
+/** Files about several daemons sharing one database, which only PostgreSQL allows: they run once, on PostgreSQL. */
+const POSTGRES_ONLY_FILES = ["packages/daemon/test/e2e/slack-cluster.test.ts"];
+
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
   ssr: { resolve: { conditions: ["wardrik-source"] } },
@@ -38,6 +41,7 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
+          exclude: POSTGRES_ONLY_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
           typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
         },

@@ -198,7 +198,17 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, ownership: node.ownership });
   lateAnswers.runtime = runtime;
   if (config.slack) {
-    integrations.slack = new SlackService({ settings: config.slack, org: config.org, store, runtime, bus, log });
+    integrations.slack = new SlackService({
+      settings: config.slack,
+      org: config.org,
+      store,
+      runtime,
+      bus,
+      log,
+      node: node.node,
+      // Tests of a spawned daemon sweep more often than the default.
+      sweepMs: positiveNumber(env.WARDRIK_SLACK_SWEEP_MS),
+    });
   }
 
   /** Agent files, checked against the policies and models they name. */

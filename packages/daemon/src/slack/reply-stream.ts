@@ -3,7 +3,9 @@
  * then updated as the model streams, at most once per interval (a second),
  * and finally given the turn's reply. Requests go one at a time and the
  * interval runs from the end of one to the start of the next, so Slack never
- * sees two updates of a message closer than the interval.
+ * sees two updates of a message closer than the interval. The first post and
+ * the last word are claimed in the database, so in a cluster (or against a
+ * sweep finishing a reply whose node died) each happens once.
  */
 import type { Logger } from "../log/logger.js";
 import type { SlackTable } from "../store/slack.js";
@@ -18,6 +20,8 @@ export interface ReplyStreamDeps {
   table: SlackTable;
   log: Logger;
   now: () => Date;
+  /** The node the claims are held under. */
+  node: string;
   minIntervalMs: number;
 }
 
@@ -91,20 +95,37 @@ export class ReplyStream {
   }
 
   private async send(text: string, final: boolean): Promise<void> {
-    const { api, table, now } = this.deps;
+    const { api, table, now, node } = this.deps;
     const shown = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n… (the reply is longer; see the agent's events)` : text;
-    // A turn that resumed after a restart updates the message it posted before.
+    // A turn that resumed after a restart (or on another node) updates the message posted before.
     this.ts ??= (await table.message("reply", this.run))?.ts ?? undefined;
     if (this.ts === undefined) {
-      await table.claim(
-        { kind: "reply", ref: this.run, channel: this.thread.channel, threadTs: this.thread.threadTs, state: "streaming" },
-        now(),
-      );
-      this.ts = await api.post(this.thread.channel, this.thread.threadTs, shown);
+      const message = {
+        kind: "reply" as const,
+        ref: this.run,
+        channel: this.thread.channel,
+        threadTs: this.thread.threadTs,
+        state: "streaming",
+      };
+      // Another node is posting it (it drove the turn until a moment ago): a later update finds its ts.
+      if (!(await table.claim(message, node, now()))) return;
+      this.ts = await api.post(this.thread.channel, this.thread.threadTs, shown).catch(async (err: unknown) => {
+        await table.unclaim("reply", this.run);
+        throw err;
+      });
       await table.posted("reply", this.run, this.ts, now());
-    } else {
-      await api.update(this.thread.channel, this.ts, shown);
+      if (final) await table.setState("reply", this.run, "final", now());
+      return;
     }
-    if (final) await table.setState("reply", this.run, "final", now());
+    if (!final) return api.update(this.thread.channel, this.ts, shown);
+    // The last word, once: the sweep of another node may have given it already.
+    if (!(await table.claimUpdate("reply", this.run, "streaming", node, now()))) return;
+    try {
+      await api.update(this.thread.channel, this.ts, shown);
+    } catch (err) {
+      await table.dropClaim("reply", this.run, node);
+      throw err;
+    }
+    await table.setState("reply", this.run, "final", now());
   }
 }

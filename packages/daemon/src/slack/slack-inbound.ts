@@ -34,8 +34,6 @@ export interface SlackInboundOptions {
   now: () => Date;
   /** Identifies this daemon process in the table of taken requests. */
   owner: string;
-  /** Who clicked, by call, for the message that shows the decision. */
-  deciders: Map<string, string>;
 }
 
 export class SlackInbound {
@@ -110,13 +108,14 @@ export class SlackInbound {
       if (channel) await this.tell(channel, user, `There is no call ${callId} to decide.`, threadTs);
       return;
     }
-    this.o.deciders.set(callId, user);
+    // On the message before the decision commits: the node that shows the decision (maybe another one, after a crash) names them.
+    await this.o.store.slack.noteDecider(callId, user);
     try {
       if (action.action_id === APPROVE_ACTION) await this.o.runtime.approve(agent, callId);
       else await this.o.runtime.deny(agent, callId, `Denied in Slack by user ${user}.`);
       this.o.log("info", "a call was decided in Slack", { call: callId, user, verdict: action.action_id });
     } catch (err) {
-      this.o.deciders.delete(callId);
+      await this.o.store.slack.forgetDecider(callId, user);
       if (!WardrikError.isInstance(err) || (err.code !== "not_waiting" && err.code !== "not_found")) throw err;
       if (channel) await this.tell(channel, user, err.message, threadTs);
     }

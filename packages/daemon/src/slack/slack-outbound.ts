@@ -1,10 +1,12 @@
 /**
  * What Slack threads show of their conversations: each turn's reply
  * (streamed), each call that waits for approval (Block Kit, with buttons),
- * and each decision, wherever it was made. Driven by committed events and
- * live text deltas; what was posted where is kept in the database, so a
- * restarted daemon updates the messages it posted before and catches up on
- * what it could not do while stopped.
+ * and each decision, wherever it was made. Driven by the events this node
+ * commits (a cluster's other nodes handle theirs) and live text deltas. What
+ * was posted where is kept in the database, and each post or update is
+ * claimed there by one node first, so it happens once in a cluster. A sweep,
+ * at the start and then every `sweepMs`, does what nobody did: a post Slack
+ * refused, or the work of a node that stopped or died on the way.
  */
 import type { EventBus, StoredEvent } from "../events/event-bus.js";
 import type { Logger } from "../log/logger.js";
@@ -26,9 +28,14 @@ export interface SlackOutboundOptions {
   now: () => Date;
   /** Least time between two updates of a streamed reply (default a second). */
   minUpdateMs?: number;
-  /** Who clicked Approve or Deny in Slack, by call, until the decision's event arrives. */
-  deciders: Map<string, string>;
+  /** This node's name: what its claims are held under. */
+  node: string;
+  /** How often the sweep runs (default 30 s). */
+  sweepMs?: number;
 }
+
+/** A reply of a turn that ended this long ago without its last word is the sweep's to finish (its node is gone or failed). */
+const REPLY_GRACE_MS = 5_000;
 
 const PREFIX = "dev.wardrik.";
 
@@ -41,20 +48,40 @@ export class SlackOutbound {
   /** Work for one run, in the order its events came. */
   private readonly chains = new Map<string, Promise<void>>();
   private unsubscribe: (() => void) | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly o: SlackOutboundOptions) {}
 
-  start(): void {
+  /** Follows this node's events, and sweeps now and every `sweepMs`. */
+  async start(): Promise<void> {
+    // The bus carries the events this process committed; other nodes' events only poke it.
     this.unsubscribe = this.o.bus.subscribe("*", (e) => {
       if (e.org !== this.o.org || e.run === undefined) return;
       this.onEvent(e.run, e);
     });
+    await this.sweep();
+    this.sweepTimer = setInterval(() => void this.sweep(), this.o.sweepMs ?? 30_000);
+    this.sweepTimer.unref();
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweepTimer);
     this.unsubscribe?.();
+    await this.sweeping;
     for (const s of this.streams.values()) s.close();
     await Promise.allSettled([...this.chains.values()]);
+  }
+
+  /** One sweep at a time; a failed one is logged and the next tries again. */
+  sweep(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.sweeping ??= this.catchUp()
+      .catch((err: unknown) => this.o.log("warn", "Slack could not be brought up to date; trying again later", { err: String(err) }))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
   }
 
   /** A live text delta of a model reply (`reset`: the call is retried, drop what it streamed). */
@@ -68,23 +95,28 @@ export class SlackOutbound {
     });
   }
 
-  /** After a restart: posts approvals that were never posted, and shows decisions and replies that Slack missed. */
-  async catchUp(): Promise<void> {
-    for (const c of await this.o.store.slack.waitingWithoutMessage()) {
+  /** Posts approvals that were never posted, and shows decisions and replies that Slack missed. */
+  private async catchUp(): Promise<void> {
+    const now = this.o.now();
+    for (const c of await this.o.store.slack.waitingWithoutMessage(now)) {
+      if (this.closed) return;
       const thread = threadOf(c.conversation);
       if (c.org !== this.o.org || !thread || !this.o.channels.has(thread.channel)) continue;
       await this.postApproval(thread, { callId: c.call_id, agent: c.agent_name, tool: c.tool, args: c.args, reason: c.reason ?? "" });
     }
-    for (const m of await this.o.store.slack.decidedButOpen()) {
+    for (const m of await this.o.store.slack.decidedButOpen(now)) {
+      if (this.closed) return;
       const verdict = m.call_status === "denied" ? "denied" : m.call_status === "killed" ? "stopped" : "approved";
       const view = { callId: m.ref, agent: m.agent_name, tool: m.tool, args: m.args, reason: m.reason ?? "" };
       await this.showDecision(m, view, { verdict, by: m.decided_by ?? undefined, at: this.o.now() });
     }
-    for (const m of await this.o.store.slack.endedButStreaming()) {
+    for (const m of await this.o.store.slack.endedButStreaming(now, new Date(now.getTime() - REPLY_GRACE_MS))) {
+      if (this.closed) return;
       const text = m.turn_status === "completed" ? (m.turn_reply ?? "") : endText(m.turn_status, m.turn_reason ?? "");
       const stream = this.stream(m.ref, { channel: m.channel, threadTs: m.thread_ts });
       stream.finish(text);
       await stream.done;
+      this.forget(m.ref);
     }
   }
 
@@ -134,21 +166,16 @@ export class SlackOutbound {
   }
 
   private async postApproval(thread: SlackThread, view: WaitingCallView): Promise<void> {
-    const { api, store, now, log } = this.o;
-    if (
-      !(await store.slack.claim(
-        { kind: "approval", ref: view.callId, channel: thread.channel, threadTs: thread.threadTs, state: "open" },
-        now(),
-      ))
-    )
-      return;
+    const { api, store, now, log, node } = this.o;
+    const message = { kind: "approval" as const, ref: view.callId, channel: thread.channel, threadTs: thread.threadTs, state: "open" };
+    if (!(await store.slack.claim(message, node, now()))) return;
     const { text, blocks } = approvalMessage(view);
     try {
       const ts = await api.post(thread.channel, thread.threadTs, text, blocks);
       await store.slack.posted("approval", view.callId, ts, now());
     } catch (err) {
       await store.slack.unclaim("approval", view.callId);
-      log("warn", "a call waiting for approval could not be posted in Slack; it is tried again at the next start", {
+      log("warn", "a call waiting for approval could not be posted in Slack; the next sweep tries again", {
         call: view.callId,
         err: String(err),
       });
@@ -156,26 +183,25 @@ export class SlackOutbound {
   }
 
   private async decided(callId: string, verdict: Decision["verdict"], at: Date): Promise<void> {
-    const by = this.o.deciders.get(callId);
-    this.o.deciders.delete(callId);
     const row = await this.o.store.slack.message("approval", callId);
     if (!row?.ts || row.state === "decided") return;
     const call = await this.o.store.calls.get(callId);
     if (!call) return;
     const view = { callId, agent: await this.agentName(call.agent_id), tool: call.tool, args: call.args, reason: call.reason ?? "" };
-    await this.showDecision(row, view, { verdict, by, at });
+    // A click in Slack noted its user on the message before the decision committed.
+    await this.showDecision(row, view, { verdict, by: row.decided_by ?? undefined, at });
   }
 
   private async showDecision(row: SlackMessageRow, view: WaitingCallView, decision: Decision): Promise<void> {
-    const { api, store, now, log } = this.o;
-    if (!row.ts) return;
+    const { api, store, now, log, node } = this.o;
+    if (!row.ts || !(await store.slack.claimUpdate("approval", row.ref, "open", node, now()))) return;
     const { text, blocks } = approvalMessage(view, decision);
     try {
       await api.update(row.channel, row.ts, text, blocks);
       await store.slack.setState("approval", row.ref, "decided", now(), decision.by);
     } catch (err) {
-      // Still open in the database: the next start tries again.
-      if (decision.by) await store.slack.setState("approval", row.ref, "open", now(), decision.by);
+      // Still open in the database: the next sweep tries again.
+      await store.slack.dropClaim("approval", row.ref, node);
       log("warn", "a decision could not be shown in Slack", { call: row.ref, err: String(err) });
     }
   }
@@ -183,8 +209,8 @@ export class SlackOutbound {
   private stream(run: string, thread: SlackThread): ReplyStream {
     let s = this.streams.get(run);
     if (!s) {
-      const { api, store, log, now } = this.o;
-      s = new ReplyStream(run, thread, { api, table: store.slack, log, now, minIntervalMs: this.o.minUpdateMs ?? 1000 });
+      const { api, store, log, now, node } = this.o;
+      s = new ReplyStream(run, thread, { api, table: store.slack, log, now, node, minIntervalMs: this.o.minUpdateMs ?? 1000 });
       this.streams.set(run, s);
     }
     return s;

@@ -21,6 +21,10 @@ export interface SlackServiceOptions {
   runtime: Runtime;
   bus: EventBus;
   log: Logger;
+  /** This daemon's node name (one node on SQLite): Slack work is claimed under it. */
+  node: string;
+  /** How often Slack is brought up to date with what nobody could do at once (default 30 s). */
+  sweepMs?: number;
   now?: () => Date;
 }
 
@@ -34,16 +38,20 @@ export class SlackService {
     this.secret = o.settings.signing_secret;
     this.now = o.now ?? (() => new Date());
     const api = new SlackApi({ token: o.settings.bot_token, apiUrl: o.settings.api_url, log: o.log });
-    const deciders = new Map<string, string>();
-    const common = { store: o.store, org: o.org, api, log: o.log, now: this.now, deciders };
-    this.inbound = new SlackInbound({ ...common, settings: o.settings, runtime: o.runtime, owner: randomUUID() });
-    this.outbound = new SlackOutbound({ ...common, bus: o.bus, channels: new Set(Object.keys(o.settings.channels)) });
+    const common = { store: o.store, org: o.org, api, log: o.log, now: this.now };
+    this.inbound = new SlackInbound({ ...common, settings: o.settings, runtime: o.runtime, owner: `${o.node}/${randomUUID()}` });
+    this.outbound = new SlackOutbound({
+      ...common,
+      bus: o.bus,
+      channels: new Set(Object.keys(o.settings.channels)),
+      node: o.node,
+      ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
+    });
   }
 
-  /** Follows the agents' events; then shows in Slack what it could not while the daemon was stopped. */
-  async start(): Promise<void> {
-    this.outbound.start();
-    await this.outbound.catchUp();
+  /** Follows the agents' events, and shows in Slack what could not be shown while the daemon was stopped. */
+  start(): Promise<void> {
+    return this.outbound.start();
   }
 
   close(): Promise<void> {

@@ -1,7 +1,10 @@
-/** The Slack tables on the run's dialect (SQLite, PostgreSQL): requests taken once, taken over from a process that stopped, messages claimed once. */
+/**
+ * The Slack tables on the run's dialect (SQLite, PostgreSQL): requests taken once, taken over from a process that stopped,
+ * messages posted and updated under one node's claim, which another node takes over once it runs out.
+ */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Db } from "../../src/store/db.js";
-import { SlackTable, TAKEN_BY_OTHER_MS } from "../../src/store/slack.js";
+import { CLAIM_MS, SlackTable, TAKEN_BY_OTHER_MS } from "../../src/store/slack.js";
 import { openTestDb, TEST_DIALECT } from "../helpers/test-database.js";
 
 const open: Db[] = [];
@@ -61,10 +64,10 @@ describe(`SlackTable on ${TEST_DIALECT}`, () => {
   it("claims a message to post once; a failed post can be claimed again; the ts and state are kept", async () => {
     const t = await table();
     const m = { kind: "approval" as const, ref: "call_1", channel: "C1", threadTs: "1.1", state: "open" };
-    expect(await t.claim(m, t0)).toBe(true);
-    expect(await t.claim(m, t0)).toBe(false);
+    expect(await t.claim(m, "a", t0)).toBe(true);
+    expect(await t.claim(m, "a", t0)).toBe(false);
     await t.unclaim("approval", "call_1");
-    expect(await t.claim(m, t0)).toBe(true);
+    expect(await t.claim(m, "a", t0)).toBe(true);
     await t.posted("approval", "call_1", "1.2", t0);
     await t.unclaim("approval", "call_1"); // a posted message is not given up
     await t.setState("approval", "call_1", "decided", later(5), "U1");
@@ -76,5 +79,54 @@ describe(`SlackTable on ${TEST_DIALECT}`, () => {
       decided_by: "U1",
     });
     expect(await t.message("reply", "call_1")).toBeUndefined();
+  });
+
+  it("two nodes claiming one post at the same moment: one wins; a dead node's claim is taken over once it runs out", async () => {
+    const t = await table();
+    const m = { kind: "reply" as const, ref: "run_1", channel: "C1", threadTs: "1.1", state: "streaming" };
+    const both = await Promise.all([t.claim(m, "a", t0), t.claim(m, "b", t0)]);
+    expect(both.filter(Boolean)).toHaveLength(1);
+    const winner = both[0] ? "a" : "b";
+    const loser = winner === "a" ? "b" : "a";
+    // The winner died before it posted: its claim holds until it runs out, then the other node posts.
+    expect(await t.claim(m, loser, later(CLAIM_MS - 1))).toBe(false);
+    expect(await t.claim(m, loser, later(CLAIM_MS + 1))).toBe(true);
+    expect(await t.message("reply", "run_1")).toMatchObject({ claimed_by: loser, ts: null });
+    await t.posted("reply", "run_1", "1.2", later(CLAIM_MS + 2));
+    // Posted: no node posts it again, however old the claim.
+    expect(await t.claim(m, winner, later(10 * CLAIM_MS))).toBe(false);
+    expect(await t.message("reply", "run_1")).toMatchObject({ ts: "1.2", claimed_by: null });
+  });
+
+  it("an update of a posted message is claimed by one node while in its state; a dropped claim may be taken again", async () => {
+    const t = await table();
+    const m = { kind: "approval" as const, ref: "call_2", channel: "C1", threadTs: "1.1", state: "open" };
+    expect(await t.claimUpdate("approval", "call_2", "open", "a", t0)).toBe(false); // nothing posted yet
+    await t.claim(m, "a", t0);
+    await t.posted("approval", "call_2", "1.3", t0);
+    const both = await Promise.all([
+      t.claimUpdate("approval", "call_2", "open", "a", t0),
+      t.claimUpdate("approval", "call_2", "open", "b", t0),
+    ]);
+    expect(both.filter(Boolean)).toHaveLength(1);
+    const winner = both[0] ? "a" : "b";
+    await t.dropClaim("approval", "call_2", winner);
+    expect(await t.claimUpdate("approval", "call_2", "open", "b", later(1))).toBe(true);
+    await t.setState("approval", "call_2", "decided", later(2));
+    // Decided: no node updates it as open again, even after the claim would have run out.
+    expect(await t.claimUpdate("approval", "call_2", "open", "a", later(10 * CLAIM_MS))).toBe(false);
+    expect(await t.message("approval", "call_2")).toMatchObject({ state: "decided", claimed_by: null });
+  });
+
+  it("keeps who clicked a decision on the open message, and forgets them when their click decided nothing", async () => {
+    const t = await table();
+    await t.claim({ kind: "approval", ref: "call_3", channel: "C1", threadTs: "1.1", state: "open" }, "a", t0);
+    await t.posted("approval", "call_3", "1.4", t0);
+    await t.noteDecider("call_3", "U1");
+    expect((await t.message("approval", "call_3"))?.decided_by).toBe("U1");
+    await t.forgetDecider("call_3", "U2"); // someone else's failed click leaves U1
+    expect((await t.message("approval", "call_3"))?.decided_by).toBe("U1");
+    await t.forgetDecider("call_3", "U1");
+    expect((await t.message("approval", "call_3"))?.decided_by).toBeNull();
   });
 });

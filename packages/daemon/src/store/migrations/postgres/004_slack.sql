@@ -16,6 +16,8 @@ CREATE TABLE slack_messages (
   ts TEXT,
   state TEXT NOT NULL,
   decided_by TEXT,
+  claimed_by TEXT,
+  claimed_until TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (kind, ref)

@@ -17,6 +17,10 @@ CREATE INDEX slack_requests_received ON slack_requests (received_at);
 -- `ref` the turn's run) or a call waiting for approval (`kind` approval,
 -- `ref` the call). `ts` is Slack's ID of the message, NULL until posted;
 -- `state` is streaming/final for replies and open/decided for approvals.
+-- `decided_by` is the Slack user who clicked Approve or Deny. Posting or
+-- updating a message is claimed first by one node of a cluster
+-- (`claimed_by`, until `claimed_until`): a node that dies holding a claim
+-- loses it when the time passes, and another node does the work.
 CREATE TABLE slack_messages (
   kind TEXT NOT NULL,
   ref TEXT NOT NULL,
@@ -25,6 +29,8 @@ CREATE TABLE slack_messages (
   ts TEXT,
   state TEXT NOT NULL,
   decided_by TEXT,
+  claimed_by TEXT,
+  claimed_until TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (kind, ref)
