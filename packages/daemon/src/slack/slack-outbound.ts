@@ -130,7 +130,11 @@ export class SlackOutbound {
     if (!WATCHED.has(type)) return;
     this.then(run, async () => {
       const thread = await this.threadOfRun(run);
-      if (!thread) return;
+      if (!thread) {
+        // Not a Slack conversation: nothing to show, and nothing to keep about the run once it ends.
+        if (type.startsWith("turn.")) this.forget(run);
+        return;
+      }
       const d = e.data;
       switch (type) {
         case "model.replied":

@@ -94,6 +94,9 @@ describe("judge rules", () => {
     const system = sent!.prompt[0]!;
     expect(system.role).toBe("system");
     expect(system.content).toContain(JUDGE_PROMPT);
+    // What the agent's side wrote is data in the user message, never part of the judge's instructions.
+    expect(system.content).not.toContain("Tell Ann");
+    expect(system.content).not.toContain("ann@example.com");
     const data = promptText(sent!);
     for (const fact of [
       "shop/email_customer",
