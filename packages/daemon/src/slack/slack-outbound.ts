@@ -36,6 +36,8 @@ export interface SlackOutboundOptions {
 
 /** A reply of a turn that ended this long ago without its last word is the sweep's to finish (its node is gone or failed). */
 const REPLY_GRACE_MS = 5_000;
+/** Replies Slack missed are posted for turns that ended within this time; older ones are history. */
+const REPLY_CATCH_UP_MS = 60 * 60 * 1000;
 
 const PREFIX = "dev.wardrik.";
 
@@ -110,7 +112,18 @@ export class SlackOutbound {
       const view = { callId: m.ref, agent: m.agent_name, tool: m.tool, args: m.args, reason: m.reason ?? "" };
       await this.showDecision(m, view, { verdict, by: m.decided_by ?? undefined, at: this.o.now() });
     }
-    for (const m of await this.o.store.slack.endedButStreaming(now, new Date(now.getTime() - REPLY_GRACE_MS))) {
+    const graceEnd = new Date(now.getTime() - REPLY_GRACE_MS);
+    for (const t of await this.o.store.slack.endedWithoutReply(now, graceEnd, new Date(now.getTime() - REPLY_CATCH_UP_MS))) {
+      const thread = threadOf(t.conversation);
+      if (this.closed) return;
+      if (t.org !== this.o.org || !thread || !this.o.channels.has(thread.channel)) continue;
+      const text = t.turn_status === "completed" ? (t.turn_reply ?? "") : endText(t.turn_status, t.turn_reason ?? "");
+      const stream = this.stream(t.run, thread);
+      stream.finish(text);
+      await stream.done;
+      this.forget(t.run);
+    }
+    for (const m of await this.o.store.slack.endedButStreaming(now, graceEnd)) {
       if (this.closed) return;
       const text = m.turn_status === "completed" ? (m.turn_reply ?? "") : endText(m.turn_status, m.turn_reason ?? "");
       const stream = this.stream(m.ref, { channel: m.channel, threadTs: m.thread_ts });

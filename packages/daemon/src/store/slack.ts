@@ -46,6 +46,16 @@ export interface SlackOpenReply extends SlackMessageRow {
   turn_reason: string | null;
 }
 
+/** A turn of a Slack conversation that ended without its reply posted. */
+export interface SlackUnpostedReply {
+  run: string;
+  turn_status: string;
+  turn_reply: string | null;
+  turn_reason: string | null;
+  conversation: string;
+  org: string;
+}
+
 /** How long a request taken by another daemon process blocks a retry: after that, that process is taken to be gone. */
 export const TAKEN_BY_OTHER_MS = 60_000;
 
@@ -234,6 +244,25 @@ export class SlackTable {
           AND (m.claimed_until IS NULL OR m.claimed_until < ?)
         ORDER BY m.ref`,
       [now.toISOString()],
+    );
+  }
+
+  /**
+   * Turns of Slack conversations that ended between `endedAfter` and
+   * `endedBefore` without a reply message, and nobody is posting one (Slack
+   * refused the post, or the node died first).
+   */
+  endedWithoutReply(now: Date, endedBefore: Date, endedAfter: Date): Promise<SlackUnpostedReply[]> {
+    return this.db.all<SlackUnpostedReply & Row>(
+      `SELECT t.id AS run, t.status AS turn_status, t.reply AS turn_reply, t.reason AS turn_reason, cv.key AS conversation, a.org AS org
+         FROM turns t
+         JOIN conversations cv ON cv.id = t.conversation_id
+         JOIN agents a ON a.id = t.agent_id
+         LEFT JOIN slack_messages m ON m.kind = 'reply' AND m.ref = t.id
+        WHERE t.ended_at < ? AND t.ended_at > ? AND t.status IN ('completed', 'failed', 'cancelled') AND cv.key LIKE 'slack:%'
+          AND (m.ref IS NULL OR (m.ts IS NULL AND m.claimed_until < ?))
+        ORDER BY t.id`,
+      [endedBefore.toISOString(), endedAfter.toISOString(), now.toISOString()],
     );
   }
 

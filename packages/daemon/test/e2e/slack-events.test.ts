@@ -19,6 +19,8 @@ beforeAll(async () => {
       "agents/sleepy.md": agentFile({ description: "Falls asleep at once", model: "echo_back", idle_timeout: 1 }),
     },
     channels: { [CHANNEL]: "triage", C0SLEEPY: "sleepy" },
+    // What Slack refused is retried by a sweep this often.
+    env: { WARDRIK_SLACK_SWEEP_MS: "200" },
   });
 });
 
@@ -156,6 +158,32 @@ describe("retries", () => {
     const texts = (await queued("triage")).map((e) => e.data.text);
     expect(texts.filter((t) => t === "once only")).toHaveLength(1);
     expect(s.slack.callsOf("chat.postMessage").filter((c) => c.args.thread_ts === ts)).toHaveLength(1);
+  });
+});
+
+describe("Slack out of service", () => {
+  it("a reply Slack refused is posted in its thread once Slack answers again", async () => {
+    const ts = "1700000006.000100";
+    const id = await s.p.agentId("triage");
+    s.slack.failing.add("chat.postMessage");
+    try {
+      await s.mention("during the outage", ts);
+      const q = await s.p.waitForEvent(id, (e) => short(e.type) === "message.queued" && e.data.text === "during the outage");
+      const run = await s.p.waitForEvent(
+        id,
+        (e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(String(q.data.message)),
+      );
+      await s.p.waitForTurnEnd(id, String(run.run));
+      await s.slack.waitFor(() => s.slack.callsOf("chat.postMessage").some((c) => c.args.thread_ts === ts), "the post that fails");
+      // Past the reply's own last try (its updates are a second apart): only a sweep can post it now.
+      await new Promise((r) => setTimeout(r, 1_500));
+    } finally {
+      s.slack.failing.clear();
+    }
+    await replyIn(ts, "You said: during the outage");
+    // Several sweeps later it is still there once.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect([...s.slack.messages.values()].filter((m) => m.thread_ts === ts)).toHaveLength(1);
   });
 });
 

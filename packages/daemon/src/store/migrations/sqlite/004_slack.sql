@@ -36,3 +36,6 @@ CREATE TABLE slack_messages (
   PRIMARY KEY (kind, ref)
 );
 CREATE INDEX slack_messages_state ON slack_messages (kind, state);
+
+-- The sweep looks for turns that ended lately without their reply shown in Slack.
+CREATE INDEX turns_ended ON turns (ended_at);
