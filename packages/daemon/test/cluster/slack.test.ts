@@ -6,7 +6,7 @@
  * restart. PostgreSQL only: SQLite holds one daemon.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentFile, freePort, short, sleep, waitFor, type WireEvent } from "../helpers/spawn-daemon.js";
+import { agentFile, short, sleep, waitFor, type WireEvent } from "../helpers/spawn-daemon.js";
 import { buttonClick, messageEvent, sendAsSlack, type PostedMessage } from "../helpers/slack-loopback.js";
 import { APPROVER, CHANNEL, createSlackProject, SIGNING_SECRET, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
 
@@ -22,6 +22,7 @@ const POLICY = `rules:
     reason: Writing needs a person's OK.
 `;
 const SWEEP = { WARDRIK_SLACK_SWEEP_MS: "200" };
+const LISTENING = /wardrik daemon listening on (http:\/\/[^\s"]+)/;
 
 let s: SlackProject;
 /** The second node's base URL. */
@@ -36,15 +37,12 @@ beforeAll(async () => {
     },
     env: SWEEP,
   });
-  // The same project (config.yaml, database, secrets), a second daemon: node-b.
-  const port = await freePort();
-  const node = s.p.spawnCli(["daemon", "--node", "node-b", "--port", String(port)], { env: SWEEP });
-  b = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => (await fetch(`${b}/v1/health`).catch(() => undefined))?.ok || undefined,
-    `node-b to answer (stderr: ${node.stderr()})`,
-    30_000,
-  );
+  // The same project (config.yaml, database, secrets), a second daemon: node-b, on a port the system picks (a port
+  // chosen beforehand could meanwhile be written into another test's config).
+  const node = s.p.spawnCli(["daemon", "--node", "node-b", "--port", "0"], { env: SWEEP });
+  await node.waitForOutput((out, err) => LISTENING.test(out + err));
+  b = LISTENING.exec(node.stdout() + node.stderr())![1]!;
+  await waitFor(async () => (await fetch(`${b}/v1/health`).catch(() => undefined))?.ok || undefined, "node-b to answer", 30_000);
 });
 
 const atNode = (url: string) => ({
