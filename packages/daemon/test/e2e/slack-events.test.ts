@@ -190,6 +190,8 @@ describe("Slack out of service", () => {
 describe("an agent asleep when the mention arrives", () => {
   it("is woken by it and answers in the thread", async () => {
     const id = await s.p.agentId("sleepy");
+    // A first message wakes it; a second after that it falls asleep (idle_timeout 1).
+    await s.p.send("sleepy", "before Slack");
     await s.p.waitForEvent(id, (e) => short(e.type) === "agent.asleep", 30_000);
     const show = await s.p.cli(["ls", "--json"]);
     expect(JSON.parse(show.stdout)).toContainEqual(expect.objectContaining({ name: "sleepy", status: "asleep" }));
@@ -204,6 +206,8 @@ describe("an agent asleep when the mention arrives", () => {
     const events = await s.p.events(id);
     const types = events.map((e) => short(e.type));
     expect(types.lastIndexOf("agent.awake")).toBeGreaterThan(types.lastIndexOf("agent.asleep"));
-    expect(events.find((e) => short(e.type) === "message.queued")?.data.conversation).toBe(`slack:C0SLEEPY:${ts}`);
+    expect(events.find((e) => short(e.type) === "message.queued" && e.data.text === "wake up")?.data.conversation).toBe(
+      `slack:C0SLEEPY:${ts}`,
+    );
   });
 });
