@@ -18,6 +18,7 @@ import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
+import { SlackService } from "./slack/slack-service.js";
 import { SecretStore } from "./store/secrets.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
 import { DatabaseLock } from "./store/database-lock.js";
@@ -110,6 +111,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
   for (const m of Object.values(config.models)) redactor.add(m.api_key);
   for (const s of config.subscribers ?? []) redactor.add(s.secret);
+  if (config.slack) {
+    redactor.add(config.slack.bot_token);
+    redactor.add(config.slack.signing_secret);
+  }
   const bus = new EventBus();
   // Events and stored messages carry no known secret value.
   const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data) });
@@ -134,6 +139,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean, retry?: ModelRetry) => void>>();
+  // Made once the runtime exists; replies stream into Slack threads from the first delta on.
+  const integrations: { slack?: SlackService } = {};
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -153,6 +160,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       // A provider's error text can quote a key: it reaches followers redacted.
       const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
       if (set) for (const l of set) l(run, text, reset, said);
+      integrations.slack?.onDelta(run, text, reset);
     },
   };
 
@@ -190,6 +198,19 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
   const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, ownership: node.ownership });
   lateAnswers.runtime = runtime;
+  if (config.slack) {
+    integrations.slack = new SlackService({
+      settings: config.slack,
+      org: config.org,
+      store,
+      runtime,
+      bus,
+      log,
+      node: node.node,
+      // Tests of a spawned daemon sweep more often than the default.
+      sweepMs: positiveNumber(env.WARDRIK_SLACK_SWEEP_MS),
+    });
+  }
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>
@@ -208,6 +229,14 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       if (!p)
         return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
       if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
+      for (const rule of p.policy.rules) {
+        if (!rule.judge) continue;
+        try {
+          modelFor(rule.judge.model);
+        } catch (err) {
+          return `${rule.source ?? `policies/${policyName}.yaml`}: judge.model "${rule.judge.model}": ${(err as Error).message}`;
+        }
+      }
     }
     const ref = def.model ?? config.model;
     if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
@@ -238,6 +267,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     store,
     runtime,
     bus,
+    slack: integrations.slack,
     reload: syncAgents,
     describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
     describeTools: (row) => describeTools(row, registry),
@@ -285,6 +315,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // other live nodes drive stay theirs; the node's loops take over those whose owner died.
   await runtime.recover({ recount: !node.clustered });
   await node.start(runtime, advertisedUrl(config.cluster?.advertise, options.host ?? config.listen.host, port));
+  if (integrations.slack) {
+    for (const [channel, agent] of Object.entries(config.slack?.channels ?? {}))
+      if (!(await store.agents.byName(config.org, agent)))
+        log("warn", `config.yaml slack.channels: ${channel} names agent ${agent}, which does not exist`, { channel, agent });
+    await integrations.slack.start();
+  }
   lock?.describe({ url });
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
@@ -311,6 +347,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeIdleConnections();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        await integrations.slack?.close();
         // Its agents go to the other nodes at once, rather than after the lease.
         await node.close(true);
         log("info", "shutdown: telling workers the daemon is going away");

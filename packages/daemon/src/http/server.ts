@@ -20,6 +20,7 @@ import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
+import { registerSlackRoutes } from "../slack/slack-routes.js";
 
 export { listen } from "./http-listener.js";
 export { MAX_BODY_BYTES } from "./limits.js";
@@ -101,5 +102,6 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   if (svc.cluster) registerClusterRoutes(routes, svc.cluster);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerSlackRoutes(routes, svc);
   return { app, routes };
 }

@@ -2,6 +2,7 @@ import type { AgentDetail, AgentTools, ModelRetry, ToolPatternProblem, TurnView 
 import type { ClusterCallHost } from "./cluster-routes.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { SlackService } from "../slack/slack-service.js";
 import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
 
@@ -16,6 +17,8 @@ export interface ApiServices {
   secrets: SecretStore;
   runtime: Runtime;
   bus: EventBus;
+  /** Set when config.yaml has a slack: section. */
+  slack?: SlackService | undefined;
   /** `warnings`: tool patterns of the loaded agents that match nothing. */
   reload(): Promise<{
     added: string[];

@@ -10,6 +10,7 @@ import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
 import { LeasesTable } from "./leases.js";
 import { NodesTable } from "./nodes.js";
+import { SlackTable } from "./slack.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
 import { TurnsTable } from "./turns.js";
@@ -48,6 +49,7 @@ export class Store {
   readonly tokens: TokensTable;
   readonly leases: LeasesTable;
   readonly nodes: NodesTable;
+  readonly slack: SlackTable;
   private readonly redact: (data: unknown) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
 
@@ -69,6 +71,7 @@ export class Store {
     this.tokens = new TokensTable(db, ids);
     this.leases = new LeasesTable(db);
     this.nodes = new NodesTable(db);
+    this.slack = new SlackTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
   }

@@ -38,6 +38,8 @@ export interface LoopbackReply {
   headers?: Record<string, string>;
   /** Written piece by piece (a short pause between pieces), so clients see split chunks. */
   pieces: string[];
+  /** The pause between pieces in ms (default 5): longer pauses make a reply stream over time. */
+  pauseMs?: number;
 }
 
 export type LoopbackHandler = (req: ReceivedRequest, index: number) => LoopbackReply | Promise<LoopbackReply>;
@@ -78,7 +80,7 @@ export async function startOpenAiLoopback(handler?: LoopbackHandler): Promise<Op
           });
           for (const piece of reply.pieces) {
             res.write(piece);
-            await new Promise((r) => setTimeout(r, 5));
+            await new Promise((r) => setTimeout(r, reply.pauseMs ?? 5));
           }
           res.end();
         } catch (err) {
