@@ -2,7 +2,7 @@ import type { Db, Row, Tx } from "./db.js";
 
 export type SlackMessageKind = "reply" | "approval";
 
-/** A message Wardrik posted in a Slack thread (see migrations/sqlite/004_slack.sql). */
+/** A message Wardrik posted in a Slack thread (see migrations/sqlite/005_slack.sql). */
 export interface SlackMessageRow {
   kind: SlackMessageKind;
   ref: string;

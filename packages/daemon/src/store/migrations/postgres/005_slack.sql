@@ -1,5 +1,5 @@
 -- Slack (version 4, PostgreSQL). Never edit a shipped migration: add a new file.
--- See sqlite/004_slack.sql for what each table holds.
+-- See sqlite/005_slack.sql for what each table holds.
 CREATE TABLE slack_requests (
   key TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
