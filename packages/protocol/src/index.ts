@@ -18,6 +18,7 @@ export {
   ConversationKey,
   ConversationList,
   AgentTools,
+  ApproveBody,
   CreateAgentBody,
   CreateTokenBody,
   CreatedToken,
@@ -76,3 +77,4 @@ export {
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
+export { ConsoleLink, ConsoleSession, ConsoleSessionBody, WhoAmI } from "./console.js";

@@ -175,8 +175,10 @@ export class DaemonClient {
     call: string,
     verb: "kill" | "approve" | "deny",
     reason?: string,
+    args?: Record<string, unknown>,
   ): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
+    const body = reason ? { reason } : args ? { arguments: args } : {};
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, body);
   }
 
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
