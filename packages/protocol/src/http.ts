@@ -88,6 +88,7 @@ export const AgentDetail = AgentSummary.extend({
   context_window: z.number().int().optional(),
   instructions: z.string(),
   file: z.string().optional(),
+  last_activity_at: z.string().optional().describe("When the agent's latest event happened"),
   conversations: z.array(z.object({ id: z.string(), key: z.string(), status: z.string() })),
   waiting_calls: z.array(
     z.object({

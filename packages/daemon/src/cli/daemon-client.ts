@@ -181,6 +181,11 @@ export class DaemonClient {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, body);
   }
 
+  /** A one-time sign-in link for the web console, made for this client's token. */
+  createConsoleLink(): Promise<{ url: string; expires_at: string }> {
+    return this.request("POST", "/v1/console/links", {});
+  }
+
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
     return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
   }

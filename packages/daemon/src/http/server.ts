@@ -7,6 +7,8 @@ import { registerAdminRoutes } from "./admin-routes.js";
 import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { serveConsole } from "./console-files.js";
+import { registerConsoleRoutes } from "./console-routes.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { idempotency } from "./idempotency.js";
@@ -97,5 +99,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerFeedRoutes(routes, svc);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerConsoleRoutes(routes, svc, opts.authenticate);
+  serveConsole(app);
   return { app, routes };
 }
