@@ -1,7 +1,7 @@
 import type { Db } from "./db.js";
 
 /**
- * One-time sign-in links of the web console (`console_links`, 003_console.sql).
+ * One-time sign-in links of the web console (`console_links`, 004_console.sql).
  * A row holds the hash of a link's code and the token sealed under a key only
  * the code gives; using a link deletes its row, so it works once.
  */

@@ -1,4 +1,4 @@
--- Version 3 (PostgreSQL): see sqlite/003_console.sql for why each change is made.
+-- Version 4 (PostgreSQL): see sqlite/004_console.sql for why each change is made.
 ALTER TABLE calls ADD COLUMN original_args TEXT;
 
 CREATE TABLE console_links (
