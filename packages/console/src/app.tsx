@@ -30,13 +30,17 @@ export function App() {
     signInWithCode(code).then(signedIn, (e: unknown) => setNotice(messageOf(e)));
   }, [code]);
 
-  // After a reload the session is known but not the orgs the admin token may switch to.
-  useEffect(() => {
-    if (!session || code !== undefined) return;
+  // The orgs the admin token may switch to: unknown after a reload, and an org made since signing in must show, so the
+  // switch asks again when it gets the focus.
+  const refreshOrgs = () => {
+    if (!session) return;
     signInWithToken(session.token).then(
       (r) => setOrgs(r.orgs),
       () => undefined,
     );
+  };
+  useEffect(() => {
+    if (code === undefined) refreshOrgs();
   }, [session?.token]);
 
   const signOut = (why?: string) => {
@@ -51,6 +55,7 @@ export function App() {
       key={session.org}
       session={session}
       orgs={orgs}
+      onRefreshOrgs={refreshOrgs}
       onSwitchOrg={(org) => {
         const next = { ...session, org };
         saveSession(next);
@@ -65,11 +70,12 @@ export function App() {
 interface ShellProps {
   session: Session;
   orgs: string[];
+  onRefreshOrgs: () => void;
   onSwitchOrg: (org: string) => void;
   onSignOut: (why?: string) => void;
 }
 
-function Shell({ session, orgs, onSwitchOrg, onSignOut }: ShellProps) {
+function Shell({ session, orgs, onRefreshOrgs, onSwitchOrg, onSignOut }: ShellProps) {
   const api = useMemo(() => new Api(session, () => onSignOut("The token is no longer valid; sign in again.")), [session]);
   const feed = useMemo(() => new OrgFeed(api), [api]);
   const [feedState, setFeedState] = useState<StreamState>("connecting");
@@ -104,7 +110,7 @@ function Shell({ session, orgs, onSwitchOrg, onSignOut }: ShellProps) {
             {session.admin ? (
               <label class="org-switch">
                 Org
-                <select value={session.org} onChange={(e) => onSwitchOrg((e.target as HTMLSelectElement).value)}>
+                <select value={session.org} onFocus={onRefreshOrgs} onChange={(e) => onSwitchOrg((e.target as HTMLSelectElement).value)}>
                   {[...new Set([...orgs, session.org])].sort().map((o) => (
                     <option key={o} value={o}>
                       {o}

@@ -29,8 +29,10 @@ const PAGE = 1000;
 export async function loadHistory(api: Api, agentId: string, key: string): Promise<HistoryView> {
   const messages: HistoryMessage[] = [];
   let summary: string | null = null;
-  for (let after = 0; ; ) {
-    const page = await api.get<HistoryView>(`v1/agents/${agentId}/conversations/${encodeURIComponent(key)}/messages?after=${after}&limit=${PAGE}`);
+  for (let after = 0; ;) {
+    const page = await api.get<HistoryView>(
+      `v1/agents/${agentId}/conversations/${encodeURIComponent(key)}/messages?after=${after}&limit=${PAGE}`,
+    );
     messages.push(...page.messages);
     summary = page.summary;
     if (page.messages.length < PAGE) return { messages, summary };

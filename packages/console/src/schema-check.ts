@@ -27,7 +27,8 @@ const WRAPPERS = new Set(["properties", "items", "prefixItems", "additionalItems
 
 function describe(e: OutputUnit): string {
   const where =
-    "arguments" + e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
+    "arguments" +
+    e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
   const required = /required property "(.*)"/.exec(e.error);
   if (e.keyword === "required" && required) return `${where} needs property "${required[1]}"`;
   const extra = /Property "(.*)" does not match additional properties schema/.exec(e.error);

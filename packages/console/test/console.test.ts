@@ -10,7 +10,15 @@ import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chunk, sse, startOpenAiLoopback, usageChunk, type OpenAiLoopback } from "../../daemon/test/helpers/openai-loopback.js";
-import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../../daemon/test/helpers/spawn-daemon.js";
+import {
+  REPO_ROOT,
+  agentFile,
+  cleanupLater,
+  createProject,
+  short,
+  waitFor,
+  type TestProject,
+} from "../../daemon/test/helpers/spawn-daemon.js";
 import { launchBrowser, screenshots, shiftsSince, tabTo, type ConsoleBrowser } from "./helpers/browser.js";
 
 const POLICY = `description: Writes need a person.
@@ -80,6 +88,11 @@ beforeAll(async () => {
 
 afterEach(() => {
   expect(browser.errors, "console errors").toEqual([]);
+  // Works offline: the page reaches only the daemon that serves it (no CDN, no fonts from elsewhere).
+  expect(
+    browser.requests.filter((u) => !u.startsWith(p.url + "/")),
+    "requests to anywhere but the daemon",
+  ).toEqual([]);
 });
 
 /** Sends a message through the API and waits until its files/write call waits for approval. */
@@ -91,9 +104,9 @@ async function park(agent: string, text: string): Promise<{ id: string; call: st
   return { id, call: asked.data.call as string, run: asked.run! };
 }
 
-async function signIn(target: Page): Promise<void> {
+async function signIn(target: Page, token = p.token): Promise<void> {
   await target.goto(p.url + "/");
-  await target.getByLabel("Token").fill(p.token);
+  await target.getByLabel("Token").fill(token);
   await target.getByRole("button", { name: "Sign in" }).click();
   await target.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
 }
@@ -111,7 +124,8 @@ describe("signing in", () => {
     await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
     await visible("Waiting for approval");
     const rows = page.getByRole("row").filter({ has: page.getByRole("link") });
-    await waitFor(async () => (await rows.count()) === 6, "six agent rows");
+    const all = (await p.apiOk<{ agents: unknown[] }>("GET", "/v1/agents")).agents.length;
+    await waitFor(async () => (await rows.count()) === all, "a row for every agent");
     expect(await rows.nth(0).getByRole("link").textContent()).toBe("refunds");
     expect(await rows.nth(0).textContent()).toContain("parked");
     expect(await rows.nth(1).getByRole("link").textContent()).toBe("broken");
@@ -119,6 +133,9 @@ describe("signing in", () => {
     await waitFor(async () => (await rows.nth(0).textContent())!.includes("$0.00"), "refunds' spend");
     expect(await rows.nth(0).textContent()).toContain("writer");
     expect(await rows.nth(0).textContent()).toMatch(/just now|s ago/);
+    // Spend today against the caps the agent runs under.
+    const chat = rows.filter({ has: page.getByRole("link", { name: "chat", exact: true }) });
+    expect(await chat.textContent()).toContain("$0.00 of $5.00 a day · $0.50 a turn");
     // The token is kept for this tab only.
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toHaveLength(1);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
@@ -152,7 +169,8 @@ describe("approvals", () => {
     expect(await card.getByLabel("Arguments of files/write").textContent()).toContain('"content": "refund order ord_1234"');
     expect(await card.textContent()).toContain("Writing needs a person's OK.");
     expect(await card.textContent()).toMatch(/Asked by policy rule policies\/careful\.yaml:3/);
-    await card.getByText("refund order ord_1234").waitFor(); // the recent context
+    // The recent context: what was said in the conversation before the call.
+    await card.getByRole("listitem").filter({ hasText: "Message refund order ord_1234" }).waitFor();
     await screenshots(page, "agent-approval");
     await card.getByRole("button", { name: "Approve", exact: true }).click();
     await visible('Saved: {"path":"refund.md","bytes":21}');
@@ -168,6 +186,10 @@ describe("approvals", () => {
     const { id, call } = await park("notes", "draft from the model");
     await page.goto(`${p.url}/#/agents/${id}`);
     const card = page.getByRole("article").filter({ hasText: call });
+    // The parked turn's call shows once in the conversation, as waiting (not again from the saved history).
+    const log = page.getByRole("log");
+    await log.locator("details.tool-call").filter({ hasText: "waiting" }).waitFor();
+    expect(await log.locator("details.tool-call").count()).toBe(1);
     await card.getByRole("button", { name: "Edit" }).click();
     const editor = card.getByLabel("Arguments (JSON)");
     const approve = card.getByRole("button", { name: "Approve with edits" });
@@ -198,12 +220,63 @@ describe("approvals", () => {
     await tabTo(page, card.getByRole("button", { name: "Deny", exact: true }));
     await page.keyboard.press("Enter");
     // The reason field takes the focus.
+    const reason = card.getByLabel("Reason");
+    await waitFor(() => reason.evaluate((el) => el === document.activeElement), "the reason field to take the focus");
     await page.keyboard.type("Not without a ticket.");
     await tabTo(page, card.getByRole("button", { name: "Deny with reason" }));
     await page.keyboard.press("Enter");
-    await card.getByText("Denied; the model is told why.").waitFor();
     const denied = await p.waitForEvent(id, (e) => short(e.type) === "approval.denied" && e.data.call === call);
     expect(denied.data.reason).toBe("Not without a ticket.");
+    // Decided, the call leaves the list of waiting ones (the card may say "Denied" for a moment first).
+    await card.waitFor({ state: "detached" });
+  });
+});
+
+describe("the agents list", () => {
+  it("updates live, without reloading: an agent whose call starts waiting moves to the top with its approval", async () => {
+    await page.goto(`${p.url}/#/`);
+    const rows = page.getByRole("row").filter({ has: page.getByRole("link") });
+    await rows.first().waitFor();
+    // A mark on this document: a reload would lose it.
+    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    const { call } = await park("refunds", "refund order ord_5678");
+    const card = page.getByRole("article").filter({ hasText: call });
+    await card.waitFor();
+    const refunds = rows.filter({ has: page.getByRole("link", { name: "refunds", exact: true }) });
+    await waitFor(async () => (await rows.nth(0).getByRole("link").textContent()) === "refunds", "refunds to move to the top");
+    expect(await refunds.textContent()).toContain("parked");
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    await waitFor(async () => (await refunds.textContent())!.includes("idle"), "refunds to go back to idle");
+    expect(await card.count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  });
+});
+
+describe("orgs", () => {
+  it("the admin token switches to another org; an org token sees only its own, with nothing to switch", async () => {
+    const acme = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "acme", name: "console" })).token;
+    const made = await p.api("POST", "/v1/agents", { name: "acme-bot", description: "Works for acme", model: "writer" }, { token: acme });
+    expect(made.status).toBe(201);
+    await page.goto(`${p.url}/#/`);
+    const org = page.getByLabel("Org");
+    // The list of orgs is fetched again when the switch is used, so an org made since signing in is there.
+    await org.focus();
+    await org.locator("option", { hasText: "acme" }).waitFor({ state: "attached" });
+    await org.selectOption("acme");
+    await page.getByRole("link", { name: "acme-bot", exact: true }).waitFor();
+    expect(await page.getByRole("link", { name: "refunds", exact: true }).count()).toBe(0);
+    await screenshots(page, "agents-other-org");
+    await page.getByLabel("Org").selectOption("default");
+    await page.getByRole("link", { name: "refunds", exact: true }).waitFor();
+    expect(await page.getByRole("link", { name: "acme-bot", exact: true }).count()).toBe(0);
+
+    const tab = await browser.newPage();
+    await signIn(tab, acme);
+    await tab.getByRole("link", { name: "acme-bot", exact: true }).waitFor();
+    expect(await tab.getByRole("link", { name: "refunds", exact: true }).count()).toBe(0);
+    expect(await tab.getByLabel("Org").count()).toBe(0);
+    await tab.getByText("Org acme").waitFor();
+    await tab.close();
   });
 });
 
@@ -250,11 +323,15 @@ describe("a turn as it runs", () => {
   });
 
   it("kill a running call: the turn goes on", async () => {
-    const worker = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", fileURLToPath(new URL("./fixtures/stock-worker.ts", import.meta.url))], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token },
-      stdio: "ignore",
-    });
+    const worker = spawn(
+      process.execPath,
+      ["--conditions=wardrik-source", "--import", "tsx", fileURLToPath(new URL("./fixtures/stock-worker.ts", import.meta.url))],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token },
+        stdio: "ignore",
+      },
+    );
     cleanupLater(async () => {
       if (worker.exitCode !== null || worker.signalCode !== null) return;
       const exited = new Promise((r) => worker.once("exit", r));
@@ -272,7 +349,8 @@ describe("a turn as it runs", () => {
     const kill = page.getByRole("button", { name: /^Kill workers\/wait_for_stock/ });
     await kill.waitFor({ timeout: 20_000 });
     await kill.click();
-    await visible("Gave up: Stopped waiting for A-1.");
+    // The model is told a person stopped the call, and the turn goes on to its reply.
+    await visible("Gave up: A person stopped this call before it finished.");
     expect((await p.events(id)).some((e) => short(e.type) === "call.killed")).toBe(true);
   });
 

@@ -71,7 +71,8 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
         <ul class="tools">
           {tools.tools.map((t) => (
             <li key={t.name}>
-              <code>{t.name}</code> {t.read_only && <span class="tag">read-only</span>} {t.idempotent && <span class="tag">idempotent</span>}
+              <code>{t.name}</code> {t.read_only && <span class="tag">read-only</span>}{" "}
+              {t.idempotent && <span class="tag">idempotent</span>}
               <span class="sub">{t.description}</span>
             </li>
           ))}

@@ -1,5 +1,5 @@
 import type { AgentDetail, AgentTools } from "@wardrik/protocol";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { messageOf } from "../api";
 import { useApi } from "../context";
 import { pretty } from "../format";
@@ -42,7 +42,8 @@ export function ApprovalCard({ agentId, agentName, call, contextOpen = false, on
   const focusTarget = useRef<HTMLElement | null>(null);
   const base = `call-${call.call}`;
 
-  useEffect(() => focusTarget.current?.focus(), [mode]);
+  // Before the browser paints: a key typed right after pressing Deny or Edit lands in the field.
+  useLayoutEffect(() => focusTarget.current?.focus(), [mode]);
 
   const decide = async (verb: "approve" | "deny", body: unknown, what: string) => {
     setBusy(true);
@@ -75,7 +76,10 @@ export function ApprovalCard({ agentId, agentName, call, contextOpen = false, on
     if ("problem" in parsed) return { state: "bad", problems: [parsed.problem] };
     if (schema === undefined) return { state: "loading" };
     if (schema === "unavailable")
-      return { state: "bad", problems: [`${call.tool} is not available right now, so edited arguments cannot be checked; approve them as they are or wait.`] };
+      return {
+        state: "bad",
+        problems: [`${call.tool} is not available right now, so edited arguments cannot be checked; approve them as they are or wait.`],
+      };
     const problems = schemaProblems(schema, parsed.value);
     return problems.length > 0 ? { state: "bad", problems } : { state: "ok", value: parsed.value };
   })();

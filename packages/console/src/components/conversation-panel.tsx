@@ -52,12 +52,16 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
     () =>
       stream.onEventOf((e) => {
         const type = shortType(e.type);
-        if (type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled" || type === "conversation.cleared") void reload();
+        if (type === "turn.completed" || type === "turn.failed" || type === "turn.cancelled" || type === "conversation.cleared")
+          void reload();
       }),
     [stream, key, exists],
   );
 
   const live = [...stream.turns.values()].filter((t) => t.conversation === key && !settled.has(t.run));
+  // A turn still shown live already shows what the history saved of it so far (its rounds): show those once, live.
+  const liveRuns = new Set(live.map((t) => t.run));
+  const shown = history.messages.filter((m) => m.role === "user" || m.run === undefined || !liveRuns.has(m.run));
 
   // Follow the end of the conversation while the reader is there; leave them alone when they scrolled up.
   useLayoutEffect(() => {
@@ -102,12 +106,22 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
             ))}
           </select>
         </label>
-        <button type="button" disabled={!running || busy !== undefined} onClick={() => void act("cancel", () => api.post(`v1/agents/${detail.id}/cancel`, { conversation: key }))}>
+        <button
+          type="button"
+          disabled={!running || busy !== undefined}
+          onClick={() => void act("cancel", () => api.post(`v1/agents/${detail.id}/cancel`, { conversation: key }))}
+        >
           Cancel turn
         </button>
         {confirmClear ? (
           <span class="confirm" role="group" aria-label="Clear the history?">
-            <button type="button" class="danger" onClick={() => void act("clear", () => api.post(`v1/agents/${detail.id}/clear`, { conversation: key })).then(() => setConfirmClear(false))}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() =>
+                void act("clear", () => api.post(`v1/agents/${detail.id}/clear`, { conversation: key })).then(() => setConfirmClear(false))
+              }
+            >
               Clear {key}'s history
             </button>
             <button type="button" onClick={() => setConfirmClear(false)}>
@@ -132,13 +146,17 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
           atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {history.messages.length === 0 && live.length === 0 ? (
+        {shown.length === 0 && live.length === 0 ? (
           <p class="muted">No messages in {key} yet.</p>
         ) : (
-          <HistoryView messages={history.messages} summary={history.summary} />
+          <HistoryView messages={shown} summary={history.summary} />
         )}
         {live.map((t) => (
-          <LiveTurnView key={t.run} turn={t} onKill={(call) => void act("kill", () => api.post(`v1/agents/${detail.id}/calls/${call}/kill`))} />
+          <LiveTurnView
+            key={t.run}
+            turn={t}
+            onKill={(call) => void act("kill", () => api.post(`v1/agents/${detail.id}/calls/${call}/kill`))}
+          />
         ))}
       </div>
 
@@ -161,7 +179,9 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
           </button>
         </div>
         <p id="message-help" class="help">
-          {detail.status === "unreadable" ? "An unreadable agent takes no messages until its file is fixed." : `Queued for ${key}; Ctrl+Enter sends.`}
+          {detail.status === "unreadable"
+            ? "An unreadable agent takes no messages until its file is fixed."
+            : `Queued for ${key}; Ctrl+Enter sends.`}
         </p>
       </form>
       {error && (

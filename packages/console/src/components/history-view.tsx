@@ -31,7 +31,11 @@ export function HistoryView({ messages, summary }: { messages: HistoryMessage[];
               <span class="who">Agent</span>
               {c.text.trim() !== "" && <p class="text">{c.text}</p>}
               {(c.toolCalls ?? []).map((t) => (
-                <ToolCall key={t.callId} call={{ call: t.callId, tool: t.tool, args: t.args, status: statusOf(results.get(t.callId)) }} result={results.get(t.callId)} />
+                <ToolCall
+                  key={t.callId}
+                  call={{ call: t.callId, tool: t.tool, args: t.args, status: statusOf(results.get(t.callId)) }}
+                  result={results.get(t.callId)}
+                />
               ))}
             </div>
           );
@@ -48,11 +52,12 @@ function statusOf(r: ToolResultPart | undefined): string {
 
 /** One tool call, folded to a line; unfolding shows its arguments and its result. */
 export function ToolCall({ call, result }: { call: LiveCall; result?: ToolResultPart | undefined }) {
-  const output = result ? result.output : call.output ?? call.error;
+  const output = result ? result.output : (call.output ?? call.error);
   return (
     <details class="tool-call">
       <summary>
-        <span class="tool">{call.tool}</span> <StatusBadge status={call.status} /> <span class="args-line">{oneLine(call.args ?? {}, 80)}</span>
+        <span class="tool">{call.tool}</span> <StatusBadge status={call.status} />{" "}
+        <span class="args-line">{oneLine(call.args ?? {}, 80)}</span>
       </summary>
       <div class="tool-body">
         <p class="muted">

@@ -11,7 +11,16 @@ export function Spend({ spend }: { spend: AgentDetail["spend"] }) {
       {day !== undefined && <span class="cap"> of {usd(day)} a day</span>}
       {spend.per_turn_cap_usd !== undefined && <span class="cap"> · {usd(spend.per_turn_cap_usd)} a turn</span>}
       {share !== undefined && (
-        <meter class="spend-meter" min={0} max={1} low={0.7} high={0.9} optimum={0} value={share} aria-label="Share of the daily cap spent" />
+        <meter
+          class="spend-meter"
+          min={0}
+          max={1}
+          low={0.7}
+          high={0.9}
+          optimum={0}
+          value={share}
+          aria-label="Share of the daily cap spent"
+        />
       )}
     </span>
   );

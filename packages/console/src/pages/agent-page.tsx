@@ -84,7 +84,15 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
             <Spend spend={detail.spend} />
           </dd>
           <dt>Last activity</dt>
-          <dd>{detail.last_activity_at ? <time dateTime={detail.last_activity_at} title={clock(detail.last_activity_at)}>{ago(detail.last_activity_at)}</time> : "never"}</dd>
+          <dd>
+            {detail.last_activity_at ? (
+              <time dateTime={detail.last_activity_at} title={clock(detail.last_activity_at)}>
+                {ago(detail.last_activity_at)}
+              </time>
+            ) : (
+              "never"
+            )}
+          </dd>
         </dl>
         {detail.description && <p class="description">{detail.description}</p>}
       </header>
@@ -123,7 +131,9 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
             {t.label}
           </a>
         ))}
-        <span class={`feed feed-${stream.state}`}>{stream.state === "live" ? "Live" : stream.state === "stopped" ? "Offline" : "Connecting…"}</span>
+        <span class={`feed feed-${stream.state}`}>
+          {stream.state === "live" ? "Live" : stream.state === "stopped" ? "Offline" : "Connecting…"}
+        </span>
       </nav>
       <section class="tab-panel" aria-label={TABS.find((t) => t.tab === tab)!.label}>
         {tab === "conversation" ? (

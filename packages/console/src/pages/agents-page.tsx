@@ -103,7 +103,13 @@ export function AgentsPage() {
           <h2 id="waiting-heading">Waiting for approval</h2>
           <div class="approvals">
             {waiting.map(({ agent, call }) => (
-              <ApprovalCard key={call.call} agentId={agent.id} agentName={agent.name} call={call} onDecided={() => void loadDetail(agent.id)} />
+              <ApprovalCard
+                key={call.call}
+                agentId={agent.id}
+                agentName={agent.name}
+                call={call}
+                onDecided={() => void loadDetail(agent.id)}
+              />
             ))}
           </div>
         </section>
@@ -135,13 +141,21 @@ export function AgentsPage() {
                     {status === "unreadable" && a.reason && <span class="sub reason">{a.reason}</span>}
                   </span>
                   <span role="cell" data-label="Model">
-                    {d ? (d.model ?? "config default") : "…"}
+                    {status === "unreadable" ? "—" : d ? (d.model ?? "config default") : "…"}
                   </span>
                   <span role="cell" data-label="Spend today">
                     {d ? <Spend spend={d.spend} /> : "…"}
                   </span>
                   <span role="cell" data-label="Last activity">
-                    {d?.last_activity_at ? <time dateTime={d.last_activity_at} title={clock(d.last_activity_at)}>{ago(d.last_activity_at)}</time> : d ? "never" : "…"}
+                    {d?.last_activity_at ? (
+                      <time dateTime={d.last_activity_at} title={clock(d.last_activity_at)}>
+                        {ago(d.last_activity_at)}
+                      </time>
+                    ) : d ? (
+                      "never"
+                    ) : (
+                      "…"
+                    )}
                   </span>
                 </div>
               ))}

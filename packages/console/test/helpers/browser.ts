@@ -20,7 +20,9 @@ export const WIDE = { width: 1280, height: 900 };
 export const NARROW = { width: 390, height: 844 };
 
 if (!existsSync(CHROMIUM)) {
-  throw new Error(`The console tests drive Chromium at ${CHROMIUM}, which is missing: install Debian's package (apt-get install chromium), as .ci/run does.`);
+  throw new Error(
+    `The console tests drive Chromium at ${CHROMIUM}, which is missing: install Debian's package (apt-get install chromium), as .ci/run does.`,
+  );
 }
 if (!existsSync(CONSOLE_BUILD)) throw new Error(`${CONSOLE_BUILD} does not exist: run \`npm run build\` at the repository root first.`);
 
@@ -30,6 +32,8 @@ export interface ConsoleBrowser {
   newPage(): Promise<Page>;
   /** Console errors and uncaught exceptions of every page so far. */
   errors: string[];
+  /** The URL of every request any page made (the console must reach only the daemon that serves it). */
+  requests: string[];
 }
 
 /** Starts Chromium for this test file; it is closed after the file. */
@@ -55,6 +59,8 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
     rmSync(profile, { recursive: true, force: true });
   });
   const errors: string[] = [];
+  const requests: string[] = [];
+  context.on("request", (r) => requests.push(r.url()));
   // Layout shifts as the browser measures them (the metric behind CLS), for tests that check streaming moves nothing.
   await context.addInitScript(() => {
     const w = window as unknown as { __shifts: { value: number; at: number; recent: boolean; nodes: string[] }[] };
@@ -78,16 +84,22 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
     page.on("pageerror", (e) => errors.push(`${page.url()}: uncaught ${e.message}`));
     return page;
   };
-  return { context, newPage, errors };
+  return { context, newPage, errors, requests };
 }
 
-/** Full-page screenshots at 1280 and 390 px wide, named `name-1280.png` and `name-390.png`; leaves the page at 1280. */
+/**
+ * Full-page screenshots at 1280 and 390 px wide, named `name-1280.png` and
+ * `name-390.png`; leaves the page at 1280. Fails when the page is wider than
+ * the window (readable at 390 px means no scrolling sideways).
+ */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   for (const size of [WIDE, NARROW]) {
     await page.setViewportSize(size);
     await page.waitForTimeout(150);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (wide > size.width) throw new Error(`${name} at ${size.width} px: the page is ${wide} px wide and scrolls sideways.`);
   }
   await page.setViewportSize(WIDE);
 }
