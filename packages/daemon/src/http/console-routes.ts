@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { ConsoleLink, ConsoleSession, ConsoleSessionBody, EmptyBody, WardrikError, WhoAmI } from "@wardrik/protocol";
-import { ConsoleLinks } from "../store/console-links.js";
 import type { Authenticate } from "./bearer-auth.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
@@ -16,7 +15,7 @@ export const CONSOLE_LINK_TTL_MS = 2 * 60 * 1000;
  * into a token. The console trades the code for the token once.
  */
 export function registerConsoleRoutes(routes: RouteTable, svc: ApiServices, authenticate: Authenticate): void {
-  const links = new ConsoleLinks(svc.store.db);
+  const links = svc.store.consoleLinks;
 
   routes.add({
     method: "post",

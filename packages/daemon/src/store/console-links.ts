@@ -5,7 +5,7 @@ import type { Db } from "./db.js";
  * A row holds the hash of a link's code and the token sealed under a key only
  * the code gives; using a link deletes its row, so it works once.
  */
-export class ConsoleLinks {
+export class ConsoleLinksTable {
   constructor(private readonly db: Db) {}
 
   /** Keeps a new link until `expiresAt`, and sweeps links that expired unused. */

@@ -4,8 +4,19 @@
  * The tool runs with the edited arguments, the record keeps both, and edited
  * arguments that do not fit the tool's schema are refused with what is wrong.
  */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentFile, createProject, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+import {
+  REPO_ROOT,
+  agentFile,
+  cleanupLater,
+  createProject,
+  short,
+  waitFor,
+  type TestProject,
+  type WireEvent,
+} from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
 
@@ -26,13 +37,23 @@ rules:
     reason: Writing needs a person's OK.
   - tool: files/*
     decision: allow
+  - tool: workers/refund
+    decision: ask
+    reason: Refunds need a person.
+`;
+const REFUND = `steps:
+  - tool_calls:
+      - tool: workers/refund
+        args: { orderId: "{{message}}", amount: 500 }
+  - text: "refunded: {{result}}"
 `;
 
 beforeAll(async () => {
   p = await createProject({
-    scripts: { noter: SCRIPT },
+    scripts: { noter: SCRIPT, refunder: REFUND },
     files: {
       "policies/careful.yaml": POLICY,
+      "agents/refunds.md": agentFile({ description: "Refunds orders", model: "refunder", tools: ["workers/*"], policy: "careful" }),
       ...Object.fromEntries(
         ["api-editor", "bad-editor", "cli-editor"].map((n) => [
           `agents/${n}.md`,
@@ -132,5 +153,32 @@ describe("approve with edited arguments", () => {
     expect(end.data.reply).toBe("note: from the CLI");
     const granted = ofType(await p.events(id), "approval.granted")[0]!;
     expect(granted.data).toMatchObject({ args: { content: "from the CLI" }, original_args: { content: "from the model" } });
+  });
+
+  it("a worker's tool receives the edited arguments, not the model's", async () => {
+    const file = fileURLToPath(new URL("./fixtures/refund-worker.ts", import.meta.url));
+    const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token };
+    delete env.NODE_OPTIONS;
+    const worker = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: "ignore",
+    });
+    cleanupLater(async () => {
+      if (worker.exitCode !== null || worker.signalCode !== null) return;
+      const exited = new Promise((r) => worker.once("exit", r));
+      worker.kill("SIGKILL");
+      await exited;
+    });
+    const agent = await p.agentId("refunds");
+    await waitFor(async () => {
+      const tools = await p.apiOk<{ tools: { name: string }[] }>("GET", `/v1/agents/${agent}/tools`);
+      return tools.tools.some((t) => t.name === "workers/refund");
+    }, "the worker's refund tool");
+    const { id, call, run } = await parkedCall("refunds", "ord_1");
+    const r = await p.api("POST", `/v1/agents/${id}/calls/${call}/approve`, { arguments: { orderId: "ord_1", amount: 50 } });
+    expect(r.status).toBe(200);
+    const end = await p.waitForTurnEnd(id, run);
+    expect(end.data.reply).toBe('refunded: {"received":{"orderId":"ord_1","amount":50}}');
   });
 });

@@ -1,6 +1,6 @@
 /** Console sign-in links on the run's dialect (SQLite, PostgreSQL): each works once, and not after it expired. */
 import { afterEach, describe, expect, it } from "vitest";
-import { ConsoleLinks } from "../../src/store/console-links.js";
+import { ConsoleLinksTable } from "../../src/store/console-links.js";
 import type { Db } from "../../src/store/db.js";
 import { openTestDb, TEST_DIALECT } from "../helpers/test-database.js";
 
@@ -8,15 +8,15 @@ const open: Db[] = [];
 afterEach(async () => {
   for (const db of open.splice(0)) await db.close();
 });
-async function links(): Promise<{ db: Db; links: ConsoleLinks }> {
+async function links(): Promise<{ db: Db; links: ConsoleLinksTable }> {
   const { db } = await openTestDb();
   open.push(db);
-  return { db, links: new ConsoleLinks(db) };
+  return { db, links: new ConsoleLinksTable(db) };
 }
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
 
-describe(`ConsoleLinks on ${TEST_DIALECT}`, () => {
+describe(`ConsoleLinksTable on ${TEST_DIALECT}`, () => {
   it("gives a link's sealed token once; of many takes at once, one wins", async () => {
     const { links: l } = await links();
     await l.add("hash-1", "sealed-1", at(2), at(0));
