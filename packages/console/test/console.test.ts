@@ -73,7 +73,16 @@ beforeAll(async () => {
       models: { loop: { provider: "openai-compatible", model: "loopback-model", base_url: model.baseUrl, api_key: "x" } },
       files: {
         "policies/careful.yaml": POLICY,
-        "agents/refunds.md": careful("Refunds orders on request", "writer"),
+        "agents/refunds.md": agentFile({
+          description: "Refunds orders on request",
+          model: "writer",
+          tools: ["files"],
+          policy: "careful",
+          triggers: [
+            { schedule: "0 9 * * 1-5", message: "Check the refund queue" },
+            { webhook: "refund-requests", secret: "${secret:REFUND_HOOK}", message: "Refund {{order}}" },
+          ],
+        }),
         "agents/notes.md": careful("Keeps notes", "noter"),
         "agents/hanger.md": careful("Thinks for a long time", "hanger"),
         "agents/stocker.md": careful("Waits for stock", "stocker", ["workers/*"]),
@@ -388,6 +397,12 @@ describe("the rest of an agent", () => {
     await page.goto(`${p.url}/#/agents/${id}/configuration`);
     await visible("policies/careful.yaml");
     await visible("files/write");
+    // Its triggers, with the webhook's secret withheld (not even its reference shows).
+    const triggers = page.getByLabel("Triggers");
+    expect(await triggers.textContent()).toContain('"schedule": "0 9 * * 1-5"');
+    expect(await triggers.textContent()).toContain('"webhook": "refund-requests"');
+    expect(await triggers.textContent()).toContain('"secret": "(set)"');
+    expect(await triggers.textContent()).not.toContain("REFUND_HOOK");
     expect(await page.getByRole("textbox").count()).toBe(0);
     await screenshots(page, "agent-configuration");
   });

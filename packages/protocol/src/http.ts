@@ -90,6 +90,10 @@ export const AgentDetail = AgentSummary.extend({
   instructions: z.string(),
   file: z.string().optional(),
   last_activity_at: z.string().optional().describe("When the agent's latest event happened"),
+  triggers: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .describe("The agent's triggers as its file defines them (a webhook's secret shows as \"(set)\")"),
   conversations: z.array(z.object({ id: z.string(), key: z.string(), status: z.string() })),
   waiting_calls: z.array(
     z.object({

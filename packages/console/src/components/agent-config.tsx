@@ -14,9 +14,7 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
     if (detail.status === "unreadable") return;
     api.get<AgentTools>(`v1/agents/${detail.id}/tools`).then(setTools, (e: unknown) => setError(messageOf(e)));
   }, [detail.id]);
-  // Keys this page does not know yet (triggers, when the daemon has them) still show.
-  const extra = detail as unknown as Record<string, unknown>;
-  const triggers = extra.triggers;
+  const triggers = detail.triggers;
 
   return (
     <div class="config">
@@ -48,7 +46,7 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
           </>
         )}
         <dt>Triggers</dt>
-        <dd>{triggers === undefined ? "none reported by the daemon" : <JsonBlock value={triggers} label="Triggers" />}</dd>
+        <dd>{triggers === undefined ? "none" : <JsonBlock value={triggers} label="Triggers" />}</dd>
       </dl>
       {detail.tool_warnings.length > 0 && (
         <ul class="warnings">

@@ -43,6 +43,7 @@ export async function describeAgent(
     instructions: def.instructions ?? "",
     ...(row.file ? { file: row.file } : {}),
     ...(lastActivity ? { last_activity_at: lastActivity } : {}),
+    ...(def.triggers?.length ? { triggers: def.triggers.map(withoutSecret) } : {}),
     conversations: convs.map((c) => {
       const t = open.find((o) => o.conversation_id === c.id);
       return { id: c.id, key: c.key, status: t ? t.status : "idle" };
@@ -80,6 +81,11 @@ function definitionOf(row: AgentRow): Partial<AgentDefinition> {
   } catch {
     return {}; // shown through status and reason
   }
+}
+
+/** A webhook trigger's `secret` verifies signatures: the detail says one is set, never what it is (even a ${secret:NAME} reference). */
+function withoutSecret(trigger: object): Record<string, unknown> {
+  return "secret" in trigger ? { ...trigger, secret: "(set)" } : { ...trigger };
 }
 
 function parseArgs(text: string): unknown {
