@@ -43,7 +43,10 @@ export function serveConsole(app: Hono<ApiEnv>, dir = CONSOLE_DIR): void {
   const send = (c: Context<ApiEnv>, name: string, cache: string) => {
     const body = load().get(name);
     if (body === undefined) {
-      const why = name === "index.html" ? "The web console is not part of this build; run `npm run build` in the checkout." : `No file ${c.req.path}.`;
+      const why =
+        name === "index.html"
+          ? "The web console is not part of this build; run `npm run build` in the checkout."
+          : `No file ${c.req.path}.`;
       return errorResponse(c, new WardrikError("not_found", why));
     }
     const headers = { "content-type": TYPES[extname(name)] ?? "application/octet-stream", "cache-control": cache, ...SECURITY_HEADERS };
@@ -52,7 +55,9 @@ export function serveConsole(app: Hono<ApiEnv>, dir = CONSOLE_DIR): void {
 
   app.on(["GET", "HEAD"], "/", (c) => send(c, "index.html", "no-cache"));
   // Asset names carry a hash of their content: a new build gives new names, so browsers may keep them.
-  app.on(["GET", "HEAD"], "/assets/:file{[A-Za-z0-9._-]+}", (c) => send(c, `assets/${c.req.param("file")}`, "public, max-age=31536000, immutable"));
+  app.on(["GET", "HEAD"], "/assets/:file{[A-Za-z0-9._-]+}", (c) =>
+    send(c, `assets/${c.req.param("file")}`, "public, max-age=31536000, immutable"),
+  );
 }
 
 function readConsole(dir: string): Map<string, Buffer> {

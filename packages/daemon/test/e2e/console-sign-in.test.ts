@@ -111,7 +111,9 @@ describe("sign-in links", () => {
   it("neither the code nor the token is kept in the database, nor in a stored idempotent answer", async () => {
     const made = await p.api<{ url: string }>("POST", "/v1/console/links", undefined, { headers: { "Idempotency-Key": "console-link-1" } });
     const code = CODE_URL.exec(made.json.url)![1]!;
-    const again = await p.api<{ url: string }>("POST", "/v1/console/links", undefined, { headers: { "Idempotency-Key": "console-link-1" } });
+    const again = await p.api<{ url: string }>("POST", "/v1/console/links", undefined, {
+      headers: { "Idempotency-Key": "console-link-1" },
+    });
     expect(again.json.url).not.toBe(made.json.url);
     const contents = await databaseContents(projectDatabaseUrl(p.dir, p.read("config.yaml")));
     for (const { where, text } of contents) {
