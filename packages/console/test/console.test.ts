@@ -19,7 +19,7 @@ import {
   waitFor,
   type TestProject,
 } from "../../daemon/test/helpers/spawn-daemon.js";
-import { launchBrowser, screenshots, shiftsSince, tabTo, type ConsoleBrowser } from "./helpers/browser.js";
+import { isFocused, launchBrowser, screenshots, shiftsSince, tabTo, type ConsoleBrowser } from "./helpers/browser.js";
 
 const POLICY = `description: Writes need a person.
 rules:
@@ -146,8 +146,8 @@ describe("signing in", () => {
     const chat = rows.filter({ has: page.getByRole("link", { name: "chat", exact: true }) });
     expect(await chat.textContent()).toContain("$0.00 of $5.00 a day · $0.50 a turn");
     // The token is kept for this tab only.
-    expect(await page.evaluate(() => Object.keys(sessionStorage))).toHaveLength(1);
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await page.evaluate<number>("sessionStorage.length")).toBe(1);
+    expect(await page.evaluate<number>("localStorage.length")).toBe(0);
     await screenshots(page, "agents");
   });
 
@@ -230,7 +230,7 @@ describe("approvals", () => {
     await page.keyboard.press("Enter");
     // The reason field takes the focus.
     const reason = card.getByLabel("Reason");
-    await waitFor(() => reason.evaluate((el) => el === document.activeElement), "the reason field to take the focus");
+    await waitFor(() => isFocused(reason), "the reason field to take the focus");
     await page.keyboard.type("Not without a ticket.");
     await tabTo(page, card.getByRole("button", { name: "Deny with reason" }));
     await page.keyboard.press("Enter");
@@ -247,7 +247,7 @@ describe("the agents list", () => {
     const rows = page.getByRole("row").filter({ has: page.getByRole("link") });
     await rows.first().waitFor();
     // A mark on this document: a reload would lose it.
-    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    await page.evaluate("window.sameDocument = true");
     const { call } = await park("refunds", "refund order ord_5678");
     const card = page.getByRole("article").filter({ hasText: call });
     await card.waitFor();
@@ -257,7 +257,7 @@ describe("the agents list", () => {
     await card.getByRole("button", { name: "Approve", exact: true }).click();
     await waitFor(async () => (await refunds.textContent())!.includes("idle"), "refunds to go back to idle");
     expect(await card.count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    expect(await page.evaluate<boolean>("window.sameDocument === true")).toBe(true);
   });
 });
 

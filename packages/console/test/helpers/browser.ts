@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type ElementHandle, type Locator, type Page } from "playwright-core";
 import { cleanupLater } from "../../../daemon/test/helpers/spawn-daemon.js";
 
 export const CHROMIUM = process.env.WARDRIK_CHROMIUM ?? "/usr/bin/chromium";
@@ -61,21 +61,8 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
   const errors: string[] = [];
   const requests: string[] = [];
   context.on("request", (r) => requests.push(r.url()));
-  // Layout shifts as the browser measures them (the metric behind CLS), for tests that check streaming moves nothing.
-  await context.addInitScript(() => {
-    const w = window as unknown as { __shifts: { value: number; at: number; recent: boolean; nodes: string[] }[] };
-    w.__shifts = [];
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) {
-        const e = entry as PerformanceEntry & { value: number; hadRecentInput: boolean; sources?: { node?: Node | null }[] };
-        const nodes = (e.sources ?? []).map((s) => {
-          const el = s.node as Element | null | undefined;
-          return el ? `${el.nodeName.toLowerCase()}.${typeof el.className === "string" ? el.className : ""}` : "?";
-        });
-        w.__shifts.push({ value: e.value, at: e.startTime, recent: e.hadRecentInput, nodes });
-      }
-    }).observe({ type: "layout-shift", buffered: true });
-  });
+  // Layout shifts as the browser measures them, for tests that check streaming moves nothing.
+  await context.addInitScript({ path: fileURLToPath(new URL("./layout-shifts.js", import.meta.url)) });
   const newPage = async () => {
     const page = await context.newPage();
     page.on("console", (m) => {
@@ -98,7 +85,7 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.setViewportSize(size);
     await page.waitForTimeout(150);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    const wide = await page.evaluate<number>("document.documentElement.scrollWidth");
     if (wide > size.width) throw new Error(`${name} at ${size.width} px: the page is ${wide} px wide and scrolls sideways.`);
   }
   await page.setViewportSize(WIDE);
@@ -106,13 +93,14 @@ export async function screenshots(page: Page, name: string): Promise<void> {
 
 /** Layout shifts since `since` (the page's clock) that no input caused. */
 export async function shiftsSince(page: Page, since: number): Promise<{ value: number; nodes: string[] }[]> {
-  return page.evaluate(
-    (t) =>
-      (window as unknown as { __shifts: { value: number; at: number; recent: boolean; nodes: string[] }[] }).__shifts
-        .filter((s) => s.at >= t && !s.recent)
-        .map((s) => ({ value: s.value, nodes: s.nodes })),
-    since,
-  );
+  // An expression, not a function: the tests' tsconfig has no DOM library (it would clash with Node's fetch types).
+  return page.evaluate(`window.__shifts.filter((s) => s.at >= ${since} && !s.recent).map((s) => ({ value: s.value, nodes: s.nodes }))`);
+}
+
+/** Whether the element has the keyboard focus. */
+export function isFocused(target: Locator | ElementHandle): Promise<boolean> {
+  const focused = (el: unknown) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement;
+  return "elementHandle" in target ? target.evaluate(focused) : target.evaluate(focused);
 }
 
 /**
@@ -124,7 +112,7 @@ export async function tabTo(page: Page, target: Locator, max = 60): Promise<numb
   if (!handle) throw new Error("tabTo: the target is not on the page");
   for (let i = 1; i <= max; i++) {
     await page.keyboard.press("Tab");
-    if (await handle.evaluate((el) => el === document.activeElement)) return i;
+    if (await isFocused(handle)) return i;
   }
   throw new Error(`tabTo: ${max} presses of Tab never reached the target`);
 }

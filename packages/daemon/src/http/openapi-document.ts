@@ -54,6 +54,7 @@ const TAGS = [
   { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
   { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
+  { name: "console", description: "The web console's sign-in (one-time links) and who a token is" },
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */
