@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
@@ -283,7 +284,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Recover once the server listens, so workers can reconnect while turns resume. In a cluster, agents
   // other live nodes drive stay theirs; the node's loops take over those whose owner died.
   await runtime.recover({ recount: !node.clustered });
-  await node.start(runtime, url);
+  await node.start(runtime, advertisedUrl(config.cluster?.advertise, options.host ?? config.listen.host, port));
   lock?.describe({ url });
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
@@ -352,4 +353,11 @@ function keyLocation(path: string, file: string, key: string): string {
   } catch {
     return file;
   }
+}
+
+/** Where the other nodes of a cluster reach this one: as configured, else the listen address, named by host when it is every interface. */
+function advertisedUrl(configured: string | undefined, host: string, port: number): string {
+  if (configured) return configured.replace(/\/+$/, "");
+  const everywhere = host === "0.0.0.0" || host === "::" || host === "";
+  return `http://${everywhere ? hostname() : host.includes(":") ? `[${host}]` : host}:${port}`;
 }

@@ -7,6 +7,8 @@ import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../tools/t
 import type { RemoteWorkers } from "../tools/workers/remote-workers.js";
 
 const TOOLS_CHANNEL = "wardrik_worker_tools";
+/** How long a node that refused a connection is skipped. */
+const REFUSED_MS = 1000;
 /** The header a node proves itself with when it calls another. */
 export const CLUSTER_HEADER = "wardrik-cluster";
 
@@ -42,6 +44,8 @@ export interface ForwardedAnswer {
 export class RemoteWorkerCalls implements RemoteWorkers {
   private byOrg = new Map<string, Map<string, RemoteTool[]>>();
   private next = 0;
+  /** Nodes that refused a connection, skipped until then (ms). */
+  private readonly refusedUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private unlisten: Unsubscribe | undefined;
 
@@ -88,6 +92,13 @@ export class RemoteWorkerCalls implements RemoteWorkers {
     return [...(this.byOrg.get(org) ?? new Map<string, RemoteTool[]>())].map(([name, list]) => ({ name, descriptor: list[0]!.descriptor }));
   }
 
+  nodes(org: string): { node: string; tools: string[] }[] {
+    const byNode = new Map<string, string[]>();
+    for (const [name, list] of this.byOrg.get(org) ?? new Map<string, RemoteTool[]>())
+      for (const t of list) byNode.set(t.node, [...(byNode.get(t.node) ?? []), name]);
+    return [...byNode].map(([node, tools]) => ({ node, tools: tools.sort() }));
+  }
+
   publish(org: string, tools: { name: string; descriptor: WorkerToolDescriptor }[]): void {
     void (async () => {
       await this.store.nodes.setWorkerTools(
@@ -99,14 +110,22 @@ export class RemoteWorkerCalls implements RemoteWorkers {
     })().catch((err: unknown) => this.log("warn", "publishing this node's worker tools failed", { err: String(err) }));
   }
 
-  call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> | undefined {
-    const nodes = this.byOrg.get(org)?.get(tool);
-    if (!nodes || nodes.length === 0) return undefined;
-    const target = nodes[this.next++ % nodes.length]!;
-    return this.forward(target, { org, tool, args, ctx: pick(ctx) }, ctx);
+  async call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
+    const now = Date.now();
+    const nodes = (this.byOrg.get(org)?.get(tool) ?? []).filter((n) => (this.refusedUntil.get(n.node) ?? 0) <= now);
+    const start = this.next++;
+    for (let i = 0; i < nodes.length; i++) {
+      const target = nodes[(start + i) % nodes.length]!;
+      const answer = await this.forward(target, { org, tool, args, ctx: pick(ctx) }, ctx);
+      if (answer) return answer;
+      // Refused: the node is gone (its heartbeat has not run out yet). Skip it for a while; try the next.
+      this.refusedUntil.set(target.node, Date.now() + REFUSED_MS);
+    }
+    return undefined;
   }
 
-  private async forward(target: RemoteTool, body: ForwardedCall, ctx: ToolCallContext): Promise<ToolOutcome> {
+  /** The outcome, or undefined when the node refused the connection (the call never reached it). */
+  private async forward(target: RemoteTool, body: ForwardedCall, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
     const http = new AbortController();
     const headers = { "content-type": "application/json", [CLUSTER_HEADER]: this.secret };
     const onAbort = () => {
@@ -130,10 +149,13 @@ export class RemoteWorkerCalls implements RemoteWorkers {
       });
       if (!res.ok) throw new Error(`node ${target.node} answered ${res.status}: ${await res.text()}`);
       const answer = (await res.json()) as ForwardedAnswer;
+      // Its worker left before the call arrived: nothing ran there, so another node (or a wait) may serve it.
+      if (!answer.outcome.ok && answer.outcome.kind === "unavailable") return undefined;
       if (answer.cost > 0) ctx.cost(answer.cost);
       return answer.outcome;
     } catch (err) {
       if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `workers/${body.tool} was stopped.` };
+      if ((err as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return undefined;
       this.log("warn", "a call sent to another node's worker lost its answer", {
         node: target.node,
         callId: body.ctx.callId,

@@ -222,6 +222,8 @@ export class Runtime {
     const row = await this.store.agents.get(agentId);
     if (!row || row.status === "unreadable") return;
     const awake = this.drivers.get(agentId);
+    // Nothing to do: an agent is woken (and, in a cluster, taken) only for work.
+    if (!awake && !(await this.store.agents.hasWork(agentId))) return;
     let d: AgentDriver | undefined;
     try {
       d = await this.driverIfOwned(agentId);

@@ -193,12 +193,16 @@ export async function acceptLateAnswer(rt: Runtime, org: string, callId: string,
   if (!agent || agent.org !== org || agent.status === "unreadable") return false;
   const { d, ref } = await reach(rt, agent);
   const from = call.status as "running" | "waiting" | "approved";
-  const conversation = await decide(rt, d, ref, call, async (w) =>
-    outcome.ok
-      ? completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, call.attempts)
-      : failCall(w, rt.store, ref, call, outcome.error, "tool_error", 0, from),
-  );
+  const conversation = await decide(rt, d, ref, call, async (w) => {
+    const moved = outcome.ok
+      ? await completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, call.attempts)
+      : await failCall(w, rt.store, ref, call, outcome.error, "tool_error", 0, from);
+    // An attempt still in flight on the owner (a safe call retried meanwhile) has nothing left to do: stop it.
+    if (moved && !d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "kill", call: callId }));
+    return moved;
+  });
   if (conversation === undefined) return false;
+  d?.callControllers.get(callId)?.abort(new CallStop("killed"));
   d?.kick(conversation);
   return true;
 }

@@ -9,8 +9,14 @@ import type { ToolCallContext, ToolOutcome } from "../toolset.js";
 export interface RemoteWorkers {
   /** Tools the workers of other live nodes serve for `org`. */
   tools(org: string): { name: string; descriptor: WorkerToolDescriptor }[];
-  /** Runs the call on a worker of another node; undefined when no other node serves the tool. */
-  call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> | undefined;
+  /** Per other live node: the names of the tools its workers serve for `org` (for `wardrik agent show`). */
+  nodes(org: string): { node: string; tools: string[] }[];
+  /**
+   * Runs the call on a worker of another node. Undefined when no other node
+   * serves the tool, or none that does could be reached (so the call surely
+   * never left this node).
+   */
+  call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome | undefined>;
   /** What this node's workers serve for `org` now (after a worker registered or left). */
   publish(org: string, tools: { name: string; descriptor: WorkerToolDescriptor }[]): void;
 }
