@@ -71,7 +71,8 @@ export interface EventDataMap {
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
   "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null; lost?: boolean };
-  "approval.granted": CallRef;
+  /** With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them. */
+  "approval.granted": CallRef & { args?: unknown; original_args?: unknown };
   "approval.denied": CallRef & { reason: string };
   "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined };
   "conversation.compacted": {

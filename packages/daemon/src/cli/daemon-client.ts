@@ -177,8 +177,15 @@ export class DaemonClient {
     call: string,
     verb: "kill" | "approve" | "deny",
     reason?: string,
+    args?: Record<string, unknown>,
   ): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
+    const body = reason ? { reason } : args ? { arguments: args } : {};
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, body);
+  }
+
+  /** A one-time sign-in link for the web console, made for this client's token. */
+  createConsoleLink(): Promise<{ url: string; expires_at: string }> {
+    return this.request("POST", "/v1/console/links", {});
   }
 
   listNodes(): Promise<NodeList> {

@@ -5,6 +5,7 @@ import { registerAgent } from "./commands/agent.js";
 import { registerApprovals } from "./commands/approvals.js";
 import { registerAsk } from "./commands/ask.js";
 import { registerCompletion } from "./commands/completion.js";
+import { registerConsole } from "./commands/console.js";
 import { registerDaemon } from "./commands/daemon.js";
 import { registerEvents } from "./commands/events.js";
 import { registerHistory } from "./commands/history.js";
@@ -80,6 +81,7 @@ Examples:
   registerSecret(program);
   registerSchemaCommand(program);
   registerTools(program);
+  registerConsole(program);
   registerCompletion(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;

@@ -55,6 +55,7 @@ const TAGS = [
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
   { name: "slack", description: "Slack's Events API and interactivity requests, signed by Slack instead of a bearer token" },
   { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
+  { name: "console", description: "The web console's sign-in (one-time links) and who a token is" },
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */

@@ -7,6 +7,8 @@ import { registerAdminRoutes } from "./admin-routes.js";
 import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { serveConsole } from "./console-files.js";
+import { registerConsoleRoutes } from "./console-routes.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
@@ -103,5 +105,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
   registerSlackRoutes(routes, svc);
+  registerConsoleRoutes(routes, svc, opts.authenticate);
+  serveConsole(app);
   return { app, routes };
 }

@@ -166,8 +166,9 @@ export class Runtime {
     return clear(this, agent, conversationKey);
   }
 
-  approve(agent: AgentRow, callId: string): Promise<CallRow> {
-    return approve(this, agent, callId);
+  /** `args`: arguments a person edited, already checked against the tool's schema. */
+  approve(agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
+    return approve(this, agent, callId, args);
   }
 
   deny(agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {

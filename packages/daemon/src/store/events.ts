@@ -35,6 +35,12 @@ export class EventsTable {
     return rows.map(toEvent);
   }
 
+  /** When the agent's latest event happened (its last activity); undefined before its first. */
+  async lastTime(agentId: string): Promise<string | undefined> {
+    const row = await this.db.get<{ time: string }>("SELECT time FROM events WHERE agent_id = ? ORDER BY seq DESC LIMIT 1", [agentId]);
+    return row?.time;
+  }
+
   async lastSeq(agentId: string): Promise<number> {
     const row = await this.db.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events WHERE agent_id = ?", [agentId]);
     return row?.seq ?? 0;

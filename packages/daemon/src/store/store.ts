@@ -2,6 +2,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { Clock, IdGenerator } from "../ids.js";
 import { AgentsTable } from "./agents.js";
 import { CallsTable } from "./calls.js";
+import { ConsoleLinksTable } from "./console-links.js";
 import { ConversationsTable } from "./conversations.js";
 import type { Db, Tx } from "./db.js";
 import type { StoredEvent } from "../events/event-bus.js";
@@ -50,6 +51,7 @@ export class Store {
   readonly leases: LeasesTable;
   readonly nodes: NodesTable;
   readonly slack: SlackTable;
+  readonly consoleLinks: ConsoleLinksTable;
   private readonly redact: (data: unknown) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
 
@@ -72,6 +74,7 @@ export class Store {
     this.leases = new LeasesTable(db);
     this.nodes = new NodesTable(db);
     this.slack = new SlackTable(db);
+    this.consoleLinks = new ConsoleLinksTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
   }
