@@ -76,3 +76,4 @@ export {
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
+export { McpAuthState, McpLoginResult, McpLogoutResult, McpServerList, McpServersQuery, McpServerView } from "./mcp-servers.js";

@@ -10,6 +10,7 @@ import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { idempotency } from "./idempotency.js";
+import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -97,5 +98,6 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerFeedRoutes(routes, svc);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerMcpServerRoutes(routes, svc);
   return { app, routes };
 }

@@ -1,5 +1,6 @@
 import type { AgentDetail, AgentTools, ToolPatternProblem, TurnView } from "@wardrik/protocol";
 import type { EventBus } from "../events/event-bus.js";
+import type { McpServers } from "../tools/mcp/mcp-servers.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
@@ -22,6 +23,8 @@ export interface ApiServices {
   describeAgent(row: AgentRow): Promise<AgentDetail>;
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
+  /** The MCP servers of config.yaml and their OAuth logins. */
+  mcp: McpServers;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
   onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean) => void): () => void;
 }

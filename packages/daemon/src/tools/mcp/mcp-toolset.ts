@@ -52,7 +52,7 @@ export class McpToolset implements Toolset {
     this.redactor = redactorFor(entry, options.redactor);
     this.oauth = options.oauth && mayUseOAuth(entry) ? options.oauth : undefined;
     if (this.oauth) {
-      // A login, a logout or a refused grant: that org's server starts over with the new credentials.
+      // A login or a logout: that org's server starts over with the new credentials.
       this.unsubscribe = this.oauth.onChange((org, server) => {
         if (server === namespace) this.perOrg.get(org)?.reset();
       });

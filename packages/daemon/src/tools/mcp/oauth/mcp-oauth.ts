@@ -94,7 +94,7 @@ export class McpOAuth {
     return this.servers.get(server);
   }
 
-  /** Tells `listener` when an org's credentials for a server changed (login, logout, a refused grant). */
+  /** Tells `listener` when an org logged in to a server or out of it. */
   onChange(listener: (org: string, server: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -22,7 +22,7 @@ export interface OAuthContext {
   /** The daemon's `/v1/oauth/callback` as a browser reaches it (known once the daemon listens). */
   callbackUrl(server: string): string;
   now(): number;
-  /** A login finished, a logout happened, or the server refused the grant: the org's connection must start over. */
+  /** A login finished or a logout happened: the org's connection must start over with the new credentials. */
   changed(org: string, server: string): void;
 }
 
@@ -172,8 +172,8 @@ export class McpOAuthSession {
   async refuse(doc: GrantDocument, why: string): Promise<void> {
     const { tokens: _dropped, ...rest } = doc;
     await this.save({ ...rest, refused: why });
+    // The live connection stays: its next request is refused, and that call says a login is needed.
     this.ctx.log("warn", "MCP server needs a new login", { server: this.name, org: this.org, why });
-    this.ctx.changed(this.org, this.name);
   }
 
   /**
