@@ -23,6 +23,7 @@ import {
 import { validateAgentDefinition } from "../config/index.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { summarise } from "./agent-summary.js";
+import { queueMessage } from "./queue-message.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
@@ -107,9 +108,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     errors: [409],
     handler: async (c, { params, body }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      if (agent.status === "unreadable")
-        throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
-      return c.json(await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text), 202);
+      return c.json(await queueMessage(svc, agent, body.conversation ?? "main", body.text), 202);
     },
   });
 

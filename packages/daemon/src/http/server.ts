@@ -10,6 +10,7 @@ import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { idempotency } from "./idempotency.js";
+import { registerMcpEndpoint } from "./mcp-endpoint.js";
 import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
@@ -99,5 +100,6 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
   registerMcpServerRoutes(routes, svc);
+  registerMcpEndpoint(app, svc);
   return { app, routes };
 }

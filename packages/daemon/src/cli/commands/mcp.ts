@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { McpServerView } from "@wardrik/protocol";
 import { connect } from "../connect.js";
 import type { DaemonClient } from "../daemon-client.js";
+import { serveStdioProxy } from "../mcp-stdio-proxy.js";
 import { openBrowser } from "../open-browser.js";
 import { err, examples, json, out, setExitCode } from "../output.js";
 
@@ -28,6 +29,7 @@ export function registerMcp(program: Command): void {
     program.command("mcp").description("MCP both ways: the servers agents use (and their OAuth logins), and agents offered as MCP tools"),
     "wardrik mcp ls",
     "wardrik mcp login linear",
+    "wardrik mcp serve",
   );
 
   examples(
@@ -91,6 +93,18 @@ export function registerMcp(program: Command): void {
     out(
       `Logged out of MCP server ${name} for org ${r.org}: the grant is removed${r.revoked ? " and its tokens are revoked" : "; the server did not revoke its tokens, which stay valid until they expire"}.`,
     );
+  });
+
+  examples(
+    mcp
+      .command("serve")
+      .option("--org <org>", ORG_HELP)
+      .description("offer the org's agents as MCP tools over stdio (for desktop clients); talks to the daemon's /v1/mcp"),
+    "wardrik mcp serve",
+    "WARDRIK_URL=http://127.0.0.1:7373 WARDRIK_TOKEN=wdk_... wardrik mcp serve",
+  ).action(async (opts: { org?: string }) => {
+    const c = connect();
+    await serveStdioProxy({ url: c.url, token: c.token, ...(opts.org ? { org: opts.org } : {}), note: err });
   });
 }
 
