@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { WORKER_CLOSE_CODES, WORKER_PATH } from "@wardrik/protocol";
 import { CallRunner, type RunningCall } from "./call-runner.js";
-import { CallTable } from "./call-table.js";
+import { CallTable } from "@wardrik/protocol";
 import type { OutboxLimits } from "./outbox.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
 import { WorkerSession, type SessionHost } from "./worker-session.js";

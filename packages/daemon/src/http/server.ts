@@ -9,6 +9,8 @@ import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
+import { registerNodeRoutes } from "./node-routes.js";
+import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
 import { registerMcpEndpoint } from "./mcp-endpoint.js";
 import { registerMcpServerRoutes } from "./mcp-server-routes.js";
@@ -97,6 +99,8 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerApiRoutes(routes, svc);
   registerEventRoutes(routes, svc);
   registerFeedRoutes(routes, svc);
+  registerNodeRoutes(routes, svc);
+  if (svc.cluster) registerClusterRoutes(routes, svc.cluster);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
   registerMcpServerRoutes(routes, svc);

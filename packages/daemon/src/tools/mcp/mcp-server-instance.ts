@@ -9,7 +9,7 @@ import { classifyFailure, describeStartFailure, seconds } from "./describe-failu
 import { McpConnection } from "./mcp-connection.js";
 import type { McpOAuthSession } from "./oauth/oauth-session.js";
 import { ServerHolders } from "./server-holders.js";
-import { closedReason, downMessage, reasonOf, retryText, stderrSuffix, type DownState } from "./server-messages.js";
+import { closedReason, downMessage, reasonOf, retryText, stderrSuffix, untilAborted, type DownState } from "./server-messages.js";
 import { toToolInfo } from "./to-tool-info.js";
 import { toToolOutcome } from "./to-tool-outcome.js";
 
@@ -385,23 +385,4 @@ export class McpServerInstance {
 
 function isUnauthorized(err: unknown): boolean {
   return err instanceof StreamableHTTPError && err.code === 401;
-}
-
-/** Settles with `p`, or rejects with the signal's reason as soon as it aborts. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e as Error);
-      },
-    );
-  });
 }

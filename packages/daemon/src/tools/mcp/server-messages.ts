@@ -37,3 +37,22 @@ export function retryText(retryAt: number): string {
     ? `Wardrik will try to start it again on the next use after ${seconds(Math.ceil(wait / 100) * 100)}`
     : "Wardrik will try to start it again on the next use";
 }
+
+/** Settles with `p`, or rejects with the signal's reason as soon as it aborts. */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e as Error);
+      },
+    );
+  });
+}

@@ -16,6 +16,7 @@ import { silentLogger, type Logger } from "../../log/logger.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
 import { WorkerCalls } from "./worker-calls.js";
 import { WorkerConnection } from "./worker-connection.js";
+import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRoutes } from "./worker-routes.js";
 
 export interface WorkerGatewayOptions {
@@ -38,6 +39,8 @@ export interface WorkerGatewayOptions {
   reconnectGraceMs?: number;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
   onLateAnswer?: (org: string, callId: string, outcome: ToolOutcome) => void;
+  /** Workers connected to other nodes of a cluster. */
+  remote?: RemoteWorkers;
   ids?: IdGenerator;
 }
 
@@ -228,6 +231,7 @@ export class WorkerGateway implements Toolset {
     }
     conn.tools = tools;
     for (const name of accepted) this.routes.add(conn, name);
+    this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     conn.send({ type: "registered", accepted, skipped });
     this.log("info", "worker registered tools", { ...conn.describe(), accepted, skipped });
   }
@@ -240,6 +244,7 @@ export class WorkerGateway implements Toolset {
   private detach(conn: WorkerConnection): void {
     conn.gone = true;
     for (const name of conn.tools.keys()) this.routes.remove(conn, name);
+    if (conn.tools.size > 0) this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     this.calls.detach(conn);
   }
 
@@ -260,7 +265,10 @@ export class WorkerGateway implements Toolset {
   // --- Toolset ------------------------------------------------------------
 
   list(scope: ToolScope): ToolInfo[] {
-    return this.routes.tools(scope.org).map(({ name, descriptor: tool }) => {
+    const local = this.routes.tools(scope.org);
+    const here = new Set(local.map((t) => t.name));
+    const elsewhere = (this.options.remote?.tools(scope.org) ?? []).filter((t) => !here.has(t.name));
+    return [...local, ...elsewhere].map(({ name, descriptor: tool }) => {
       const info: ToolInfo = {
         name: `${NAMESPACE}/${name}`,
         description: tool.description,
@@ -291,10 +299,22 @@ export class WorkerGateway implements Toolset {
    * once, except right after the gateway starts, when workers are still
    * reconnecting: then it waits for one while the grace lasts.
    */
-  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return this.callOn(tool, args, ctx, true);
+  }
+
+  /** A call another node sent here: only this node's workers may run it. */
+  callLocal(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return this.callOn(tool, args, ctx, false);
+  }
+
+  private async callOn(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
     const full = `${NAMESPACE}/${tool}`;
     if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
     let worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+    // No worker here: a worker connected to another node of the cluster serves it.
+    const remote = !worker && mayForward && !this.closed ? this.options.remote?.call(ctx.org, tool, args, ctx) : undefined;
+    if (remote) return remote;
     const graceLeft = this.graceEndsAt - Date.now();
     if (!worker && !this.closed && graceLeft > 0) {
       await this.routes.waitFor(ctx.org, tool, graceLeft, () => this.closed || ctx.signal.aborted);
