@@ -12,6 +12,7 @@ export class AgentFollower {
   private readonly live: StoredEvent[] = [];
   private wake: (() => void) | undefined;
   private backfilled = false;
+  private closed = false;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -33,13 +34,19 @@ export class AgentFollower {
       const stored = this.take(await this.store.events.list(this.agentId, this.after, 1000));
       if (stored.length > 0) return stored;
     }
-    if (this.live.length === 0 && !signal.aborted) await this.wait(waitMs, signal);
-    if (signal.aborted) return [];
-    if (this.live.length === 0) return this.take(await this.store.events.list(this.agentId, this.after, 1000));
-    return this.take(this.live.splice(0));
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      if (this.live.length === 0 && !signal.aborted && !this.closed) await this.wait(deadline - Date.now(), signal);
+      if (signal.aborted || this.closed) return [];
+      const events =
+        this.live.length === 0 ? this.take(await this.store.events.list(this.agentId, this.after, 1000)) : this.take(this.live.splice(0));
+      // A bus event already read from the store wakes the wait too: keep waiting until something new or the deadline.
+      if (events.length > 0 || Date.now() >= deadline) return events;
+    }
   }
 
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     this.wake?.();
   }

@@ -22,6 +22,17 @@ export interface StdioProxyOptions {
 const PROXY_ERROR = -32603;
 
 /**
+ * A pause between a progress notification and the answer right after it.
+ * The SDK's client handles a notification a tick after reading it but an
+ * answer at once, so when both arrive in one read the answer retires the
+ * progress token first: the progress is lost and reported as an error (some
+ * clients even drop the connection for it; typescript-sdk issue 2580).
+ */
+const NOTIFICATION_GAP_MS = 30;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * `wardrik mcp serve`: MCP over stdio for desktop clients, passed on to the
  * daemon's `/v1/mcp` one POST per message (the endpoint is stateless, so
  * nothing here outlives a message). Each request's answer and its progress
@@ -43,9 +54,12 @@ export async function serveStdioProxy(o: StdioProxyOptions): Promise<void> {
     if (id === undefined) o.note(`wardrik mcp serve: ${message}`);
     else void send({ jsonrpc: "2.0", id, error: { code: PROXY_ERROR, message } });
   };
+  let lastNotificationAt = 0;
   const relay = async (m: JSONRPCMessage) => {
     // Later requests carry the negotiated version, as the streamable HTTP transport asks.
     if (isJSONRPCResultResponse(m) && typeof m.result.protocolVersion === "string") protocolVersion = m.result.protocolVersion;
+    if (isJSONRPCNotification(m)) lastNotificationAt = Date.now();
+    else if (Date.now() - lastNotificationAt < NOTIFICATION_GAP_MS) await sleep(NOTIFICATION_GAP_MS);
     await send(m);
   };
 
