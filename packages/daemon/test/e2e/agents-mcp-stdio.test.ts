@@ -3,14 +3,14 @@
  * own Client spawning the real CLI against the built daemon, as a desktop
  * client would: inside a project, and elsewhere with WARDRIK_URL/WARDRIK_TOKEN.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentFile, BIN, createProject, freePort, type TestProject } from "../helpers/spawn-daemon.js";
+import { agentFile, BIN, createProject, freePort, REPO_ROOT, type TestProject } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
 let acmeToken: string;
@@ -95,8 +95,20 @@ describe("wardrik mcp serve (MCP over stdio)", () => {
     expect(events.some((e) => e.type.endsWith("message.queued") && e.data.text === "over stdio")).toBe(true);
   });
 
-  it("elsewhere with WARDRIK_URL/WARDRIK_TOKEN: an org token sees only its org's agents", async () => {
-    const { client } = await serve({ cwd: elsewhere, env: { WARDRIK_URL: p.url, WARDRIK_TOKEN: acmeToken } });
+  it("elsewhere, configured as the README shows: an org token sees only its org's agents", async () => {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const snippet = /```json\n(\{\s*"mcpServers"[\s\S]*?)```/.exec(readme)?.[1];
+    expect(snippet, "the README's client configuration").toBeDefined();
+    const entry = (JSON.parse(snippet!) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> })
+      .mcpServers.wardrik!;
+    expect(entry.command).toBe("wardrik");
+    expect(Object.keys(entry.env).sort()).toEqual(["WARDRIK_TOKEN", "WARDRIK_URL"]);
+    const { client } = await serve({
+      cwd: elsewhere,
+      args: entry.args.slice(2),
+      env: { WARDRIK_URL: p.url, WARDRIK_TOKEN: acmeToken },
+    });
+    expect(entry.args.slice(0, 2)).toEqual(["mcp", "serve"]);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["acme-only"]);
     await expect(client.callTool({ name: "helper", arguments: { message: "hi" } })).rejects.toThrow(/No agent helper in org acme/);
     expect(text(await client.callTool({ name: "acme-only", arguments: { message: "hi acme" } }))).toBe("You said: hi acme");
