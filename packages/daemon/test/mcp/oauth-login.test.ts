@@ -27,6 +27,7 @@ const SCRIPT = `steps:
 describe("OAuth login to a remote MCP server", () => {
   let server: OAuthMcpServer;
   let p: TestProject;
+  let acmeAgent: string;
   /** Everything the daemon wrote on stderr, across restarts. */
   let logs = "";
 
@@ -97,6 +98,35 @@ describe("OAuth login to a remote MCP server", () => {
     expect(r.stdout).toBe("Result: secure echo: hello (for a logged-in client)");
   });
 
+  it("the grant belongs to the org that logged in: another org's agent still needs its own login", async () => {
+    const made = await p.api(
+      "POST",
+      "/v1/agents",
+      { name: "acme-helper", description: "Acme's", model: "securebot", tools: ["secure/*"] },
+      { headers: { "Wardrik-Org": "acme" } },
+    );
+    expect(made.status, made.text).toBe(201);
+    const acme = await p.cli(["mcp", "ls", "--json", "--org", "acme"]);
+    expect((JSON.parse(acme.stdout) as ServerJson[]).find((s) => s.name === "secure")).toMatchObject({
+      status: "login_needed",
+      auth: "login_needed",
+    });
+    acmeAgent = (made.json as { id: string }).id;
+    const show = JSON.parse((await p.cli(["agent", "show", "acme/acme-helper", "--json"])).stdout) as {
+      tool_sources: { name: string; status: string; reason?: string }[];
+    };
+    expect(show.tool_sources).toContainEqual({
+      name: "secure",
+      status: "login_needed",
+      reason: expect.stringContaining("wardrik mcp login secure"),
+    });
+    // Acme's agent does not get the server's tools through default's grant.
+    const r = await p.cli(["ask", "acme/acme-helper", "hello from acme"]);
+    expect(r.stdout).not.toContain("for a logged-in client");
+    // The default org's grant is untouched.
+    expect(await ls()).toMatchObject({ auth: "authorized" });
+  });
+
   it("refreshes the token after a 401, and before it expires", async () => {
     server.expireAccessTokens();
     const before = { ...server.stats };
@@ -124,8 +154,8 @@ describe("OAuth login to a remote MCP server", () => {
     expect(server.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
   });
 
-  it("tokens never appear in plain text: not in the database file, the log or the events", async () => {
-    logs += p.daemonStderr();
+  /** Every token the authorization server handed out is absent from the database file, the daemon's log, the events and `outputs`. */
+  const expectNoTokenAnywhere = async (outputs: string[] = []) => {
     const secrets = server.issued().filter((s) => !s.startsWith("client_"));
     expect(secrets.length).toBeGreaterThan(4);
     const db = join(p.dir, ".wardrik", "wardrik.db");
@@ -133,13 +163,22 @@ describe("OAuth login to a remote MCP server", () => {
       .filter(existsSync)
       .map((f) => readFileSync(f).toString("latin1"))
       .join("");
-    const events = JSON.stringify(await p.events("helper"));
+    const acmeEvents = await p.api("GET", `/v1/agents/${acmeAgent}/events`, undefined, { headers: { "Wardrik-Org": "acme" } });
+    expect(acmeEvents.status).toBe(200);
+    const events = JSON.stringify([await p.events("helper"), acmeEvents.json]);
+    const log = logs + p.daemonStderr();
+    const printed = outputs.join("\n");
     for (const s of secrets) {
       expect(onDisk.includes(s), "database").toBe(false);
-      expect(logs.includes(s), "log").toBe(false);
+      expect(log.includes(s), "log").toBe(false);
       expect(events.includes(s), "events").toBe(false);
+      expect(printed.includes(s), "CLI output").toBe(false);
     }
     expect(onDisk).toContain("mcp_grants");
+  };
+
+  it("tokens never appear in plain text: not in the database file, the log or the events", async () => {
+    await expectNoTokenAnywhere();
   });
 
   it("a revoked grant: the call fails saying a login is needed, and mcp ls and agent show say so", async () => {
@@ -169,5 +208,10 @@ describe("OAuth login to a remote MCP server", () => {
     expect(await ls()).toMatchObject({ status: "login_needed", auth: "login_needed" });
     const again = await p.cli(["mcp", "logout", "secure"]);
     expect(again.stdout).toContain("was not logged in to MCP server secure; nothing to remove");
+    // The call after the logout fails clearly, and no error along the way (revoked, refused, logged out) carries a token.
+    const after = await ask("after logout");
+    expect(after.stdout).toContain("needs a login");
+    const show = await p.cli(["agent", "show", "helper", "--json"]);
+    await expectNoTokenAnywhere([after.stdout, after.stderr, show.stdout, out.stdout, again.stdout, JSON.stringify(await ls())]);
   });
 });
