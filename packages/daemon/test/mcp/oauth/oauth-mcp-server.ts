@@ -54,6 +54,12 @@ export interface OAuthMcpServer {
   expireAccessTokens(): void;
   /** Revokes every access and refresh token: the grant is gone. */
   revokeAll(): void;
+  /**
+   * A client registered by hand, as a service's developer settings do: its ID
+   * and secret go in config.yaml. `redirectUris` is read when a login asks, so
+   * it may be filled in once the daemon's address is known.
+   */
+  preregister(redirectUris: string[]): { clientId: string; clientSecret: string };
   /** Plays the browser: opens the authorization URL and follows the redirect back to the daemon's callback. */
   approve(authorizationUrl: string): Promise<{ status: number; text: string }>;
   close(): Promise<void>;
@@ -100,6 +106,18 @@ export async function startOAuthMcpServer(options: { accessTtlSeconds?: number }
     accessTtlSeconds: options.accessTtlSeconds ?? 3600,
     issued: () => [...issued],
     expireAccessTokens: () => access.clear(),
+    preregister: (redirectUris) => {
+      const clientId = `client_${randomBytes(9).toString("base64url")}`;
+      const clientSecret = secret("cs");
+      clients.set(clientId, {
+        client_id: clientId,
+        client_secret: clientSecret,
+        token_endpoint_auth_method: "client_secret_post",
+        // The same array: the caller may add the daemon's callback once it listens.
+        redirect_uris: redirectUris,
+      } as OAuthClientInformationFull);
+      return { clientId, clientSecret };
+    },
     revokeAll: () => {
       access.clear();
       refresh.clear();
