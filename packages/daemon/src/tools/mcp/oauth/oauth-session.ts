@@ -154,6 +154,9 @@ export class McpOAuthSession {
       return fresh.access_token;
     } catch (err) {
       if (err instanceof OAuthError && !(err instanceof ServerError)) {
+        // Another daemon of a cluster may have used this refresh token a moment ago (it works once): its tokens win.
+        const now = await this.reload();
+        if (now?.tokens && now.tokens.refresh_token !== t.refresh_token) return now.tokens.access_token;
         await this.refuse(
           doc,
           `the authorization server refused the stored grant: ${err.errorCode}${err.message ? ` (${err.message})` : ""}`,
