@@ -36,10 +36,12 @@ beforeAll(async () => {
     scripts: {
       echoer: "steps:\n  - text: 'You said: {{message}}'\n",
       parker: PARKER,
+      slow: "delay_ms: 1500\nsteps:\n  - text: 'Slowly: {{message}}'\n",
     },
     files: {
       "policies/careful.yaml": "description: Ask before writing.\nrules:\n  - tool: files/write\n    decision: ask\n",
       "agents/helper.md": agentFile({ description: "Answers questions about the incident queue.", title: "Queue helper", model: "echoer" }),
+      "agents/slowpoke.md": agentFile({ description: "Takes its time.", model: "slow" }),
       "agents/parker.md": agentFile({ description: "Writes notes, with approval.", model: "parker", tools: ["files"], policy: "careful" }),
     },
   });
@@ -62,7 +64,7 @@ describe("agents over MCP (streamable HTTP)", () => {
     const client = await connectMcp(p.token);
     expect(client.getServerVersion()?.name).toBe("wardrik");
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["helper", "parker"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["helper", "parker", "slowpoke"]);
     const helper = tools.find((t) => t.name === "helper")!;
     expect(helper).toMatchObject({ title: "Queue helper", description: "Answers questions about the incident queue." });
     expect(helper.inputSchema).toMatchObject({
@@ -138,6 +140,25 @@ describe("agents over MCP (streamable HTTP)", () => {
     const done = await pending;
     expect(done.structuredContent).toMatchObject({ status: "completed", reply: "Wrote notes.md" });
     expect(progress).toContain(`${next} was approved.`);
+  });
+
+  it("a client that gives up stops waiting; the agent's turn goes on and is recorded", async () => {
+    const client = await connectMcp(p.token);
+    const ac = new AbortController();
+    const progress: string[] = [];
+    const call = client.callTool({ name: "slowpoke", arguments: { message: "take your time" } }, undefined, {
+      signal: ac.signal,
+      onprogress: (n) => progress.push(n.message ?? ""),
+    });
+    const started = await waitFor(() => progress.find((m) => / started turn /.test(m)), "the turn to start", 30_000);
+    const run = / started turn (run_\S+?)\.$/.exec(started)![1]!;
+    ac.abort();
+    await expect(call).rejects.toThrow();
+    const end = await p.waitForTurnEnd("slowpoke", run);
+    expect(end.type).toMatch(/turn\.completed$/);
+    expect(end.data.reply).toBe("Slowly: take your time");
+    // The same client goes on working.
+    expect((await client.callTool({ name: "helper", arguments: { message: "still here" } })).isError).toBeFalsy();
   });
 
   it("an org token sees only its org's agents; the admin token reaches another org with Wardrik-Org", async () => {
