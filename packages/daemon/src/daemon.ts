@@ -29,7 +29,9 @@ import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
-import { McpToolset } from "./tools/mcp/index.js";
+import { McpOAuth, McpToolset } from "./tools/mcp/index.js";
+import { McpServers } from "./tools/mcp/mcp-servers.js";
+import { McpGrantStore } from "./store/mcp-grants.js";
 
 export { ADMIN_TOKEN_FILE, ensureAdminToken };
 
@@ -190,8 +192,20 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     },
   });
   registry.add(workers);
+  // OAuth grants of remote MCP servers, per org; every stored token joins the redactor here.
+  const oauth = new McpOAuth({
+    grants: new McpGrantStore(db, secrets),
+    redactor,
+    log,
+    homeOrg: config.org,
+    servers: config.mcp,
+    now: () => clock.now().getTime(),
+  });
+  await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
-  const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor }));
+  const mcpServers = Object.entries(config.mcp).map(
+    ([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor, oauth }),
+  );
   for (const mcp of mcpServers) registry.add(mcp);
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
@@ -272,6 +286,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
     describeTools: (row) => describeTools(row, registry),
     describeTurn: (turn) => describeTurn(store, turn),
+    mcp: new McpServers(mcpServers, oauth),
     onDelta: (agentId, listener) => {
       let set = deltaListeners.get(agentId);
       if (!set) deltaListeners.set(agentId, (set = new Set()));
@@ -322,6 +337,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     await integrations.slack.start();
   }
   lock?.describe({ url });
+  // The OAuth callback follows the address the daemon listens on; remote servers say now whether they want a login.
+  oauth.setDaemonUrl(url);
+  void oauth.probeUnknown();
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,

@@ -78,6 +78,7 @@ export {
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
 export { ConsoleLink, ConsoleSession, ConsoleSessionBody, WhoAmI } from "./console.js";
+export { McpAuthState, McpLoginResult, McpLogoutResult, McpServerList, McpServersQuery, McpServerView } from "./mcp-servers.js";
 export { CallTable } from "./call-table.js";
 export { LOST_ANSWER } from "./lost-answer.js";
 export type { DeltaFrame, ModelRetry } from "./delta.js";

@@ -5,6 +5,9 @@ import {
   type AgentSummary,
   type AgentTools,
   type ErrorCode,
+  type McpLoginResult,
+  type McpLogoutResult,
+  type McpServerView,
   type PostMessageResult,
   type TurnView,
   type WardrikCloudEvent,
@@ -51,7 +54,8 @@ export class DaemonClient {
 
   constructor(
     readonly url: string,
-    private readonly token: string,
+    /** The bearer token (`wardrik mcp serve` passes it on to /v1/mcp). */
+    readonly token: string,
     /** The org to act in (admin token only), or undefined for the token's own. */
     readonly org?: string,
   ) {
@@ -212,6 +216,22 @@ export class DaemonClient {
     warnings?: { agent: string; pattern: string; reason: string }[];
   }> {
     return this.request("POST", "/v1/reload", {});
+  }
+
+  async listMcpServers(connect = true): Promise<McpServerView[]> {
+    return (await this.request<{ servers: McpServerView[] }>("GET", `/v1/mcp-servers?connect=${connect}`)).servers;
+  }
+
+  getMcpServer(name: string, connect = false): Promise<McpServerView> {
+    return this.request("GET", `/v1/mcp-servers/${enc(name)}?connect=${connect}`);
+  }
+
+  loginMcpServer(name: string): Promise<McpLoginResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/login`, {});
+  }
+
+  logoutMcpServer(name: string): Promise<McpLogoutResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/logout`, {});
   }
 
   events(id: string, after = 0, limit = 1000, options: RequestOptions = {}): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {

@@ -11,6 +11,7 @@ import { registerEvents } from "./commands/events.js";
 import { registerHistory } from "./commands/history.js";
 import { registerInit } from "./commands/init.js";
 import { registerLs } from "./commands/ls.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerReload } from "./commands/reload.js";
 import { registerSchemaCommand } from "./commands/schema.js";
 import { registerSecret } from "./commands/secret.js";
@@ -82,6 +83,7 @@ Examples:
   registerSchemaCommand(program);
   registerTools(program);
   registerConsole(program);
+  registerMcp(program);
   registerCompletion(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;

@@ -11,7 +11,8 @@ export function openInBrowser(url: string, env: NodeJS.ProcessEnv = process.env)
     process.platform === "darwin"
       ? ["open", url]
       : process.platform === "win32"
-        ? ["cmd", "/c", "start", '""', url]
+        ? // `start` would read & in the URL as a command separator.
+          ["rundll32", "url.dll,FileProtocolHandler", url]
         : env.DISPLAY || env.WAYLAND_DISPLAY
           ? ["xdg-open", url]
           : undefined;

@@ -25,6 +25,7 @@ import { validateAgentDefinition } from "../config/index.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { checkEditedArguments } from "./edited-arguments.js";
 import { summarise } from "./agent-summary.js";
+import { queueMessage } from "./queue-message.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
@@ -109,11 +110,9 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     errors: [409],
     handler: async (c, { params, body }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      if (agent.status === "unreadable")
-        throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
       const storeAnswerIn = c.get("storeAnswerIn");
       let answer: string | undefined;
-      const queued = await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text, {
+      const queued = await queueMessage(svc, agent, body.conversation ?? "main", body.text, {
         ...(storeAnswerIn
           ? {
               inTransaction: (tx, result) => {

@@ -54,6 +54,7 @@ const TAGS = [
   { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
   { name: "slack", description: "Slack's Events API and interactivity requests, signed by Slack instead of a bearer token" },
+  { name: "mcp", description: "The MCP servers agents use, and their OAuth logins (agents themselves are offered over MCP at /v1/mcp)" },
   { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
   { name: "console", description: "The web console's sign-in (one-time links) and who a token is" },
 ];

@@ -14,6 +14,8 @@ import { registerFeedRoutes } from "./feed-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
+import { registerMcpEndpoint } from "./mcp-endpoint.js";
+import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -105,7 +107,10 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
   registerSlackRoutes(routes, svc);
+  registerMcpServerRoutes(routes, svc);
+  registerMcpEndpoint(app, svc);
   registerConsoleRoutes(routes, svc, opts.authenticate);
+  // Last: the console's files answer what no route above did.
   serveConsole(app);
   return { app, routes };
 }

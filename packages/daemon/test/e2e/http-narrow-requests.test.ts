@@ -176,6 +176,8 @@ describe.concurrent("queries and bodies a route does not take", () => {
     );
     let checked = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {
+      // The one loose query: an authorization server adds parameters of its own (iss, session_state) to the redirect.
+      if (path === "/v1/oauth/callback") continue;
       const concrete = path.replace("{id}", ids.plain!).replace(/\{[a-z]+\}/g, "x");
       for (const [method, op] of Object.entries(ops)) {
         const q = await p.api(method.toUpperCase(), `${concrete}?zz_unknown=1`, method === "get" ? undefined : {});

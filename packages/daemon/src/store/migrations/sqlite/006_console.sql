@@ -1,4 +1,4 @@
--- Version 4: what the web console needs from the store. Never edit a shipped migration: add a new file.
+-- Version 6: what the web console needs from the store. Never edit a shipped migration: add a new file.
 --
 -- A person may edit a call's arguments when approving it: `args` then holds
 -- what the call runs with, `original_args` what the model asked for (NULL when
