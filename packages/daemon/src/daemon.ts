@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
@@ -9,8 +8,8 @@ import { EventBus } from "./events/event-bus.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
 import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
-import { compilePolicy, decide, loadPoliciesDir, type CompiledPolicy } from "./policy/index.js";
-import type { Policy } from "./policy/types.js";
+import { decide, type CompiledPolicy } from "./policy/index.js";
+import { loadProjectPolicies as loadPolicies } from "./policy/load-project-policies.js";
 import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
@@ -20,6 +19,7 @@ import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import { SlackService } from "./slack/slack-service.js";
 import { SecretStore } from "./store/secrets.js";
+import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
@@ -381,19 +381,6 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 }
 
-function loadPolicies(dir: string, log: Logger): Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }> {
-  const out = new Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }>();
-  for (const [name, p] of loadPoliciesDir(dir)) {
-    if ("error" in p) {
-      log("warn", "policy is invalid", { policy: name, error: p.error });
-      out.set(name, { error: p.error });
-    } else {
-      out.set(name, { policy: p, compiled: compilePolicy(p) });
-    }
-  }
-  return out;
-}
-
 function positiveNumber(value: string | undefined): number | undefined {
   const n = Number(value);
   return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
@@ -408,11 +395,4 @@ function keyLocation(path: string, file: string, key: string): string {
   } catch {
     return file;
   }
-}
-
-/** Where the other nodes of a cluster reach this one: as configured, else the listen address, named by host when it is every interface. */
-function advertisedUrl(configured: string | undefined, host: string, port: number): string {
-  if (configured) return configured.replace(/\/+$/, "");
-  const everywhere = host === "0.0.0.0" || host === "::" || host === "";
-  return `http://${everywhere ? hostname() : host.includes(":") ? `[${host}]` : host}:${port}`;
 }
