@@ -7,6 +7,8 @@ import { registerAdminRoutes } from "./admin-routes.js";
 import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { serveConsole } from "./console-files.js";
+import { registerConsoleRoutes } from "./console-routes.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerDeliveryRoutes } from "./delivery-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
@@ -14,6 +16,8 @@ import { registerHookRoutes } from "./hook-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
+import { registerMcpEndpoint } from "./mcp-endpoint.js";
+import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -22,6 +26,7 @@ import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
+import { registerSlackRoutes } from "../slack/slack-routes.js";
 
 export { listen } from "./http-listener.js";
 export { MAX_BODY_BYTES } from "./limits.js";
@@ -105,5 +110,11 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerToolRoutes(routes, svc);
   registerDeliveryRoutes(routes, svc);
   registerHookRoutes(routes, svc);
+  registerSlackRoutes(routes, svc);
+  registerMcpServerRoutes(routes, svc);
+  registerMcpEndpoint(app, svc);
+  registerConsoleRoutes(routes, svc, opts.authenticate);
+  // Last: the console's files answer what no route above did.
+  serveConsole(app);
   return { app, routes };
 }

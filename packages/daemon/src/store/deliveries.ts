@@ -67,7 +67,7 @@ const HEAD_IF_EMPTY =
   "(SELECT CASE WHEN EXISTS (SELECT 1 FROM deliveries q WHERE q.agent_id = ? AND q.subscriber = ? AND q.status = 'pending') THEN 0 ELSE 1 END)";
 
 /**
- * The webhook outbox (006_webhooks_triggers.sql). Rows are written with their
+ * The webhook outbox (008_webhooks_triggers.sql). Rows are written with their
  * events (`insert`, inside the writing transaction); senders claim them with
  * a lease, so among several daemons on one PostgreSQL database each delivery
  * is sent by one node at a time, and a delivery waits while an earlier one of

@@ -2,6 +2,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { Clock, IdGenerator } from "../ids.js";
 import { AgentsTable } from "./agents.js";
 import { CallsTable } from "./calls.js";
+import { ConsoleLinksTable } from "./console-links.js";
 import { ConversationsTable } from "./conversations.js";
 import type { Db, Tx } from "./db.js";
 import type { StoredEvent } from "../events/event-bus.js";
@@ -10,6 +11,7 @@ import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
 import { LeasesTable } from "./leases.js";
 import { NodesTable } from "./nodes.js";
+import { SlackTable } from "./slack.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
 import { TurnsTable } from "./turns.js";
@@ -48,6 +50,8 @@ export class Store {
   readonly tokens: TokensTable;
   readonly leases: LeasesTable;
   readonly nodes: NodesTable;
+  readonly slack: SlackTable;
+  readonly consoleLinks: ConsoleLinksTable;
   private readonly redact: (data: unknown) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
 
@@ -69,6 +73,8 @@ export class Store {
     this.tokens = new TokensTable(db, ids);
     this.leases = new LeasesTable(db);
     this.nodes = new NodesTable(db);
+    this.slack = new SlackTable(db);
+    this.consoleLinks = new ConsoleLinksTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
   }

@@ -36,7 +36,7 @@ const COLUMNS = 10;
 const MAX_ROWS_PER_INSERT = 400;
 
 /**
- * Trigger firings (006_webhooks_triggers.sql). The unique (agent, trigger,
+ * Trigger firings (008_webhooks_triggers.sql). The unique (agent, trigger,
  * fire key) makes each firing happen once among any number of daemons: a
  * firing is inserted pending (claimed by the node that inserts it, or free
  * for any node to claim), and `markQueued` turns it queued inside the very

@@ -1,4 +1,4 @@
--- Events out and in, version 6. Never edit a shipped migration: add a new file.
+-- Events out and in, version 8. Never edit a shipped migration: add a new file.
 --
 -- deliveries is the webhook outbox: one row per (event, matching subscriber),
 -- inserted in the transaction that writes the event, so a crash loses none.

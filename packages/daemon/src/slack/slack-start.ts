@@ -1,0 +1,34 @@
+/** Slack in a daemon's start: made once the runtime exists, started once the daemon listens. */
+import type { ProjectConfig, SlackSettings } from "../config/types.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { Logger } from "../log/logger.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { Store } from "../store/store.js";
+import { SlackService } from "./slack-service.js";
+
+export function slackService(
+  settings: SlackSettings,
+  org: string,
+  o: { store: Store; runtime: Runtime; bus: EventBus; log: Logger; node: string; env: NodeJS.ProcessEnv },
+): SlackService {
+  // Tests of a spawned daemon sweep more often than the default.
+  const sweep = Number(o.env.WARDRIK_SLACK_SWEEP_MS);
+  return new SlackService({
+    settings,
+    org,
+    store: o.store,
+    runtime: o.runtime,
+    bus: o.bus,
+    log: o.log,
+    node: o.node,
+    sweepMs: Number.isFinite(sweep) && sweep > 0 ? sweep : undefined,
+  });
+}
+
+/** Says which configured channels name no agent, then starts the service. */
+export async function startSlack(slack: SlackService, config: ProjectConfig, store: Store, log: Logger): Promise<void> {
+  for (const [channel, agent] of Object.entries(config.slack?.channels ?? {}))
+    if (!(await store.agents.byName(config.org, agent)))
+      log("warn", `config.yaml slack.channels: ${channel} names agent ${agent}, which does not exist`, { channel, agent });
+  await slack.start();
+}
