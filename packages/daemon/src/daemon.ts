@@ -26,6 +26,11 @@ import { ToolRegistry } from "./tools/tool-registry.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
+import { listenForMetrics } from "./http/metrics-listener.js";
+import { WardrikMetrics } from "./metrics/wardrik-metrics.js";
+import { MetricsQueries } from "./store/metrics-queries.js";
+import { startTracing, type DaemonTracing } from "./telemetry/start-tracing.js";
+import { VERSION } from "./version.js";
 
 export { ADMIN_TOKEN_FILE, ensureAdminToken };
 
@@ -64,7 +69,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Every known secret value, blanked from logs, tool outcomes, MCP messages and events.
   const redactor = options.redactor ?? new SecretRedactor();
   const rawLog = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
-  const log: Logger = (level, msg, fields) => rawLog(level, redactor.redact(msg), fields && redactor.redactValue(fields));
+  // Inside a turn, while traces are exported, each line names the active span (trace_id, span_id).
+  let traceFields: DaemonTracing["logFields"] = () => undefined;
+  const log: Logger = (level, msg, fields) => {
+    const trace = traceFields();
+    const all = trace ? { ...fields, ...trace } : fields;
+    rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
+  };
   // Secrets live in the database, which config names: read config once to find
   // the database (a secret there is an error), then again with the secrets.
   const PLACEHOLDER = "\u0000secret";
@@ -104,8 +115,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   for (const m of Object.values(config.models)) redactor.add(m.api_key);
   for (const s of config.subscribers ?? []) redactor.add(s.secret);
   const bus = new EventBus();
+  const metrics = new WardrikMetrics();
   // Events and stored messages carry no known secret value.
-  const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data) });
+  const store = new Store(db, bus, ulidIds(clock), clock, { redact: (data) => redactor.redactValue(data), onCommit: metrics.commitTook });
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
@@ -172,7 +184,20 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
-  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs });
+  let tracing: DaemonTracing;
+  try {
+    tracing = await startTracing(config.telemetry, env, { store, bus, log, redact: (t) => redactor.redact(t), version: VERSION });
+  } catch (err) {
+    await workers.close();
+    await db.close();
+    lock?.release();
+    throw err;
+  }
+  traceFields = tracing.logFields;
+  // An exporter's API key is a secret like any other.
+  for (const value of Object.values(tracing.settings?.headers ?? {})) redactor.add(value);
+  metrics.attach({ bus, queries: new MetricsQueries(db), workerConnections: () => workers.connectionsByOrg(), version: VERSION });
+  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, telemetry: tracing.telemetry });
   lateAnswers.runtime = runtime;
 
   /** Agent files, checked against the policies and models they name. */
@@ -247,18 +272,36 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       ) => workers.handleUpgrade(req, socket, head),
     },
     log,
+    metrics: () => metrics.render(),
   };
   const { app } = buildApp(svc, httpOpts);
+  // Nothing ran yet when a listen fails: give back the database (and its lock) before saying why.
+  const abandon = async () => {
+    await runtime.close();
+    await tracing.shutdown();
+    await workers.close();
+    await db.close();
+    lock?.release();
+  };
   let server: Server;
   try {
     server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
   } catch (err) {
-    // Nothing ran yet: give back the database (and its lock) before saying why.
-    await runtime.close();
-    await workers.close();
-    await db.close();
-    lock?.release();
+    await abandon();
     throw err;
+  }
+  let metricsServer: Server | undefined;
+  const metricsAt = config.telemetry?.metrics_listen;
+  if (metricsAt) {
+    try {
+      metricsServer = await listenForMetrics(metricsAt.host, metricsAt.port, () => metrics.render());
+    } catch (err) {
+      server.close();
+      await abandon();
+      throw new Error(`config.yaml telemetry.metrics_listen (${metricsAt.host}:${metricsAt.port}): ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
   }
   // Recover once the server listens, so workers can reconnect while turns resume.
   await runtime.recover();
@@ -273,6 +316,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     // A postgres URL may carry a password.
     database: config.database.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@"),
   });
+  if (metricsServer) log("info", "serving metrics", { url: `${listenUrl(metricsServer)}/metrics` });
 
   let closing: Promise<void> | undefined;
   return {
@@ -290,6 +334,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeIdleConnections();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        // Spans of the turns that just stopped, and any still buffered, go out before the database closes.
+        await tracing.shutdown();
+        metrics.close();
+        metricsServer?.close();
         log("info", "shutdown: telling workers the daemon is going away");
         await workers.close();
         log("info", "shutdown: stopping MCP servers");
@@ -330,4 +378,10 @@ function keyLocation(path: string, file: string, key: string): string {
   } catch {
     return file;
   }
+}
+
+function listenUrl(server: Server): string {
+  const addr = server.address();
+  if (typeof addr !== "object" || !addr) return String(addr);
+  return `http://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
 }

@@ -11,6 +11,7 @@ import { TurnStop, type EngineOptions } from "./engine-options.js";
 import { enqueue, type Enqueued } from "./enqueue.js";
 import { SleepKeeper } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
+import { noTelemetry } from "./telemetry.js";
 import type { RuntimeHooks } from "./types.js";
 
 export type { FileAgent, SyncReport };
@@ -44,6 +45,7 @@ export class Runtime {
       toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
       reconnectGraceMs: options.reconnectGraceMs ?? 5_000,
       log: options.log ?? silentLogger,
+      telemetry: options.telemetry ?? noTelemetry,
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
     this.sleep = new SleepKeeper(this, this.drivers, options.sleepCheckMs ?? 1000);

@@ -15,6 +15,8 @@ import { BufferedWriter, type Writer } from "./writer.js";
 export interface StoreOptions {
   /** Applied to every event's data and stored message before it is written (removes secret values). */
   redact?: (data: unknown) => unknown;
+  /** Told how long each committed transaction took, in seconds (the commit-time metric). */
+  onCommit?: (seconds: number) => void;
 }
 
 /** PostgreSQL's codes for a transaction that lost a race and may simply be run again. */
@@ -38,6 +40,7 @@ export class Store {
   readonly files: FilesTable;
   readonly tokens: TokensTable;
   private readonly redact: (data: unknown) => unknown;
+  private readonly onCommit: ((seconds: number) => void) | undefined;
 
   constructor(
     readonly db: Db,
@@ -56,6 +59,7 @@ export class Store {
     this.files = new FilesTable();
     this.tokens = new TokensTable(db, ids);
     this.redact = options.redact ?? ((d) => d);
+    this.onCommit = options.onCommit;
   }
 
   /**
@@ -67,6 +71,7 @@ export class Store {
     for (let attempt = 1; ; attempt++) {
       const now = this.clock.now().toISOString();
       let writer: BufferedWriter | undefined;
+      const started = this.onCommit ? performance.now() : 0;
       try {
         const result = await this.db.transaction(async (tx) => {
           writer = new BufferedWriter(tx, now, this.ids, this.redact);
@@ -74,6 +79,7 @@ export class Store {
           await writer.flush();
           return value;
         });
+        this.onCommit?.((performance.now() - started) / 1000);
         for (const e of writer!.events) this.bus.publish(e);
         for (const f of writer!.committed) f();
         return result;
