@@ -1,5 +1,41 @@
 import tseslint from "typescript-eslint";
 
+/**
+ * The daemon's layers: http and cli -> runtime -> (models, tools, policy) ->
+ * store. A folder may import the ones below it, never one above: the rule for
+ * each folder lists what it must not reach. config, events, log, secrets and
+ * ids are shared by all.
+ */
+const SRC = "packages/daemon/src";
+const ABOVE = {
+  store: ["runtime", "http", "cli", "tools", "models", "policy", "daemon"],
+  tools: ["runtime", "http", "cli", "daemon"],
+  models: ["runtime", "http", "cli", "daemon"],
+  policy: ["runtime", "http", "cli", "daemon"],
+  runtime: ["http", "cli", "daemon"],
+  http: ["cli"],
+  // The CLI talks to the daemon over HTTP; only offline secrets open the store.
+  cli: ["runtime", "http", "tools", "models", "policy"],
+};
+const NO_INTERNALS = { group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." };
+const layerRules = Object.entries(ABOVE).map(([folder, above]) => ({
+  files: [`${SRC}/${folder}/**/*.ts`],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          NO_INTERNALS,
+          {
+            group: above.flatMap((a) => [`../${a}/**`, `../../${a}/**`, `../../../${a}/**`, `../${a}.js`, `../../${a}.js`]),
+            message: `${folder}/ sits below ${above.join(", ")}: it must not import them (see the layers in eslint.config.js).`,
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
   {
     ignores: [
@@ -27,10 +63,13 @@ export default tseslint.config(
       "@typescript-eslint/await-thenable": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
-      "no-restricted-imports": [
-        "error",
-        { patterns: [{ group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." }] },
-      ],
+      "no-restricted-imports": ["error", { patterns: [NO_INTERNALS] }],
     },
+  },
+  ...layerRules,
+  {
+    // One concept per file: a source file over 400 lines is two files.
+    files: ["packages/*/src/**/*.ts", "packages/*/src/**/*.tsx"],
+    rules: { "max-lines": ["error", { max: 400 }] },
   },
 );

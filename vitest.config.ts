@@ -2,6 +2,9 @@ import { defineConfig } from "vitest/config";
 
 const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"];
 
+/** Several daemons on one database: a cluster needs PostgreSQL, so these run on it only. */
+const CLUSTER_TEST_FILES = ["packages/daemon/test/cluster/**/*.test.ts"];
+
 /**
  * The test files that run a second time on PostgreSQL (the `postgres`
  * project). Widen it as more of the engine speaks PostgreSQL: the runtime
@@ -14,6 +17,7 @@ export const POSTGRES_TEST_FILES = [
   "packages/daemon/test/e2e/**/*.test.ts",
   "packages/daemon/test/faults/**/*.test.ts",
   "packages/daemon/test/workers/runtime-failover.test.ts",
+  ...CLUSTER_TEST_FILES,
 ];
 
 /**
@@ -38,6 +42,7 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
+          exclude: CLUSTER_TEST_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
           typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
         },

@@ -18,6 +18,7 @@ const workloads = {
   recovery: ["recovery.ts"],
   sleep: ["sleep.ts"],
   db: ["db.ts"],
+  cluster: ["cluster.ts"],
 };
 const [name, ...rest] = process.argv.slice(2);
 if (name === "compare") {

@@ -20,6 +20,7 @@ const OWNER = "WARDRIK_TEST_RUN_OWNER";
 const CHECKED = "WARDRIK_TEST_RUN_CHECKED";
 const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
 const GRACE_MS = 5_000;
+const SETTLE_MS = 500;
 const RUNNER = /vitest|tinypool/;
 
 interface Proc {
@@ -44,10 +45,13 @@ export async function teardown(): Promise<void> {
   process.env[CHECKED] = "1";
   const self = readProc(process.pid);
   if (!self) return;
-  const deadline = Date.now() + GRACE_MS;
+  // A process a test started a moment ago may still be inside exec, when its
+  // environment reads as empty: an empty scan counts only after SETTLE_MS.
+  const start = Date.now();
+  const deadline = start + GRACE_MS;
   let left = leftovers(self);
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
+  while ((left.length > 0 || Date.now() - start < SETTLE_MS) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
     left = leftovers(self);
   }
   if (left.length === 0) return;

@@ -1,9 +1,10 @@
+import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import type { Script } from "@wardrik/testing";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
-import { loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
+import { DEFAULT_LEASE_SECONDS, loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
@@ -14,9 +15,11 @@ import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
+import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import { SecretStore } from "./store/secrets.js";
+import { nodeOwnership } from "./cluster/node-ownership.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
 import { Store } from "./store/store.js";
@@ -53,10 +56,14 @@ export interface DaemonOptions {
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   synchronous?: "NORMAL" | "FULL";
+  /** This node's name in a cluster (`wardrik daemon --node NAME`); default the host name and port. */
+  node?: string;
 }
 
 export interface Daemon {
   url: string;
+  /** This daemon's node name. */
+  node: string;
   config: ProjectConfig;
   store: Store;
   runtime: Runtime;
@@ -85,7 +92,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const token = ensureAdminToken(dir);
   const clock = options.clock ?? systemClock;
   // One daemon per SQLite database: a second one would run the first one's turns again.
-  // (Not yet enforced on PostgreSQL, where the cluster work brings leases.)
+  // (On PostgreSQL several daemons form a cluster; leases keep each agent on one node.)
   const sqlite = bootstrap.database.startsWith("sqlite:");
   const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
   let db: OpenedDb;
@@ -138,7 +145,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     return p && !("error" in p) ? p.compiled : undefined;
   };
 
-  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean) => void>>();
+  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean, retry?: ModelRetry) => void>>();
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -153,9 +160,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
       return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
     },
-    onDelta: (agentId, run, text, reset) => {
+    onDelta: (agentId, run, text, reset, retry) => {
       const set = deltaListeners.get(agentId);
-      if (set) for (const l of set) l(run, text, reset);
+      // A provider's error text can quote a key: it reaches followers redacted.
+      const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
+      if (set) for (const l of set) l(run, text, reset, said);
     },
   };
 
@@ -163,12 +172,19 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   registry.add(new FilesToolset(db, clock));
   // Calls to a worker tool wait this long after a start for workers to reconnect, and this long for a lost worker's answer.
   const reconnectGraceMs = positiveNumber(env.WARDRIK_RECONNECT_GRACE_MS) ?? 5_000;
+  const node = await nodeOwnership(db, store, bus, {
+    node: options.node,
+    port: options.port ?? config.listen.port,
+    leaseSeconds: config.cluster?.lease ?? DEFAULT_LEASE_SECONDS,
+    log,
+  });
   // The runtime is made after the gateway it uses; late answers reach it once it exists.
   const lateAnswers: { runtime?: Runtime } = {};
   const workers = new WorkerGateway({
     authenticate: (t) => store.tokens.authenticate(t),
     log,
     reconnectGraceMs,
+    ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
     onLateAnswer: (org, callId, outcome) => {
       // Not through the registry: blanked here, like every other tool outcome.
       lateAnswers.runtime?.acceptLateAnswer(org, callId, redactOutcome(outcome, redactor)).then(
@@ -197,7 +213,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // An exporter's API key is a secret like any other.
   for (const value of Object.values(tracing.settings?.headers ?? {})) redactor.add(value);
   metrics.attach({ bus, queries: new MetricsQueries(db), workerConnections: () => workers.connectionsByOrg(), version: VERSION });
-  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, telemetry: tracing.telemetry });
+  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, ownership: node.ownership, telemetry: tracing.telemetry });
   lateAnswers.runtime = runtime;
 
   /** Agent files, checked against the policies and models they name. */
@@ -240,7 +256,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   const svc: ApiServices = {
+    ...(node.secret ? { cluster: { secret: node.secret, callLocal: (tool, args, ctx) => workers.callLocal(tool, args, ctx) } } : {}),
     org: config.org,
+    leaseMs: (config.cluster?.lease ?? DEFAULT_LEASE_SECONDS) * 1000,
     secrets,
     store,
     runtime,
@@ -303,11 +321,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       });
     }
   }
-  // Recover once the server listens, so workers can reconnect while turns resume.
-  await runtime.recover();
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
   const url = `http://${options.host ?? config.listen.host}:${port}`;
+  // Recover once the server listens, so workers can reconnect while turns resume. In a cluster, agents
+  // other live nodes drive stay theirs; the node's loops take over those whose owner died.
+  await runtime.recover({ recount: !node.clustered });
+  await node.start(runtime, advertisedUrl(config.cluster?.advertise, options.host ?? config.listen.host, port));
   lock?.describe({ url });
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
@@ -321,6 +341,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   let closing: Promise<void> | undefined;
   return {
     url,
+    node: node.node,
     config,
     store,
     runtime,
@@ -334,6 +355,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeIdleConnections();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        // Its agents go to the other nodes at once, rather than after the lease.
+        await node.close(true);
         // Spans of the turns that just stopped, and any still buffered, go out before the database closes.
         await tracing.shutdown();
         metrics.close();
@@ -378,6 +401,13 @@ function keyLocation(path: string, file: string, key: string): string {
   } catch {
     return file;
   }
+}
+
+/** Where the other nodes of a cluster reach this one: as configured, else the listen address, named by host when it is every interface. */
+function advertisedUrl(configured: string | undefined, host: string, port: number): string {
+  if (configured) return configured.replace(/\/+$/, "");
+  const everywhere = host === "0.0.0.0" || host === "::" || host === "";
+  return `http://${everywhere ? hostname() : host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 function listenUrl(server: Server): string {

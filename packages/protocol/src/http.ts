@@ -77,6 +77,7 @@ export const ToolPatternProblem = z.object({ pattern: z.string(), reason: z.stri
 export type ToolPatternProblem = z.infer<typeof ToolPatternProblem>;
 
 export const AgentDetail = AgentSummary.extend({
+  node: z.string().optional().describe("The node that drives the agent while it is awake"),
   model: z.string().optional(),
   tools: z.array(z.string()),
   policy: z.string().optional(),

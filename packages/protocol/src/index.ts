@@ -78,3 +78,7 @@ export {
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
+export { CallTable } from "./call-table.js";
+export { LOST_ANSWER } from "./lost-answer.js";
+export type { DeltaFrame, ModelRetry } from "./delta.js";
+export { NodeList, NodeView } from "./nodes.js";

@@ -1,5 +1,5 @@
 import type { AbortReason, DaemonAbort, DaemonCall } from "@wardrik/protocol";
-import { CallTable } from "./call-table.js";
+import { CallTable } from "@wardrik/protocol";
 import { FinishedCalls } from "./finished-calls.js";
 import { OUTBOX_DEFAULTS, Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";

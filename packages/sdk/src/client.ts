@@ -3,7 +3,12 @@ import { WardrikError, type ErrorCode } from "@wardrik/protocol";
 import { EventSourceParserStream, type EventSourceMessage } from "eventsource-parser/stream";
 
 export interface ClientOptions {
-  /** The daemon's base URL, such as http://127.0.0.1:7373. Defaults to WARDRIK_URL. */
+  /**
+   * The daemon's base URL, such as http://127.0.0.1:7373. Defaults to
+   * WARDRIK_URL. Nodes of a cluster may be listed, separated by commas: a
+   * request that cannot connect to one (so surely never reached it) goes to
+   * the next.
+   */
   url?: string | undefined;
   /** A bearer token of one org. Defaults to WARDRIK_TOKEN. */
   token?: string | undefined;
@@ -19,7 +24,8 @@ export interface FollowOptions {
 
 /** The HTTP API client: agents by ID, as the API takes them. The CLI is built on it. */
 export class WardrikClient {
-  readonly url: string;
+  private readonly urls: string[];
+  private current = 0;
   private readonly token: string;
 
   constructor(options: ClientOptions = {}) {
@@ -27,26 +33,34 @@ export class WardrikClient {
     const token = options.token ?? process.env.WARDRIK_TOKEN;
     if (!url) throw new WardrikError("bad_request", "No daemon URL: pass url or set WARDRIK_URL.");
     if (!token) throw new WardrikError("unauthorized", "No token: pass token or set WARDRIK_TOKEN.");
-    this.url = url.replace(/\/+$/, "");
+    this.urls = url
+      .split(",")
+      .map((u) => u.trim().replace(/\/+$/, ""))
+      .filter((u) => u !== "");
+    if (this.urls.length === 0) throw new WardrikError("bad_request", `The daemon URL names no address: "${url}".`);
     this.token = token;
   }
 
+  /** The address in use: the first of the list, or the one that last answered. */
+  get url(): string {
+    return this.urls[this.current]!;
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(this.url + path, {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-    } catch (err) {
-      throw new WardrikError(
-        "unavailable",
-        `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`,
-        {
-          retryable: true,
-        },
-      );
+    let res: Response | undefined;
+    for (let tried = 1; ; tried++) {
+      try {
+        res = await fetch(this.url + path, {
+          method,
+          headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        break;
+      } catch (err) {
+        // Only a refused connection proves the request never arrived; anything else may have been applied.
+        if (tried >= this.urls.length || (err as { cause?: { code?: string } }).cause?.code !== "ECONNREFUSED") throw this.unreachable(err);
+        this.current = (this.current + 1) % this.urls.length;
+      }
     }
     const text = await res.text();
     let json: unknown;
@@ -63,6 +77,16 @@ export class WardrikClient {
       });
     }
     return json as T;
+  }
+
+  private unreachable(err: unknown): WardrikError {
+    return new WardrikError(
+      "unavailable",
+      `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`,
+      {
+        retryable: true,
+      },
+    );
   }
 
   health(): Promise<{ ok: boolean; version: string }> {

@@ -1,4 +1,4 @@
-import { CallTable } from "./call-table.js";
+import { CallTable } from "@wardrik/protocol";
 
 interface Finished {
   readonly callId: string;

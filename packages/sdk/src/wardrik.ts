@@ -2,13 +2,18 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { WORKER_CLOSE_CODES, WORKER_PATH } from "@wardrik/protocol";
 import { CallRunner, type RunningCall } from "./call-runner.js";
-import { CallTable } from "./call-table.js";
+import { CallTable } from "@wardrik/protocol";
 import type { OutboxLimits } from "./outbox.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
 import { WorkerSession, type SessionHost } from "./worker-session.js";
 
 export interface WardrikOptions {
-  /** The daemon's HTTP address, such as http://127.0.0.1:7373. Default: WARDRIK_URL. */
+  /**
+   * The daemon's HTTP address, such as http://127.0.0.1:7373. Default:
+   * WARDRIK_URL. Nodes of a cluster may be listed, separated by commas: the
+   * worker connects to the first that answers and, when its node goes away,
+   * tries the next one at once.
+   */
   url?: string;
   /** A worker token; its org owns the tools. Default: WARDRIK_TOKEN. */
   token?: string;
@@ -132,11 +137,16 @@ export class Wardrik {
   private async serve(): Promise<void> {
     if (!this.url) throw new Error("Wardrik needs the daemon's URL: pass { url } or set WARDRIK_URL (such as http://127.0.0.1:7373).");
     if (!this.token) throw new Error("Wardrik needs a worker token: pass { token } or set WARDRIK_TOKEN.");
-    const wsUrl = toWorkerUrl(this.url);
+    const wsUrls = this.url
+      .split(",")
+      .map((u) => u.trim())
+      .filter((u) => u !== "")
+      .map(toWorkerUrl);
+    if (wsUrls.length === 0) throw new Error(`WARDRIK_URL names no address: "${this.url}".`);
     if (this.tools.size === 0) this.warn("Wardrik: listening with no tools registered.");
     const runner = this.runner;
     const host: SessionHost = {
-      wsUrl,
+      wsUrl: wsUrls[0]!,
       token: this.token,
       name: this.name,
       instance: this.instance,
@@ -149,22 +159,36 @@ export class Wardrik {
     };
     let failures = 0;
     let restartUntil = 0;
+    // Which address to try next; after a failure the next node of the list is tried at
+    // once, and the backoff applies only when a whole pass over the list has failed.
+    let at = 0;
+    let triedThisPass = 0;
     while (!this.closing) {
-      const session = new WorkerSession(host);
+      const wsUrl = wsUrls[at % wsUrls.length]!;
+      const session = new WorkerSession({ ...host, wsUrl });
       this.session = session;
       const end = await session.ended;
       runner.detach(session);
       this.session = undefined;
       if (end.fatal) throw end.fatal;
       if (this.closing) break;
-      if (end.welcomed) failures = 0;
+      if (end.welcomed) {
+        failures = 0;
+        triedThisPass = 0;
+      }
       if (end.code === WORKER_CLOSE_CODES.goingAway) restartUntil = Date.now() + RESTART_WINDOW_MS;
+      at += 1;
+      triedThisPass += 1;
+      const waiting = runner.waiting > 0 ? ` ${runner.waiting} finished call message(s) wait for the connection.` : "";
+      const lost = `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason})`;
+      if (wsUrls.length > 1 && triedThisPass < wsUrls.length) {
+        this.warn(`${lost}; trying ${wsUrls[at % wsUrls.length]!}.${waiting}`);
+        continue;
+      }
+      triedThisPass = 0;
       const ceiling = Date.now() < restartUntil ? Math.min(this.restartDelayMs, this.maxDelayMs) : this.maxDelayMs;
       const delay = backoff(failures++, this.initialDelayMs, ceiling);
-      const waiting = runner.waiting > 0 ? ` ${runner.waiting} finished call message(s) wait for the connection.` : "";
-      this.warn(
-        `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason}); retrying in ${(delay / 1000).toFixed(1)} s.${waiting}`,
-      );
+      this.warn(`${lost}; retrying in ${(delay / 1000).toFixed(1)} s.${waiting}`);
       await this.sleep(delay);
     }
     await this.idle();

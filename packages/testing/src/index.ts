@@ -12,7 +12,7 @@ export type {
   ScriptUsage,
   ScriptedModel,
   ScriptedModelOptions,
-} from "./scripted-model.js";
+} from "./script-types.js";
 export { ScriptFileError, loadScriptFile, parseScript } from "./script-file.js";
 export { ToolCallError, createToolContext, runTool } from "./run-tool.js";
 export type { TestAbortReason, TestToolContext, TestToolContextOptions } from "./run-tool.js";

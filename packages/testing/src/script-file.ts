@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { LineCounter, isMap, parseDocument } from "yaml";
 import type { Document } from "yaml";
-import { TEMPLATE_NAMES, TEMPLATE_PATTERN, compileMatch } from "./scripted-model.js";
-import type { ScriptDefinition, ScriptError, ScriptScenario, ScriptStep, ScriptToolCall, ScriptUsage } from "./scripted-model.js";
+import { TEMPLATE_NAMES, TEMPLATE_PATTERN, compileMatch } from "./script-types.js";
+import type { ScriptDefinition, ScriptError, ScriptScenario, ScriptStep, ScriptToolCall, ScriptUsage } from "./script-types.js";
 
 const MARKER = Symbol.for("wardrik.script_file_error");
 

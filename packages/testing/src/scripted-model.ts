@@ -3,120 +3,42 @@
  * tool calls and failures instead of calling a provider. It records every call
  * so tests can read what the model was sent.
  */
-import { APICallError } from "@ai-sdk/provider";
+import {
+  abortError,
+  readPrompt,
+  render,
+  renderDeep,
+  resultText,
+  scriptedError,
+  sleep,
+  splitText,
+  toModelToolName,
+  usageOf,
+  waitForAbort,
+  type PromptView,
+} from "./prompt-view.js";
 import type {
-  LanguageModelV3,
+  Script,
+  ScriptDefinition,
+  ScriptedModel,
+  ScriptedModelOptions,
+  ScriptError,
+  ScriptFunction,
+  ScriptStep,
+  ScriptToolCall,
+  StepModifiers,
+} from "./script-types.js";
+import { compileMatch } from "./script-types.js";
+
+import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Content,
   LanguageModelV3FinishReason,
   LanguageModelV3GenerateResult,
-  LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
-  LanguageModelV3ToolResultOutput,
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-
-/** Token counts a step reports instead of the estimate (chars / 4). */
-export interface ScriptUsage {
-  input?: number;
-  output?: number;
-  cached_input?: number;
-}
-
-/** A tool call as written in agent files: `files/write`, sent to the model as `files__write`. */
-export interface ScriptToolCall {
-  tool: string;
-  args?: Record<string, unknown>;
-}
-
-/** A failed call: thrown as an `APICallError` with this HTTP status. */
-export interface ScriptError {
-  status: number;
-  message?: string;
-  /** Seconds, sent as the `retry-after` response header. */
-  retry_after?: number;
-}
-
-interface StepModifiers {
-  /** Wait this long before answering (abortable). */
-  delay_ms?: number;
-  usage?: ScriptUsage;
-}
-
-export type ScriptStep = StepModifiers &
-  (
-    | { text: string }
-    | { tool_calls: ScriptToolCall[]; text?: string }
-    | { error: ScriptError }
-    /** Never answers; rejects with an AbortError once the call's signal aborts. */
-    | { hang: true }
-  );
-
-export interface ScriptScenario {
-  /** Regular expression (case-insensitive) tested against the turn's latest user message; none matches all. */
-  match?: string;
-  steps: ScriptStep[];
-}
-
-export interface ScriptDefinition {
-  description?: string;
-  /** Played when no scenario matches (or when there are none). */
-  steps?: ScriptStep[];
-  /** Tried in order; the first that matches plays. */
-  scenarios?: ScriptScenario[];
-  /** Default delay before every step. */
-  delay_ms?: number;
-}
-
-export interface ScriptToolResult {
-  /** `ns/tool`, as in agent files. */
-  toolName: string;
-  output: unknown;
-}
-
-export interface ScriptContext {
-  prompt: LanguageModelV3Prompt;
-  tools: NonNullable<LanguageModelV3CallOptions["tools"]>;
-  /** Calls made to this model before this one, across turns. */
-  callIndex: number;
-  /** Assistant messages since the latest user message: 0 on a turn's first call. */
-  stepIndex: number;
-  lastUserMessage: string;
-  /** Results of the latest round of tool calls (empty at the start of a turn). */
-  lastToolResults: ScriptToolResult[];
-}
-
-export type ScriptFunction = (ctx: ScriptContext) => ScriptStep | Promise<ScriptStep>;
-
-export type Script = ScriptDefinition | ScriptFunction;
-
-export interface ScriptedModelOptions {
-  /** Reported as `modelId`; `resolveModel` passes the script's name. */
-  modelId?: string;
-  /** How many recent calls `calls` keeps (default 1,000). */
-  keepCalls?: number;
-  /** Delay before every step that sets none; overrides the script's `delay_ms`. */
-  delayMs?: number;
-}
-
-export interface ScriptedModel extends LanguageModelV3 {
-  /** Every call's options, in order. */
-  /** The most recent calls (up to `keepCalls`, default 1,000), oldest first. */
-  readonly calls: LanguageModelV3CallOptions[];
-  /** How many calls were made in all, including those no longer kept. */
-  readonly callCount: number;
-  doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult>;
-  doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult>;
-}
-
-export const TEMPLATE_NAMES = ["message", "result", "call_count"] as const;
-export const TEMPLATE_PATTERN = /\{\{\s*([A-Za-z_]+)\s*\}\}/g;
-
-/** Scenario patterns are case-insensitive: script authors match words, not casing. */
-export function compileMatch(pattern: string): RegExp {
-  return new RegExp(pattern, "i");
-}
 
 export function createScriptedModel(script: Script, options: ScriptedModelOptions = {}): ScriptedModel {
   return new ScriptedLanguageModel(script, options);
@@ -276,187 +198,6 @@ function selectStep(script: CompiledScript, view: PromptView, name: string): Scr
   return steps[Math.min(view.stepIndex, steps.length - 1)]!;
 }
 
-interface PromptView {
-  stepIndex: number;
-  lastUserMessage: string;
-  lastToolResults: ScriptToolResult[];
-  chars: number;
-}
-
-function readPrompt(prompt: LanguageModelV3Prompt): PromptView {
-  let lastUser = -1;
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    if (prompt[i]!.role === "user") {
-      lastUser = i;
-      break;
-    }
-  }
-  const userMessage = prompt[lastUser];
-  const lastUserMessage = userMessage?.role === "user" ? userMessage.content.map((p) => (p.type === "text" ? p.text : "")).join("") : "";
-  const stepIndex = prompt.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
-
-  // The trailing tool messages answer the latest assistant message's calls.
-  const lastToolResults: ScriptToolResult[] = [];
-  for (let i = prompt.length - 1; i > lastUser; i--) {
-    const message = prompt[i]!;
-    if (message.role !== "tool") break;
-    const results: ScriptToolResult[] = [];
-    for (const part of message.content) {
-      if (part.type === "tool-result") results.push({ toolName: fromModelToolName(part.toolName), output: outputValue(part.output) });
-    }
-    lastToolResults.unshift(...results);
-  }
-
-  let chars = 0;
-  for (const message of prompt) chars += messageChars(message);
-  return { stepIndex, lastUserMessage, lastToolResults, chars };
-}
-
-// Callers that resend the same message objects (a runtime's prompt cache) pay for each message once.
-const charsOf = new WeakMap<object, number>();
-
-function messageChars(message: LanguageModelV3Prompt[number]): number {
-  const known = charsOf.get(message);
-  if (known !== undefined) return known;
-  let chars = 0;
-  if (message.role === "system") chars = message.content.length;
-  else {
-    for (const part of message.content) {
-      if (part.type === "text" || part.type === "reasoning") chars += part.text.length;
-      else if (part.type === "tool-call") chars += part.toolName.length + (JSON.stringify(part.input) ?? "").length;
-      else if (part.type === "tool-result") chars += resultText(outputValue(part.output)).length;
-    }
-  }
-  charsOf.set(message, chars);
-  return chars;
-}
-
-function outputValue(output: LanguageModelV3ToolResultOutput): unknown {
-  switch (output.type) {
-    case "text":
-    case "error-text":
-    case "json":
-    case "error-json":
-      return output.value;
-    case "execution-denied":
-      return output.reason ?? "execution denied";
-    case "content":
-      return output.value.map((p) => (p.type === "text" ? p.text : "")).join("");
-  }
-}
-
-/**
- * `{{result}}` as text: a string as is, an object's string `content` field (what a
- * file read returns), else JSON. Runtimes may send object outputs as JSON text, so
- * a string holding such an object is read the same way.
- */
-function resultText(output: unknown): string {
-  if (typeof output === "string") {
-    if (output.startsWith("{")) {
-      try {
-        const parsed: unknown = JSON.parse(output);
-        if (hasStringContent(parsed)) return parsed.content;
-      } catch {
-        // Not JSON: the text itself is the result.
-      }
-    }
-    return output;
-  }
-  if (hasStringContent(output)) return output.content;
-  return JSON.stringify(output) ?? String(output);
-}
-
-function hasStringContent(value: unknown): value is { content: string } {
-  return typeof value === "object" && value !== null && typeof (value as { content?: unknown }).content === "string";
-}
-
-function render(text: string, vars: Record<string, string>): string {
-  return text.replace(TEMPLATE_PATTERN, (whole, name: string) => vars[name] ?? whole);
-}
-
-function renderDeep(value: unknown, vars: Record<string, string>): unknown {
-  if (typeof value === "string") return render(value, vars);
-  if (Array.isArray(value)) return value.map((v) => renderDeep(v, vars));
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, vars)]));
-  }
-  return value;
-}
-
-/** A few deltas at word boundaries, so consumers see text arrive in pieces. */
-function splitText(text: string): string[] {
-  const words = text.match(/\s*\S+\s*|\s+/g) ?? [text];
-  const size = Math.max(1, Math.ceil(words.length / 3));
-  const deltas: string[] = [];
-  for (let i = 0; i < words.length; i += size) deltas.push(words.slice(i, i + size).join(""));
-  return deltas;
-}
-
-function usageOf(inputChars: number, outputChars: number, set: ScriptUsage | undefined): LanguageModelV3Usage {
-  const input = set?.input ?? Math.ceil(inputChars / 4);
-  const output = set?.output ?? Math.ceil(outputChars / 4);
-  const cacheRead = set?.cached_input ?? 0;
-  return {
-    inputTokens: { total: input, noCache: Math.max(0, input - cacheRead), cacheRead, cacheWrite: 0 },
-    outputTokens: { total: output, text: output, reasoning: 0 },
-  };
-}
-
-function scriptedError(error: ScriptError, modelId: string): APICallError {
-  const message = error.message ?? `Scripted error (HTTP ${error.status})`;
-  return new APICallError({
-    message,
-    url: `script://${modelId}`,
-    requestBodyValues: {},
-    statusCode: error.status,
-    responseHeaders: error.retry_after === undefined ? undefined : { "retry-after": String(error.retry_after) },
-    responseBody: JSON.stringify({ error: { message } }),
-    isRetryable: error.status === 429 || error.status >= 500,
-  });
-}
-
-function abortError(signal: AbortSignal): Error {
-  const error = new Error("The scripted model call was aborted", { cause: signal.reason });
-  error.name = "AbortError";
-  return error;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal!));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** Settles only by rejecting when `signal` aborts; without a signal, never. */
-function waitForAbort(signal: AbortSignal | undefined): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    if (signal === undefined) return;
-    if (signal.aborted) reject(abortError(signal));
-    else signal.addEventListener("abort", () => reject(abortError(signal)), { once: true });
-  });
-}
-
-// Same mapping as the daemon's tool registry (first "/" <-> "__"); kept here so
-// the testing package does not depend on the daemon.
-function toModelToolName(name: string): string {
-  const slash = name.indexOf("/");
-  return slash < 0 ? name : `${name.slice(0, slash)}__${name.slice(slash + 1)}`;
-}
-
-function fromModelToolName(name: string): string {
-  const sep = name.indexOf("__");
-  return sep < 0 ? name : `${name.slice(0, sep)}/${name.slice(sep + 2)}`;
-}
-
-/** Scripts that ship with Wardrik: `script/echo` and `script/demo` (used by `wardrik init`). */
 export const builtinScripts: Record<string, Script> = Object.freeze({
   echo: { steps: [{ text: "You said: {{message}}" }] },
   demo: {

@@ -8,6 +8,8 @@ import {
   type PostMessageResult,
   type TurnView,
   type WardrikCloudEvent,
+  type ModelRetry,
+  type NodeList,
 } from "@wardrik/protocol";
 import { parseSse } from "./parse-sse.js";
 
@@ -22,7 +24,7 @@ export interface FollowOptions {
   after?: number;
   signal?: AbortSignal;
   /** Live text of model replies; `reset`: the model call is being retried and the text so far is void. */
-  onDelta?: (run: string, text: string, reset?: boolean) => void;
+  onDelta?: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void;
 }
 
 /** Told about each retry, so a command can say what it waits for. */
@@ -179,6 +181,10 @@ export class DaemonClient {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
   }
 
+  listNodes(): Promise<NodeList> {
+    return this.request<NodeList>("GET", "/v1/nodes");
+  }
+
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
     return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
   }
@@ -239,8 +245,8 @@ export class DaemonClient {
       try {
         for await (const msg of parseSse(res.body)) {
           if (msg.event === "delta") {
-            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean };
-            options.onDelta?.(d.run, d.text, d.reset);
+            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean; retry?: ModelRetry };
+            options.onDelta?.(d.run, d.text, d.reset, d.retry);
             continue;
           }
           const event = JSON.parse(msg.data) as WardrikCloudEvent;

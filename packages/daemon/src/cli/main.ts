@@ -14,6 +14,7 @@ import { registerReload } from "./commands/reload.js";
 import { registerSchemaCommand } from "./commands/schema.js";
 import { registerSecret } from "./commands/secret.js";
 import { registerToken } from "./commands/token.js";
+import { registerNodes } from "./commands/nodes.js";
 import { registerTools } from "./commands/tools.js";
 import { chosenExitCode, UsageError } from "./output.js";
 
@@ -75,6 +76,7 @@ Examples:
   registerEvents(program);
   registerHistory(program);
   registerToken(program);
+  registerNodes(program);
   registerSecret(program);
   registerSchemaCommand(program);
   registerTools(program);

@@ -1,3 +1,4 @@
+export { DEFAULT_LEASE_SECONDS } from "./integration-schemas.js";
 export { AGENT_DEFAULTS, DEFAULT_HOST, DEFAULT_PORT } from "./types.js";
 export type {
   AgentDefinition,

@@ -32,6 +32,9 @@ export const clusterSchema = z
     lease: seconds()
       .default(DEFAULT_LEASE_SECONDS)
       .describe("Seconds a node owns an agent without renewing; other nodes take over after it."),
+    advertise: httpUrl()
+      .optional()
+      .describe("Where the other nodes reach this one; default the listen address (the host name when it listens on every interface)."),
   })
   .describe("Daemons that share a PostgreSQL database.");
 

@@ -11,6 +11,29 @@ type Listener = (event: StoredEvent) => void;
 export class EventBus {
   private readonly byAgent = new Map<string, Set<Listener>>();
   private readonly all = new Set<Listener>();
+  private readonly pokes = new Map<string, Set<(agentId: string) => void>>();
+
+  /**
+   * Listens for word that an agent has new events this process did not write
+   * (another node of a cluster did): the listener reads them from the store.
+   */
+  onPoke(agentId: string | "*", listener: (agentId: string) => void): () => void {
+    let set = this.pokes.get(agentId);
+    if (!set) this.pokes.set(agentId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.pokes.delete(agentId);
+    };
+  }
+
+  /** Another node committed events of `agentId`. */
+  poke(agentId: string): void {
+    for (const key of [agentId, "*"]) {
+      const set = this.pokes.get(key);
+      if (set) for (const l of set) safeCall(l, agentId);
+    }
+  }
 
   subscribe(agentId: string | "*", listener: Listener): () => void {
     if (agentId === "*") {
@@ -36,7 +59,7 @@ export class EventBus {
   }
 }
 
-function safeCall(listener: Listener, event: StoredEvent): void {
+function safeCall<T>(listener: (value: T) => void, event: T): void {
   try {
     listener(event);
   } catch {

@@ -1,2 +1,17 @@
+import type { Tx } from "../store/db.js";
+import type { StoredAnswer } from "../store/idempotency-keys.js";
+
 /** What the middleware puts on a request's context for the routes. */
-export type ApiEnv = { Variables: { org: string; admin: boolean; requestId: string } };
+export type ApiEnv = {
+  Variables: {
+    org: string;
+    admin: boolean;
+    requestId: string;
+    /**
+     * Set by the Idempotency-Key middleware: a route that stores its work in one
+     * transaction stores its answer in that same transaction through this, so a
+     * crash between the two cannot leave the work done and the key unanswered.
+     */
+    storeAnswerIn?: (tx: Tx, answer: StoredAnswer) => Promise<void>;
+  };
+};

@@ -109,7 +109,20 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
       if (agent.status === "unreadable")
         throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
-      return c.json(await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text), 202);
+      const storeAnswerIn = c.get("storeAnswerIn");
+      let answer: string | undefined;
+      const queued = await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text, {
+        ...(storeAnswerIn
+          ? {
+              inTransaction: (tx, result) => {
+                answer = JSON.stringify(result);
+                return storeAnswerIn(tx, { status: 202, body: answer, contentType: "application/json" });
+              },
+            }
+          : {}),
+      });
+      // The same bytes that were stored for a retry to replay.
+      return c.body(answer ?? JSON.stringify(queued), 202, { "content-type": "application/json" });
     },
   });
 

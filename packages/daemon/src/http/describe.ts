@@ -16,6 +16,7 @@ export async function describeAgent(
   deps: { store: Store; registry: ToolRegistry; hooks: RuntimeHooks; runtime: Runtime },
 ): Promise<AgentDetail> {
   const def = definitionOf(row);
+  const owner = await deps.store.leases.owner(row.id);
   const convs = await deps.store.conversations.list(row.id);
   const open = await deps.store.turns.open(row.id);
   const waiting = await deps.store.calls.waiting(row.id);
@@ -60,6 +61,7 @@ export async function describeAgent(
       ...(caps.per_turn_usd !== undefined ? { per_turn_cap_usd: caps.per_turn_usd } : {}),
     },
     tool_sources: sources,
+    ...(owner ? { node: owner } : {}),
     tool_warnings: toolPatternProblems(def.tools ?? [], deps.registry),
   };
 }

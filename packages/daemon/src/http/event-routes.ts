@@ -53,15 +53,23 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
           live.push(e);
           wake?.();
         });
-        const deltaOff = svc.onDelta(agent.id, (run, text, reset) => {
-          void stream.writeSSE({ event: "delta", data: JSON.stringify(reset ? { run, text, reset: true } : { run, text }) });
+        const deltaOff = svc.onDelta(agent.id, (run, text, reset, retry) => {
+          const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
+          void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
+        });
+        // Another node of a cluster wrote events of this agent: they are read from the store.
+        let stale = false;
+        const pokeOff = svc.bus.onPoke(agent.id, () => {
+          stale = true;
+          wake?.();
         });
         stream.onAbort(() => {
           unsubscribe();
           deltaOff();
+          pokeOff();
           wake?.();
         });
-        try {
+        const catchUp = async () => {
           for (;;) {
             const backlog = await svc.store.events.list(agent.id, after, 1000, { types });
             for (const e of backlog) {
@@ -70,7 +78,15 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
             }
             if (backlog.length < 1000) break;
           }
+        };
+        try {
+          await catchUp();
           while (!stream.aborted && !stream.closed) {
+            if (stale) {
+              stale = false;
+              await catchUp();
+              continue;
+            }
             if (live.length === 0) {
               await new Promise<void>((resolve) => {
                 const timer = setTimeout(resolve, 15_000);
@@ -81,7 +97,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
                 };
               });
               wake = undefined;
-              if (live.length === 0 && !stream.aborted) await stream.write(": keep-alive\n\n");
+              if (live.length === 0 && !stale && !stream.aborted) await stream.write(": keep-alive\n\n");
               continue;
             }
             for (const e of live.splice(0)) {
@@ -93,6 +109,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         } finally {
           unsubscribe();
           deltaOff();
+          pokeOff();
         }
       });
     },

@@ -56,8 +56,14 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
           pending = true;
           wake?.();
         });
+        // Another node of a cluster wrote events: read the feed again.
+        const pokeOff = svc.bus.onPoke("*", () => {
+          pending = true;
+          wake?.();
+        });
         stream.onAbort(() => {
           unsubscribe();
+          pokeOff();
           wake?.();
         });
         let idleMs = 0;
@@ -95,6 +101,7 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
           }
         } finally {
           unsubscribe();
+          pokeOff();
         }
       });
     },

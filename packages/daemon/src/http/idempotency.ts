@@ -86,8 +86,18 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
     }
 
     let stored = false;
+    let storedInTransaction = false;
+    c.set("storeAnswerIn", async (tx, answer) => {
+      await keys.complete(scope, key, fingerprint, owner, answer, tx);
+      storedInTransaction = true;
+    });
     try {
       await next();
+      // The route stored its answer with its work: both committed, or the route failed and neither did.
+      if (storedInTransaction && c.res.status < 500) {
+        stored = true;
+        return;
+      }
       const res = c.res;
       const body = await res.clone().text();
       if (res.status < 500 && !isRetryableError(body)) {

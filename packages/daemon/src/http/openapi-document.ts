@@ -53,6 +53,7 @@ const TAGS = [
   { name: "turns", description: "Turns and the tool calls in them, approvals" },
   { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
+  { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */

@@ -9,6 +9,8 @@ import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
+import { registerNodeRoutes } from "./node-routes.js";
+import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
@@ -97,6 +99,8 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   registerApiRoutes(routes, svc);
   registerEventRoutes(routes, svc);
   registerFeedRoutes(routes, svc);
+  registerNodeRoutes(routes, svc);
+  if (svc.cluster) registerClusterRoutes(routes, svc.cluster);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
   return { app, routes };

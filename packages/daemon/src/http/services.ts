@@ -1,4 +1,5 @@
-import type { AgentDetail, AgentTools, ToolPatternProblem, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, ModelRetry, ToolPatternProblem, TurnView } from "@wardrik/protocol";
+import type { ClusterCallHost } from "./cluster-routes.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SecretStore } from "../store/secrets.js";
@@ -6,7 +7,11 @@ import type { AgentRow, Store, TurnRow } from "../store/store.js";
 
 /** What the HTTP layer needs from the daemon; the CLI reaches all of it through HTTP. */
 export interface ApiServices {
+  /** Set in a cluster: what other nodes may ask of this one (a call for a worker connected here). */
+  cluster?: ClusterCallHost;
   org: string;
+  /** How long a node may stay silent before it counts as gone (the cluster lease). */
+  leaseMs: number;
   store: Store;
   secrets: SecretStore;
   runtime: Runtime;
@@ -23,5 +28,5 @@ export interface ApiServices {
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
-  onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean) => void): () => void;
+  onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void): () => void;
 }

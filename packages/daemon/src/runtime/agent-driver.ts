@@ -43,6 +43,8 @@ export class AgentDriver {
   lastActive = Date.now();
   /** Set by the runtime to drop this driver when its state turns out unreadable. */
   onUnreadable: (() => void) | undefined;
+  /** Set by the runtime to drop this driver when a write found its lease taken over by another node. */
+  onLeaseLost: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -54,11 +56,13 @@ export class AgentDriver {
     readonly opts: EngineOptions,
     /** When the daemon started: calls to tools nobody serves yet wait for workers until the grace ends. */
     readonly startedAt: number,
-  ) {}
-
-  get ref(): AgentRef {
-    return { id: this.id, org: this.org };
+    /** The fencing token of this node's lease on the agent: every write that advances its turns checks it. */
+    readonly lease: number,
+  ) {
+    this.ref = { id, org, lease };
   }
+
+  readonly ref: AgentRef;
 
   get busy(): boolean {
     return this.runners.size > 0 || this.callControllers.size > 0;
@@ -72,6 +76,17 @@ export class AgentDriver {
   /** Loads what the store says of the agent's open turns (at wake). */
   async load(): Promise<void> {
     for (const t of await this.store.turns.open(this.id)) this.openTurns.set(t.conversation_id, t);
+  }
+
+  /**
+   * Reads the open turns again for every conversation no runner drives here
+   * (a runner reads them itself when it loops): another node may have
+   * resumed, cancelled or started something.
+   */
+  async refresh(): Promise<void> {
+    const open = await this.store.turns.open(this.id);
+    for (const conv of [...this.openTurns.keys()]) if (!this.runners.has(conv)) this.openTurns.delete(conv);
+    for (const t of open) if (!this.runners.has(t.conversation_id)) this.openTurns.set(t.conversation_id, t);
   }
 
   /** Makes sure a runner works through the conversation's open turn and queued messages. */

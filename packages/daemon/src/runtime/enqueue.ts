@@ -1,3 +1,4 @@
+import type { Tx } from "../store/db.js";
 import type { AgentRow } from "../store/rows.js";
 import type { Runtime } from "./runtime.js";
 import { startTurnIn } from "./turn-driver.js";
@@ -15,8 +16,20 @@ export interface Enqueued {
  * the turn starts in the same commit, one commit fewer per turn; otherwise
  * the conversation's runner takes it after the open turn.
  */
-export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: string, text: string): Promise<Enqueued> {
-  const d = await rt.driver(agent.id);
+export interface EnqueueOptions {
+  /** Runs in the transaction that queues the message, once its sequence number is known (an idempotent answer). */
+  inTransaction?: (tx: Tx, queued: Enqueued) => Promise<void>;
+}
+
+export async function enqueue(
+  rt: Runtime,
+  agent: AgentRow,
+  conversationKey: string,
+  text: string,
+  options: EnqueueOptions = {},
+): Promise<Enqueued> {
+  const d = await rt.driverIfOwned(agent.id);
+  if (!d) return enqueueElsewhere(rt, agent, conversationKey, text, options);
   const message = rt.store.ids.next("message");
   const cached = d.conversations.get(conversationKey);
   let starting: string | undefined;
@@ -32,6 +45,10 @@ export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: str
       else d.mayHaveQueued.add(conv.id);
       await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+      const inTransaction = options.inTransaction;
+      if (inTransaction) {
+        w.afterFlush((tx) => inTransaction(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: queued.seq }));
+      }
       if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
       w.afterCommit(() => {
         d.conversations.set(conversationKey, conv.id);
@@ -46,4 +63,27 @@ export async function enqueue(rt: Runtime, agent: AgentRow, conversationKey: str
     });
   d.kick(conversationId);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
+}
+
+/** Another node drives the agent: the message is queued here and its owner poked in the same commit. */
+async function enqueueElsewhere(
+  rt: Runtime,
+  agent: AgentRow,
+  conversationKey: string,
+  text: string,
+  options: EnqueueOptions,
+): Promise<Enqueued> {
+  const message = rt.store.ids.next("message");
+  const ref = { id: agent.id, org: agent.org };
+  const { conversationId, queued } = await rt.store.tx(async (w) => {
+    const conv = await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
+    await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text }, w.now);
+    const event = w.emit(ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+    w.afterFlush(async (tx) => {
+      await rt.ownership.poke(tx, agent.id, { kind: "work" });
+      await options.inTransaction?.(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: event.seq });
+    });
+    return { conversationId: conv.id, queued: event };
+  });
+  return { message, conversation: conversationKey, conversation_id: conversationId, seq: queued.seq };
 }

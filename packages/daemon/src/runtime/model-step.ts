@@ -73,7 +73,8 @@ export async function modelStep(
       ? {
           onDelta: (text: string) => d.hooks.onDelta?.(d.id, turn.id, text),
           // Text streamed by a failed attempt is void: followers are told to drop it.
-          onRetry: () => d.hooks.onDelta?.(d.id, turn.id, "", true),
+          onRetry: (attempt: number, delayMs: number, error: string) =>
+            d.hooks.onDelta?.(d.id, turn.id, "", true, { attempt, delay_ms: Math.round(delayMs), error }),
         }
       : {}),
   };

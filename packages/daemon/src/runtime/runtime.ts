@@ -8,7 +8,9 @@ import { silentLogger } from "../log/logger.js";
 import { createAgent, readDefinition, removeAgent, syncFileAgents, type FileAgent, type SyncReport } from "./agent-admin.js";
 import { AgentDriver } from "./agent-driver.js";
 import { TurnStop, type EngineOptions } from "./engine-options.js";
-import { enqueue, type Enqueued } from "./enqueue.js";
+import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
+import { CallStop } from "../tools/toolset.js";
+import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { SleepKeeper } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
 import { noTelemetry } from "./telemetry.js";
@@ -19,7 +21,12 @@ export type { FileAgent, SyncReport };
 export interface RuntimeOptions extends Partial<EngineOptions> {
   /** How often idle agents are checked for sleep, in ms. */
   sleepCheckMs?: number;
+  /** Which node drives which agent (default: this process owns every agent it wakes). */
+  ownership?: Ownership;
 }
+
+/** The agent is owned by another live node: it drives the agent; this node records and pokes. */
+export class OwnedElsewhere extends Error {}
 
 /**
  * The runtime owns the awake agents (drivers) and is the single entry point
@@ -31,6 +38,7 @@ export class Runtime {
   private readonly drivers = new Map<string, AgentDriver>();
   private readonly waking = new Map<string, Promise<AgentDriver>>();
   readonly opts: EngineOptions;
+  readonly ownership: Ownership;
   private readonly sleep: SleepKeeper;
   private readonly startedAt = Date.now();
   private closed = false;
@@ -48,6 +56,7 @@ export class Runtime {
       telemetry: options.telemetry ?? noTelemetry,
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
+    this.ownership = options.ownership ?? new LocalOwnership("local", store.leases);
     this.sleep = new SleepKeeper(this, this.drivers, options.sleepCheckMs ?? 1000);
   }
 
@@ -81,7 +90,17 @@ export class Runtime {
     if (d) await d.close(reason);
   }
 
-  /** The driver of a usable agent, created (woken) on demand. */
+  /** The driver of the agent if this node owns it or can take it; undefined when another live node drives it. */
+  async driverIfOwned(agentId: string): Promise<AgentDriver | undefined> {
+    try {
+      return await this.driver(agentId);
+    } catch (err) {
+      if (err instanceof OwnedElsewhere) return undefined;
+      throw err;
+    }
+  }
+
+  /** The driver of a usable agent, created (woken, and taken for this node) on demand. */
   async driver(agentId: string): Promise<AgentDriver> {
     const existing = this.drivers.get(agentId);
     if (existing) return existing;
@@ -108,9 +127,14 @@ export class Runtime {
       }
       throw err;
     }
-    const d = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, this.startedAt);
+    const lease = await this.ownership.claim(row.id);
+    if (lease === undefined) throw new OwnedElsewhere(`Agent ${row.name} is driven by another node.`);
+    const d = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, this.startedAt, lease);
     d.onUnreadable = () => {
       if (this.drivers.get(agentId) === d) this.drivers.delete(agentId);
+    };
+    d.onLeaseLost = () => {
+      if (this.drivers.get(agentId) === d) void this.dropDriver(agentId);
     };
     await d.load();
     if (this.closed) d.closed = true;
@@ -126,8 +150,8 @@ export class Runtime {
 
   // ---- messages, turns and calls ----
 
-  enqueue(agent: AgentRow, conversationKey: string, text: string): Promise<Enqueued> {
-    return enqueue(this, agent, conversationKey, text);
+  enqueue(agent: AgentRow, conversationKey: string, text: string, options?: EnqueueOptions): Promise<Enqueued> {
+    return enqueue(this, agent, conversationKey, text, options);
   }
 
   cancel(agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
@@ -155,14 +179,42 @@ export class Runtime {
     return acceptLateAnswer(this, org, callId, outcome);
   }
 
+  // ---- ownership ----
+
+  /** The agents this node drives, with the fencing token of each lease. */
+  leases(): Map<string, number> {
+    return new Map([...this.drivers.values()].map((d) => [d.id, d.lease]));
+  }
+
+  /** Another node changed something of an agent this node drives. */
+  poked(agentId: string, poke: Poke): void {
+    const d = this.drivers.get(agentId);
+    if (!d) return;
+    if (poke.kind === "kill") {
+      const controller = d.callControllers.get(poke.call);
+      if (controller) controller.abort(new CallStop("killed"));
+      else d.pendingKills.add(poke.call);
+      return;
+    }
+    if (poke.kind === "cleared") {
+      for (const c of poke.conversations) d.forgetPrompt(c);
+      return;
+    }
+    if (poke.kind === "cancel") for (const t of poke.turns) d.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
+    void this.resume(agentId).catch((err: unknown) =>
+      this.opts.log("error", "resuming a poked agent failed", { agent: agentId, err: String(err) }),
+    );
+  }
+
   // ---- recovery ----
 
   /**
    * Recovery entry point: at start (and when a node takes over an agent),
    * resume every agent's unfinished turns and queued messages.
    */
-  async recover(): Promise<void> {
-    await this.store.db.transaction((tx) => this.store.agents.recount(tx));
+  async recover(options: { recount?: boolean } = {}): Promise<void> {
+    // The open-turn counters are checked against the turns only where no other node writes (one daemon).
+    if (options.recount ?? true) await this.store.db.transaction((tx) => this.store.agents.recount(tx));
     for (const id of await this.store.agents.withWork()) await this.resume(id);
   }
 
@@ -170,13 +222,19 @@ export class Runtime {
   async resume(agentId: string): Promise<void> {
     const row = await this.store.agents.get(agentId);
     if (!row || row.status === "unreadable") return;
-    let d: AgentDriver;
+    const awake = this.drivers.get(agentId);
+    // Nothing to do: an agent is woken (and, in a cluster, taken) only for work.
+    if (!awake && !(await this.store.agents.hasWork(agentId))) return;
+    let d: AgentDriver | undefined;
     try {
-      d = await this.driver(agentId);
+      d = await this.driverIfOwned(agentId);
     } catch (err) {
       if (WardrikError.isInstance(err) && err.code === "unreadable") return;
       throw err;
     }
+    if (!d) return;
+    // A driver that was awake already may hold a stale view: another node recorded a decision or a cancel.
+    if (awake === d) await d.refresh();
     const convs = new Set<string>();
     for (const [conv, t] of d.openTurns) if (t !== "unknown" && t.status === "running") convs.add(conv);
     for (const c of await this.store.inputs.conversationsWithQueued(agentId)) {

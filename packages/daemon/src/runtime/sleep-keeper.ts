@@ -43,6 +43,8 @@ export class SleepKeeper {
       await this.rt.tools.release({ org: d.org, agentId: d.id });
       const asleep = await this.rt.store.tx(async (w) => {
         const marked = await this.rt.store.agents.markAsleep(w, d.id);
+        // An asleep agent is nobody's: the next message, decision or trigger wakes it on whichever node takes it.
+        await this.rt.ownership.release(w, d.id, d.lease);
         w.emit(d.ref, "agent.asleep", { idle_seconds: idle });
         return marked;
       });

@@ -1,6 +1,6 @@
 import { WardrikError } from "@wardrik/protocol";
 import type { AgentRow, CallRow } from "../store/rows.js";
-import type { Writer } from "../store/store.js";
+import type { AgentRef, Writer } from "../store/store.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import { CallStop } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
@@ -11,11 +11,21 @@ import type { Runtime } from "./runtime.js";
 import { endedIn } from "./turn-driver.js";
 import { endOpenTurn, resumeTurn } from "./turn-moves.js";
 
-/** What people do to running work: cancel turns, kill calls, clear history, decide waiting calls. */
+/**
+ * What people do to running work: cancel turns, kill calls, clear history,
+ * decide waiting calls. Any node may do each of these; when another node
+ * drives the agent, the change commits here and pokes that node.
+ */
+
+/** The agent's driver here (when this node owns it) and the reference its writes use. */
+async function reach(rt: Runtime, agent: AgentRow): Promise<{ d: AgentDriver | undefined; ref: AgentRef }> {
+  const d = await rt.driverIfOwned(agent.id);
+  return { d, ref: d?.ref ?? { id: agent.id, org: agent.org } };
+}
 
 /** Stops open turns (all, or one conversation's) and drops their queued messages. */
 export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
-  const d = await rt.driver(agent.id);
+  const { d, ref } = await reach(rt, agent);
   const convId = conversationKey !== undefined ? (await rt.store.conversations.find(agent.id, conversationKey))?.id : undefined;
   if (conversationKey !== undefined && !convId)
     throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
@@ -23,16 +33,17 @@ export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: str
   const { cancelled, dropped } = await rt.store.tx(async (w) => {
     const ended: string[] = [];
     for (const t of turns) {
-      if (await endOpenTurn(w, rt.store, d.ref, t, "cancel", { reason: "Cancelled by a person.", code: "cancelled" })) {
+      if (await endOpenTurn(w, rt.store, ref, t, "cancel", { reason: "Cancelled by a person.", code: "cancelled" })) {
         ended.push(t.id);
-        endedIn(d, w, t);
+        if (d) endedIn(d, w, t);
       }
     }
     const n = await rt.store.inputs.drop(w, agent.id, convId);
-    if (n > 0) w.emit(d.ref, "messages.dropped", { count: n, ...(conversationKey !== undefined ? { conversation: conversationKey } : {}) });
+    if (n > 0) w.emit(ref, "messages.dropped", { count: n, ...(conversationKey !== undefined ? { conversation: conversationKey } : {}) });
+    if (!d && ended.length > 0) w.afterFlush((tx) => rt.ownership.poke(tx, agent.id, { kind: "cancel", turns: ended }));
     return { cancelled: ended, dropped: n };
   });
-  for (const t of cancelled) d.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
+  for (const t of cancelled) d?.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
   return { cancelled, dropped };
 }
 
@@ -46,8 +57,13 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
     pending?.delete(callId);
     throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
   }
-  const d = await rt.driver(agent.id);
-  if (call.status === "running") {
+  const { d, ref } = await reach(rt, agent);
+  if (call.status === "running" && !d) {
+    // It runs on the node that drives the agent: that node stops it.
+    await rt.store.db.transaction((tx) => rt.ownership.poke(tx, agent.id, { kind: "kill", call: callId }));
+    return call;
+  }
+  if (call.status === "running" && d) {
     const controller = d.callControllers.get(callId);
     if (controller) {
       d.pendingKills.delete(callId);
@@ -60,18 +76,18 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
       return call;
     }
   }
-  d.pendingKills.delete(callId);
+  d?.pendingKills.delete(callId);
   if (isFinalCall(call.status)) {
     throw new WardrikError("conflict", `Call ${callId} is already ${call.status}; only running or waiting calls can be stopped.`);
   }
   const message = "A person stopped this call before it finished.";
-  const conversation = await decide(rt, d, call, async (w) => killCall(w, rt.store, d.ref, call, call.status, message, "killed"));
-  if (conversation) d.kick(conversation);
+  const conversation = await decide(rt, d, ref, call, async (w) => killCall(w, rt.store, ref, call, call.status, message, "killed"));
+  if (conversation) d?.kick(conversation);
   return call;
 }
 
 export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
-  const d = await rt.driver(agent.id);
+  const { d, ref } = await reach(rt, agent);
   const convs = (await rt.store.conversations.list(agent.id)).filter((c) => conversationKey === undefined || c.key === conversationKey);
   if (conversationKey !== undefined && convs.length === 0)
     throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${conversationKey}.`);
@@ -86,10 +102,11 @@ export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: stri
   await rt.store.tx(async (w) => {
     for (const c of convs) {
       await rt.store.conversations.clear(w, c.id);
-      w.emit(d.ref, "conversation.cleared", { conversation: c.key, conversation_id: c.id });
+      w.emit(ref, "conversation.cleared", { conversation: c.key, conversation_id: c.id });
     }
+    if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, agent.id, { kind: "cleared", conversations: convs.map((c) => c.id) }));
   });
-  for (const c of convs) d.forgetPrompt(c.id);
+  for (const c of convs) d?.forgetPrompt(c.id);
   return { cleared: convs.map((c) => c.key) };
 }
 
@@ -110,32 +127,42 @@ async function resolveApproval(
 ): Promise<CallRow> {
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
-  const d = await rt.driver(agent.id);
+  const { d, ref } = await reach(rt, agent);
   const why = reason?.trim() ? reason.trim() : "No reason given.";
-  const conversation = await decide(rt, d, call, async (w) =>
-    verdict === "approve" ? approveCall(w, rt.store, d.ref, call) : refuseCall(w, rt.store, d.ref, call, why),
+  const conversation = await decide(rt, d, ref, call, async (w) =>
+    verdict === "approve" ? approveCall(w, rt.store, ref, call) : refuseCall(w, rt.store, ref, call, why),
   );
   if (conversation === undefined) {
     const now = await rt.store.calls.get(callId);
     throw new WardrikError("not_waiting", `Call ${callId} is not waiting for approval (it is ${now?.status ?? call.status}).`);
   }
-  d.kick(conversation);
+  d?.kick(conversation);
   return (await rt.store.calls.get(callId))!;
 }
 
 /**
  * Applies a decision on a call of a parked or running turn, and resumes the
  * turn if it was parked. The turn row is locked first, as the driver locks it
- * to park, so a decision never lands between its check and its park.
- * Returns the turn's conversation, or undefined when the call had changed.
+ * to park, so a decision never lands between its check and its park. When
+ * another node drives the agent, it is poked in the same commit. Returns the
+ * turn's conversation, or undefined when the call had changed.
  */
-async function decide(rt: Runtime, d: AgentDriver, call: CallRow, move: (w: Writer) => Promise<boolean>): Promise<string | undefined> {
+async function decide(
+  rt: Runtime,
+  d: AgentDriver | undefined,
+  ref: AgentRef,
+  call: CallRow,
+  move: (w: Writer) => Promise<boolean>,
+): Promise<string | undefined> {
   const turn = await rt.store.turns.get(call.run);
   if (!turn) return undefined;
   return rt.store.tx(async (w) => {
     await rt.store.turns.lock(w, turn.id);
     if (!(await move(w))) return undefined;
-    if (await resumeTurn(w, rt.store, d.ref, turn.id)) w.afterCommit(() => d.openTurns.set(turn.conversation_id, "unknown"));
+    if (await resumeTurn(w, rt.store, ref, turn.id)) {
+      if (d) w.afterCommit(() => d.openTurns.set(turn.conversation_id, "unknown"));
+    }
+    if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "work" }));
     return turn.conversation_id;
   });
 }
@@ -153,14 +180,18 @@ export async function acceptLateAnswer(rt: Runtime, org: string, callId: string,
   const agent = await rt.store.agents.get(call.agent_id);
   // Only a worker of the call's own org may answer it.
   if (!agent || agent.org !== org || agent.status === "unreadable") return false;
-  const d = await rt.driver(call.agent_id);
+  const { d, ref } = await reach(rt, agent);
   const from = call.status as "running" | "waiting" | "approved";
-  const conversation = await decide(rt, d, call, async (w) =>
-    outcome.ok
-      ? completeCall(w, rt.store, d.ref, call, from, outcome.output ?? null, 0, call.attempts)
-      : failCall(w, rt.store, d.ref, call, outcome.error, "tool_error", 0, from),
-  );
+  const conversation = await decide(rt, d, ref, call, async (w) => {
+    const moved = outcome.ok
+      ? await completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, call.attempts)
+      : await failCall(w, rt.store, ref, call, outcome.error, "tool_error", 0, from);
+    // An attempt still in flight on the owner (a safe call retried meanwhile) has nothing left to do: stop it.
+    if (moved && !d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "kill", call: callId }));
+    return moved;
+  });
   if (conversation === undefined) return false;
-  d.kick(conversation);
+  d?.callControllers.get(callId)?.abort(new CallStop("killed"));
+  d?.kick(conversation);
   return true;
 }

@@ -1,4 +1,4 @@
-import { AgentGoneError } from "../store/writer.js";
+import { AgentGoneError, LeaseLostError } from "../store/writer.js";
 import type { TurnRow } from "../store/rows.js";
 import { STATE_FORMAT, StateError } from "../store/state-error.js";
 import type { Writer } from "../store/store.js";
@@ -143,6 +143,11 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
 }
 
 async function onTurnError(d: AgentDriver, turn: TurnRow, signal: AbortSignal, err: unknown): Promise<void> {
+  if (err instanceof LeaseLostError) {
+    // Another node owns the agent now: this driver stops, and writes nothing more.
+    d.onLeaseLost?.();
+    return;
+  }
   if (err instanceof StaleTurn || err instanceof AgentGoneError) {
     d.openTurns.set(turn.conversation_id, "unknown");
     return;

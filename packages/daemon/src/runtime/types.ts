@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { ModelRetry } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
 import type { DecisionResult } from "../policy/types.js";
 import type { ModelPrice } from "./call-model.js";
@@ -28,13 +29,14 @@ export interface BudgetCaps {
  * What the runtime asks of its surroundings. Each is a seam later parts fill
  * in: policies decide calls, the model layer resolves refs.
  */
+
 export interface RuntimeHooks {
   resolveModel(ref: string | undefined, agent: AgentDefinition): ResolvedModelRef;
   decide(call: CallForDecision): DecisionResult;
   budget(agent: AgentDefinition): BudgetCaps;
   /** A live text delta of a model reply; not stored. */
   /** `reset`: the model call is retried; text streamed so far will not be kept. */
-  onDelta?(agentId: string, run: string, text: string, reset?: boolean): void;
+  onDelta?(agentId: string, run: string, text: string, reset?: boolean, retry?: ModelRetry): void;
 }
 
-export const LOST_ANSWER = "This call may have run, but its answer was lost.";
+export { LOST_ANSWER } from "@wardrik/protocol";

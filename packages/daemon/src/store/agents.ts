@@ -44,6 +44,15 @@ export class AgentsTable {
     return rows.map((r) => r.id);
   }
 
+  /** Whether the agent has a running turn or a queued message. */
+  async hasWork(id: string): Promise<boolean> {
+    const row = await this.db.get<{ n: number }>(
+      "SELECT 1 AS n FROM agents WHERE id = ? AND running_turns > 0 UNION ALL SELECT 1 AS n FROM inputs WHERE agent_id = ? AND status = 'queued' LIMIT 1",
+      [id, id],
+    );
+    return row !== undefined;
+  }
+
   async insert(w: Writer, a: NewAgent): Promise<void> {
     await w.run(
       "INSERT INTO agents (id, org, name, source, definition, file, status, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

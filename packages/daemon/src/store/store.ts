@@ -3,10 +3,13 @@ import type { Clock, IdGenerator } from "../ids.js";
 import { AgentsTable } from "./agents.js";
 import { CallsTable } from "./calls.js";
 import { ConversationsTable } from "./conversations.js";
-import type { Db } from "./db.js";
+import type { Db, Tx } from "./db.js";
+import type { StoredEvent } from "../events/event-bus.js";
 import { EventsTable } from "./events.js";
 import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
+import { LeasesTable } from "./leases.js";
+import { NodesTable } from "./nodes.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
 import { TurnsTable } from "./turns.js";
@@ -15,6 +18,12 @@ import { BufferedWriter, type Writer } from "./writer.js";
 export interface StoreOptions {
   /** Applied to every event's data and stored message before it is written (removes secret values). */
   redact?: (data: unknown) => unknown;
+  /**
+   * Runs inside every transaction that wrote events, after they are written
+   * (with their sequence numbers): what must be durable together with its
+   * events, such as the webhook outbox, is written here.
+   */
+  onEventsWritten?: (tx: Tx, events: readonly StoredEvent[]) => Promise<void>;
   /** Told how long each committed transaction took, in seconds (the commit-time metric). */
   onCommit?: (seconds: number) => void;
 }
@@ -39,7 +48,10 @@ export class Store {
   readonly events: EventsTable;
   readonly files: FilesTable;
   readonly tokens: TokensTable;
+  readonly leases: LeasesTable;
+  readonly nodes: NodesTable;
   private readonly redact: (data: unknown) => unknown;
+  private readonly onEventsWritten: StoreOptions["onEventsWritten"];
   private readonly onCommit: ((seconds: number) => void) | undefined;
 
   constructor(
@@ -58,7 +70,10 @@ export class Store {
     this.events = new EventsTable(db);
     this.files = new FilesTable();
     this.tokens = new TokensTable(db, ids);
+    this.leases = new LeasesTable(db);
+    this.nodes = new NodesTable(db);
     this.redact = options.redact ?? ((d) => d);
+    this.onEventsWritten = options.onEventsWritten;
     this.onCommit = options.onCommit;
   }
 
@@ -74,7 +89,7 @@ export class Store {
       const started = this.onCommit ? performance.now() : 0;
       try {
         const result = await this.db.transaction(async (tx) => {
-          writer = new BufferedWriter(tx, now, this.ids, this.redact);
+          writer = new BufferedWriter(tx, now, this.ids, this.redact, this.onEventsWritten);
           const value = await fn(writer);
           await writer.flush();
           return value;
@@ -92,7 +107,7 @@ export class Store {
 }
 
 export type { Writer, AgentRef, EmitOptions, PendingMessage } from "./writer.js";
-export { AgentGoneError } from "./writer.js";
+export { AgentGoneError, LeaseLostError } from "./writer.js";
 export { STATE_FORMAT, StateError, parseStored } from "./state-error.js";
 export type { NewCall } from "./calls.js";
 export * from "./rows.js";

@@ -7,6 +7,12 @@ import type { StoredMessage } from "./message-format.js";
 export interface AgentRef {
   id: string;
   org: string;
+  /**
+   * The fencing token of this node's lease on the agent. Set for writes that
+   * advance the agent's turns (its owner's); absent for writes any node may
+   * make (a message, a decision), which its owner then picks up.
+   */
+  lease?: number | undefined;
 }
 
 export interface EmitOptions {
@@ -44,6 +50,9 @@ export interface Writer extends Tx {
 /** The agent a write was for no longer exists (removed while the write was prepared). */
 export class AgentGoneError extends Error {}
 
+/** The agent is no longer this node's: another node holds its lease now, so nothing of this write stands. */
+export class LeaseLostError extends AgentGoneError {}
+
 interface AgentWrites {
   ref: AgentRef;
   events: { event: StoredEvent; json: string }[];
@@ -53,6 +62,9 @@ interface AgentWrites {
 }
 
 const MAX_ROWS_PER_INSERT = 500;
+const UPDATE_AGENT_BASE =
+  "UPDATE agents SET event_seq = event_seq + ?, message_seq = message_seq + ?, running_turns = running_turns + ?, parked_turns = parked_turns + ?";
+const UPDATE_AGENT = `${UPDATE_AGENT_BASE} WHERE id = ? RETURNING event_seq, message_seq`;
 
 export class BufferedWriter implements Writer {
   private readonly agents = new Map<string, AgentWrites>();
@@ -65,6 +77,7 @@ export class BufferedWriter implements Writer {
     readonly now: string,
     private readonly ids: IdGenerator,
     private readonly redact: (data: unknown) => unknown,
+    private readonly onEventsWritten?: (tx: Tx, events: readonly StoredEvent[]) => Promise<void>,
   ) {}
 
   run(sql: string, params?: readonly SqlValue[]): Promise<{ changes: number }> {
@@ -82,6 +95,9 @@ export class BufferedWriter implements Writer {
     if (!w) {
       w = { ref: agent, events: [], messages: [], running: 0, parked: 0 };
       this.agents.set(agent.id, w);
+    } else if (w.ref.lease === undefined && agent.lease !== undefined) {
+      // One write for the agent under its lease fences the whole transaction.
+      w.ref = agent;
     }
     return w;
   }
@@ -132,17 +148,25 @@ export class BufferedWriter implements Writer {
     // A fixed order of agent rows keeps two transactions from locking them in opposite orders.
     const writes = [...this.agents.values()].sort((a, b) => (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
     for (const w of writes) {
+      const lease = w.ref.lease;
       const row = await this.tx.get<{ event_seq: number; message_seq: number }>(
-        "UPDATE agents SET event_seq = event_seq + ?, message_seq = message_seq + ?, running_turns = running_turns + ?, parked_turns = parked_turns + ? WHERE id = ? RETURNING event_seq, message_seq",
-        [w.events.length, w.messages.length, w.running, w.parked, w.ref.id],
+        lease === undefined ? UPDATE_AGENT : `${UPDATE_AGENT_BASE} WHERE id = ? AND lease_token = ? RETURNING event_seq, message_seq`,
+        lease === undefined
+          ? [w.events.length, w.messages.length, w.running, w.parked, w.ref.id]
+          : [w.events.length, w.messages.length, w.running, w.parked, w.ref.id, lease],
       );
+      if (!row && lease !== undefined)
+        throw new LeaseLostError(`Agent ${w.ref.id} is no longer this node's (its lease ${lease} was taken over).`);
       if (!row) throw new AgentGoneError(`Agent ${w.ref.id} no longer exists.`);
       let eventSeq = row.event_seq - w.events.length;
       for (const e of w.events) e.event.seq = ++eventSeq;
       let messageSeq = row.message_seq - w.messages.length;
       for (const m of w.messages) m.seq = ++messageSeq;
     }
-    await this.insertEvents(writes.flatMap((w) => w.events));
+    const events = writes.flatMap((w) => w.events);
+    await this.insertEvents(events);
+    // Whatever must be durable with the events (the webhook outbox) joins this same commit.
+    if (this.onEventsWritten && events.length > 0) await this.onEventsWritten(this.tx, this.events);
     await this.insertMessages(writes.flatMap((w) => w.messages));
     for (const fn of this.flushed) await fn(this.tx);
   }

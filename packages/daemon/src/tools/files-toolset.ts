@@ -1,4 +1,5 @@
 import { posix } from "node:path";
+import { findUnsafeCharacter } from "@wardrik/protocol";
 import type { Db, Tx } from "../store/db.js";
 import { FilesTable } from "../store/files.js";
 import type { Clock } from "../ids.js";
@@ -65,7 +66,9 @@ class FileError extends Error {}
 export function normaliseFilePath(raw: unknown): string {
   if (typeof raw !== "string" || raw.trim() === "") throw new FileError("path must be a non-empty string, such as notes/today.md");
   if (raw.length > MAX_PATH) throw new FileError(`path is longer than ${MAX_PATH} characters`);
-  if (raw.includes("\0")) throw new FileError("path must not contain NUL bytes");
+  const unsafe = findUnsafeCharacter(raw);
+  // A path people read back must show what it is: no control characters, no bidirectional overrides.
+  if (unsafe) throw new FileError(`path must not contain ${unsafe.codePoint} (${unsafe.name}); it has one at character ${unsafe.position}`);
   if (raw.includes("\\")) throw new FileError(`path "${raw}" must use / as separator`);
   if (raw.startsWith("/") || raw.startsWith("~"))
     throw new FileError(`path "${raw}" must be relative to your file space, such as notes/today.md`);

@@ -124,7 +124,10 @@ describe.concurrent("wardrik ask progress", () => {
     expect(r.stdout).toBe("All of it.\n");
     expect(r.stderr.split("\n").filter(Boolean)).toEqual([
       "… waiting for the model (limited)",
-      "… the model call failed; retrying (limited)",
+      // Why it waits: the provider's answer (429) and when the next attempt comes.
+      expect.stringMatching(
+        /^… the model call failed: model API error 429: Rate limit reached; retrying in \d\.\d s \(attempt 2\) \(limited\)$/,
+      ),
       expect.stringMatching(/^✓ completed in [\d.]+ m?s · 1 model call · 1,200 tokens in, 34 out · \$0\.0000$/),
     ]);
     expect(r.stderr).not.toContain("void");

@@ -23,6 +23,7 @@ const ESCAPE = `steps:
       - { tool: files/read, args: { path: ../../etc/passwd } }
       - { tool: files/write, args: { path: /etc/wardrik-e2e-escape, content: "x" } }
       - { tool: files/read, args: { path: "notes/../../secret" } }
+      - { tool: files/write, args: { path: "notes/\u202Etxt.exe", content: "x" } }
   - text: "carried on after: {{result}}"
 `;
 
@@ -91,16 +92,18 @@ describe.concurrent("the files tool through the daemon", () => {
     expect(r.stderr).toMatch(/✗ files\/read: path "\.\.\/\.\.\/etc\/passwd" leaves your file space/);
     expect(r.stderr).toMatch(/✗ files\/write: path "\/etc\/wardrik-e2e-escape" must be relative to your file space/);
     expect(r.stderr).toMatch(/✗ files\/read: path "notes\/\.\.\/\.\.\/secret" leaves your file space/);
+    // A path people read back shows what it is: a bidirectional override is refused, saying where.
+    expect(r.stderr).toMatch(/✗ files\/write: path must not contain U\+202E \(RIGHT-TO-LEFT OVERRIDE\); it has one at character 7/);
     // The model was told (the last result is in its reply), and answered.
-    expect(r.stdout.trim()).toMatch(/^carried on after: .*leaves your file space/);
+    expect(r.stdout.trim()).toMatch(/^carried on after: .*RIGHT-TO-LEFT OVERRIDE/);
 
     const events = await p.events("escaper");
     const done = events.find((e) => short(e.type) === "turn.completed")!;
     const results = callResults(events, done.run!);
-    expect(results).toHaveLength(3);
+    expect(results).toHaveLength(4);
     for (const c of results) {
       expect(c.ok).toBe(false);
-      expect(String(c.error)).toMatch(/leaves your file space|must be relative to your file space/);
+      expect(String(c.error)).toMatch(/leaves your file space|must be relative to your file space|RIGHT-TO-LEFT OVERRIDE/);
       expect(String(c.error)).not.toMatch(/root:/);
     }
   });

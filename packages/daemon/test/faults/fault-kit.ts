@@ -368,7 +368,13 @@ export async function settle(d: FaultDaemon, agentId: string, accepted: string[]
         continue;
       }
       const call = String(e.data.call);
-      await api(d, "POST", `/v1/agents/${agentId}/calls/${call}/approve`);
+      try {
+        await api(d, "POST", `/v1/agents/${agentId}/calls/${call}/approve`);
+      } catch (err) {
+        // Its answer came after all (a worker that kept the call delivered it late): nothing to approve.
+        if (/answered 409: .*not_waiting/.test(String(err))) continue;
+        throw err;
+      }
       approved.set(call, (approved.get(call) ?? 0) + 1);
     }
     if (allEnded(events, accepted)) return { approved, unexpectedApprovals, events: await eventsOf(d, agentId) };

@@ -157,4 +157,43 @@ describe("Idempotency-Key", () => {
     const r = await s.post("/v1/things", { text: "a" }, "has space");
     expect(r.status).toBe(400);
   });
+
+  it("a route that stores its answer in its own transaction: work and answer commit together, or neither does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-idem-tx-"));
+    const db = new SqliteDb(join(dir, "t.db"));
+    open.push({ db, dir });
+    await db.run("CREATE TABLE things (text TEXT NOT NULL)");
+    let failAfterAnswer = true;
+    const app = new Hono<ApiEnv>();
+    app.onError((err, c) => c.json(toWardrikError(err).toJSON(), 500));
+    app.use("*", async (c, next) => {
+      c.set("org", "default");
+      c.set("admin", false);
+      await next();
+    });
+    app.use("*", idempotency(new IdempotencyKeys(db), { owner: "d1" }));
+    app.post("/v1/things", async (c) => {
+      const storeAnswerIn = c.get("storeAnswerIn")!;
+      const body = JSON.stringify({ stored: true });
+      await db.transaction(async (tx) => {
+        await tx.run("INSERT INTO things (text) VALUES ('x')");
+        await storeAnswerIn(tx, { status: 201, body, contentType: "application/json" });
+        if (failAfterAnswer) throw new Error("the commit failed");
+      });
+      return c.body(body, 201, { "content-type": "application/json" });
+    });
+    const post = () => app.request("/v1/things", { method: "POST", headers: { "idempotency-key": "k1" }, body: "{}" });
+    // The transaction failed after the answer was written: neither the work nor the answer stand, and the key is free.
+    expect((await post()).status).toBe(500);
+    expect(await db.all("SELECT * FROM things")).toEqual([]);
+    failAfterAnswer = false;
+    const first = await post();
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const again = await post();
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual({ stored: true });
+    expect(await db.all("SELECT * FROM things")).toHaveLength(1);
+  });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { shortType, type WardrikCloudEvent } from "@wardrik/protocol";
+import { shortType, type ModelRetry, type WardrikCloudEvent } from "@wardrik/protocol";
 import { AskProgress, summaryLine, type TurnUsage } from "../ask-progress.js";
 import { agentByName, connect, type AgentRef } from "../connect.js";
 import { formatArgs } from "../format-args.js";
@@ -73,7 +73,7 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   const stream = client.follow(agent.id, {
     after: Math.max(0, last_seq - 1),
     signal: ac.signal,
-    onDelta: (r, t, reset) => turn.delta(r, t, reset),
+    onDelta: (r, t, reset, retry) => turn.delta(r, t, reset, retry),
   });
   const events = stream[Symbol.asyncIterator]();
   // The event at last_seq arriving proves the daemon is streaming to us (it subscribes before it sends the backlog).
@@ -131,7 +131,7 @@ class TurnWatch {
     this.conversation = conversation;
   }
 
-  delta(run: string, text: string, reset?: boolean): void {
+  delta(run: string, text: string, reset?: boolean, retry?: ModelRetry): void {
     if (this.run === undefined) {
       if (reset) this.early.delete(run);
       else if (this.early.size < MAX_EARLY_RUNS || this.early.has(run)) this.early.set(run, (this.early.get(run) ?? "") + text);
@@ -144,7 +144,8 @@ class TurnWatch {
         this.endText();
         this.progress.line("(the model call failed and is being retried; its partial reply above is void)");
       }
-      this.progress.waiting(`the model call failed; retrying (${this.model})`);
+      const why = retry ? `${retry.error}; retrying in ${(retry.delay_ms / 1000).toFixed(1)} s (attempt ${retry.attempt + 1})` : "retrying";
+      this.progress.waiting(`the model call failed: ${why} (${this.model})`);
       return;
     }
     if (this.json || text === "") return;

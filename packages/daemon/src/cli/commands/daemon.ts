@@ -8,10 +8,12 @@ export function registerDaemon(program: Command): void {
       .command("daemon")
       .description("run the daemon for the project in the current directory (foreground; Ctrl-C stops it)")
       .option("--port <port>", "listen on this port instead of config.yaml's", (v) => parsePort(v))
+      .option("--node <name>", "this daemon's name in a cluster (default: host name and port)")
       .addOption(new Option("--log-level <level>", "the least severe log lines to write").choices(LOG_THRESHOLDS).env(LOG_LEVEL_ENV)),
     "wardrik daemon",
     "wardrik daemon --port 0 --log-level debug",
-  ).action(async (opts: { port?: number; logLevel?: LogThreshold }) => {
+    "wardrik daemon --port 7374 --node node-b   # a second node on the same PostgreSQL database",
+  ).action(async (opts: { port?: number; node?: string; logLevel?: LogThreshold }) => {
     // Loaded here so other commands start without the daemon's dependencies.
     const { startDaemon } = await import("../../daemon.js");
     const { runUntilSignalled } = await import("../../daemon-signals.js");
@@ -19,12 +21,14 @@ export function registerDaemon(program: Command): void {
     // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
     const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
     routeProcessOutput(log);
-    const daemon = await startDaemon(process.cwd(), { log, ...(opts.port !== undefined ? { port: opts.port } : {}) }).catch(
-      (error: unknown) => {
-        log("error", error instanceof Error ? error.message : String(error));
-        process.exit(1);
-      },
-    );
+    const daemon = await startDaemon(process.cwd(), {
+      log,
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
+      ...(opts.node !== undefined ? { node: opts.node } : {}),
+    }).catch((error: unknown) => {
+      log("error", error instanceof Error ? error.message : String(error));
+      process.exit(1);
+    });
     // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
     process.exit(await runUntilSignalled(() => daemon.close(), log));
   });

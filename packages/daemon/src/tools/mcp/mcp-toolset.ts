@@ -10,6 +10,8 @@ import { MCP_DEFAULTS, type McpToolsetOptions } from "./mcp-toolset-options.js";
 import { redactorFor } from "./redact.js";
 import { toToolInfo } from "./to-tool-info.js";
 import { toToolOutcome } from "./to-tool-outcome.js";
+import { McpHolders, type Holder } from "./mcp-holders.js";
+import { closedReason, downMessage, reasonOf, retryText, stderrSuffix, untilAborted, type DownState } from "./mcp-messages.js";
 
 export type McpServerStatus = "up" | "down" | "starting" | "stopped";
 
@@ -23,12 +25,7 @@ type State =
   | { kind: "starting"; gen: number; conn: McpConnection; ready: Promise<McpConnection> }
   | { kind: "up"; gen: number; conn: McpConnection; since: number }
   /** `conn`: the failed connection, whose stderr tail is read when a message is built (it may still be arriving). */
-  | { kind: "down"; reason: string; conn?: McpConnection; retryAt: number };
-
-interface Holder {
-  lastUsed: number;
-  inFlight: number;
-}
+  | DownState;
 
 /** A server that cannot serve calls right now; the message says which and why. */
 class ServerUnavailable extends Error {}
@@ -57,9 +54,7 @@ export class McpToolset implements Toolset {
   private tools: ToolInfo[] | undefined;
   private readOnlyTools = new Set<string>();
   private skippedTools: { tool: string; reason: string }[] = [];
-  private readonly holders = new Map<string, Holder>();
-  private stopTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly holders: McpHolders;
   private relistTimer: NodeJS.Timeout | undefined;
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
@@ -88,6 +83,7 @@ export class McpToolset implements Toolset {
       stopGraceMs: options.stopGraceMs ?? MCP_DEFAULTS.stopGraceMs,
       holderIdleMs: options.holderIdleMs ?? MCP_DEFAULTS.holderIdleMs,
     };
+    this.holders = new McpHolders(this.o, () => this.stop());
   }
 
   // ---- Toolset ----
@@ -136,7 +132,7 @@ export class McpToolset implements Toolset {
       case "stopped":
         return [{ name, status: "stopped", reason: "not running; it starts when an awake agent needs it" }];
       case "down":
-        return [{ name, status: "down", reason: `${this.reasonOf(s, "line")}; ${this.retryText(s.retryAt)}` }];
+        return [{ name, status: "down", reason: `${reasonOf(s, "line")}; ${retryText(s.retryAt)}` }];
     }
   }
 
@@ -149,28 +145,17 @@ export class McpToolset implements Toolset {
 
   private hold(agentId: string): Holder {
     if (this.closed) return { lastUsed: 0, inFlight: 0 }; // nothing to keep running
-    let holder = this.holders.get(agentId);
-    if (!holder) this.holders.set(agentId, (holder = { lastUsed: Date.now(), inFlight: 0 }));
-    holder.lastUsed = Date.now();
-    if (this.stopTimer) {
-      clearTimeout(this.stopTimer);
-      this.stopTimer = undefined;
-    }
-    this.sweepTimer ??= setInterval(() => this.sweepHolders(), Math.max(10, Math.min(this.o.holderIdleMs, 60_000))).unref();
-    return holder;
+    return this.holders.hold(agentId);
   }
 
   /** The agent fell asleep (or was removed): it holds the server no more. The last release stops it. */
   release(scope: ToolScope): void {
-    if (!this.holders.delete(scope.agentId) || this.holders.size > 0) return;
-    this.scheduleStop();
+    this.holders.release(scope.agentId);
   }
 
   /** Stops the server for good (daemon shutdown). */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.stopTimer);
-    clearInterval(this.sweepTimer);
     clearTimeout(this.relistTimer);
     this.holders.clear();
     this.stop();
@@ -179,7 +164,7 @@ export class McpToolset implements Toolset {
 
   /** Agents holding the server, for tests and diagnostics. */
   holderIds(): string[] {
-    return [...this.holders.keys()];
+    return this.holders.ids();
   }
 
   // ---- calls ----
@@ -229,11 +214,11 @@ export class McpToolset implements Toolset {
       }
       case "closed":
       case "transport": {
-        const why = f.kind === "closed" ? this.closedReason(conn) : `the connection to ${conn.target} failed: ${this.redact(f.detail)}`;
+        const why = f.kind === "closed" ? closedReason(conn) : `the connection to ${conn.target} failed: ${this.redact(f.detail)}`;
         this.connectionLost(conn, why);
         // The process's last stderr lines may still be in flight when the session closes.
         await new Promise((resolve) => setImmediate(resolve));
-        const error = `${server} stopped during the call to ${name}: ${why}${this.stderrSuffix(conn)}\nIt will be restarted on a later use.`;
+        const error = `${server} stopped during the call to ${name}: ${why}${stderrSuffix(conn)}\nIt will be restarted on a later use.`;
         // A read-only call is safe to try again; any other call may have had its effect.
         return { ok: false, kind: this.readOnlyTools.has(tool) ? "failed" : "lost", error };
       }
@@ -256,7 +241,7 @@ export class McpToolset implements Toolset {
     const s = this.state;
     if (s.kind === "up") return Promise.resolve(s.conn);
     if (s.kind === "starting") return s.ready;
-    if (s.kind === "down" && Date.now() < s.retryAt) return Promise.reject(new ServerUnavailable(this.downMessage(s)));
+    if (s.kind === "down" && Date.now() < s.retryAt) return Promise.reject(new ServerUnavailable(downMessage(this.namespace, s)));
     return this.start();
   }
 
@@ -272,7 +257,7 @@ export class McpToolset implements Toolset {
       ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
       log: this.log,
       redactor: this.redactor,
-      onClosed: () => this.connectionLost(conn, this.closedReason(conn)),
+      onClosed: () => this.connectionLost(conn, closedReason(conn)),
       onToolsChanged: () => this.scheduleRelist(conn),
     });
     let phase: "initialize" | "tools/list" = "initialize";
@@ -297,7 +282,7 @@ export class McpToolset implements Toolset {
         const exit = conn.exitText();
         if (exit && !reason.includes(exit)) reason += ` (${exit})`;
         const down = this.markDown(reason, conn);
-        throw new ServerUnavailable(this.downMessage(down));
+        throw new ServerUnavailable(downMessage(this.namespace, down));
       }
     })();
     // Background starts (from `list`) may have no one awaiting them.
@@ -316,14 +301,14 @@ export class McpToolset implements Toolset {
     this.track(conn.close());
   }
 
-  private markDown(reason: string, conn: McpConnection): Extract<State, { kind: "down" }> {
+  private markDown(reason: string, conn: McpConnection): DownState {
     this.failures += 1;
     const wait = Math.min(this.o.backoffMaxMs, this.o.backoffInitialMs * 2 ** (this.failures - 1));
     const down = { kind: "down" as const, reason, conn, retryAt: Date.now() + wait };
     this.state = down;
     const failures = this.failures;
     setImmediate(() =>
-      this.log("warn", "MCP server is down", { server: this.namespace, reason: this.reasonOf(down, "line"), failures, retry_in_ms: wait }),
+      this.log("warn", "MCP server is down", { server: this.namespace, reason: reasonOf(down, "line"), failures, retry_in_ms: wait }),
     );
     return down;
   }
@@ -335,32 +320,6 @@ export class McpToolset implements Toolset {
     this.state = { kind: "stopped" };
     this.track(s.conn.close());
     this.log("info", "MCP server stopped", { server: this.namespace, why: this.closed ? "daemon closing" : "no awake agent uses it" });
-  }
-
-  private scheduleStop(): void {
-    if (this.stopTimer) clearTimeout(this.stopTimer);
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
-    if (this.o.stopGraceMs <= 0) {
-      this.stop();
-      return;
-    }
-    this.stopTimer = setTimeout(() => {
-      this.stopTimer = undefined;
-      if (this.holders.size === 0) this.stop();
-    }, this.o.stopGraceMs).unref();
-  }
-
-  private sweepHolders(): void {
-    const cutoff = Date.now() - this.o.holderIdleMs;
-    let dropped = false;
-    for (const [agent, h] of this.holders) {
-      if (h.inFlight === 0 && h.lastUsed <= cutoff) {
-        this.holders.delete(agent);
-        dropped = true;
-      }
-    }
-    if (dropped && this.holders.size === 0) this.scheduleStop();
   }
 
   private scheduleRelist(conn: McpConnection): void {
@@ -414,53 +373,4 @@ export class McpToolset implements Toolset {
     this.closing.add(p);
     void p.finally(() => this.closing.delete(p));
   }
-
-  // ---- messages ----
-
-  private closedReason(conn: McpConnection): string {
-    if (!conn.isStdio) return `the connection to ${conn.target} closed`;
-    const exit = conn.exitText();
-    return `the server process exited${exit ? ` (${exit})` : ""}`;
-  }
-
-  /** The server's last stderr lines: as a block for the model, or on one line for `agent show`. */
-  private stderrSuffix(conn: McpConnection, form: "block" | "line" = "block"): string {
-    const tail = conn.stderrTail();
-    if (!tail) return "";
-    return form === "block" ? `; its stderr ended with:\n${tail}` : `; its stderr ended with: ${tail.split("\n").slice(-3).join(" | ")}`;
-  }
-
-  private reasonOf(s: Extract<State, { kind: "down" }>, form: "block" | "line" = "block"): string {
-    return s.conn ? s.reason + this.stderrSuffix(s.conn, form) : s.reason;
-  }
-
-  private downMessage(s: Extract<State, { kind: "down" }>): string {
-    return `MCP server "${this.namespace}" is down: ${this.reasonOf(s)}\n(${this.retryText(s.retryAt)})`;
-  }
-
-  private retryText(retryAt: number): string {
-    const wait = retryAt - Date.now();
-    return wait > 0
-      ? `Wardrik will try to start it again on the next use after ${seconds(Math.ceil(wait / 100) * 100)}`
-      : "Wardrik will try to start it again on the next use";
-  }
-}
-
-/** Settles with `p`, or rejects with the signal's reason as soon as it aborts. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e as Error);
-      },
-    );
-  });
 }

@@ -1,8 +1,8 @@
 import type { WorkerCost, WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
-import { LOST_ANSWER } from "../../runtime/types.js";
+import { LOST_ANSWER } from "@wardrik/protocol";
 import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../toolset.js";
-import { CallTable } from "./call-table.js";
+import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
 
 /** A call sent to a worker (or awaited from one) and not answered yet. */

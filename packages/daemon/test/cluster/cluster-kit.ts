@@ -1,0 +1,130 @@
+/**
+ * A cluster for the tests: one project (made by the real `wardrik init`), one
+ * PostgreSQL database, and several real daemons started from that project
+ * folder with `wardrik daemon --port P --node nK`. Each node can be killed
+ * (SIGKILL), paused (SIGSTOP) and resumed (SIGCONT), and started again. The
+ * fault agent and the fault worker of test/faults serve as the workload, so
+ * the same invariants check what every node recorded against what the
+ * worker ran. PostgreSQL runs only (the vitest `postgres` project).
+ */
+import { dirname, join } from "node:path";
+import { afterAll } from "vitest";
+import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
+import { clusterNode, type ClusterNode } from "./cluster-node.js";
+import {
+  AGENT,
+  agentIdOf,
+  agentMarkdown,
+  api,
+  faultFiles,
+  faultScript,
+  startWorker,
+  waitForWorker,
+  waitUntil,
+  type FaultWorker,
+  type TurnShape,
+} from "../faults/fault-kit.js";
+
+export type { ClusterNode };
+
+export interface Cluster {
+  p: TestProject;
+  nodes: ClusterNode[];
+  leaseSeconds: number;
+  /** The ID of the fault agent. */
+  agentId: string;
+  /** The ID of an agent by name. */
+  idOf(name: string): Promise<string>;
+  /** Starts a fault worker connected to `urls` (a comma-separated list of node addresses). */
+  worker(urls: string, name?: string): FaultWorker;
+  /** The node that drives `agentId` now, as GET /v1/nodes reports it on `via`. */
+  ownerOf(agentId: string, via?: ClusterNode): Promise<string | undefined>;
+  node(name: string): ClusterNode;
+}
+
+/** Config for a cluster with a short lease, so failover tests take seconds. */
+function withLease(seconds: number): (init: string) => string {
+  return (text) => `${text.replace(/\n?$/, "\n")}cluster:\n  lease: ${seconds}\n`;
+}
+
+/**
+ * Starts `count` nodes n1..nK one after the other on one database, with the
+ * fault agent (turn shapes by message prefix, as faultScript takes them).
+ * Everything is stopped after the file.
+ */
+export async function startCluster(opts: {
+  count: number;
+  leaseSeconds?: number;
+  byPrefix?: Record<string, TurnShape>;
+  fallback?: TurnShape;
+  env?: Record<string, string>;
+  /** More agents like the fault agent (same model, tools and policy), for tests that need one nobody owns yet. */
+  agents?: string[];
+}): Promise<Cluster> {
+  const leaseSeconds = opts.leaseSeconds ?? 2;
+  const p = await createProject({
+    start: false,
+    config: withLease(leaseSeconds),
+    scripts: { [AGENT]: faultScript(opts.fallback ?? {}, opts.byPrefix ?? {}) },
+    files: {
+      ...faultFiles(),
+      ...Object.fromEntries((opts.agents ?? []).map((name) => [`agents/${name}.md`, agentMarkdown()])),
+    },
+    remove: ["agents/helper.md"],
+  });
+  const nodes: ClusterNode[] = [];
+  for (let i = 1; i <= opts.count; i++) {
+    const n = clusterNode({ dir: p.dir, token: p.token }, `n${i}`, opts.env ?? {});
+    afterAll(() => n.kill().catch(() => undefined));
+    await n.start();
+    nodes.push(n);
+  }
+  const workers: FaultWorker[] = [];
+  afterAll(async () => {
+    for (const w of workers) await w.stop();
+  });
+  const agentId = await agentIdOf(nodes[0]!);
+  const cluster: Cluster = {
+    p,
+    nodes,
+    leaseSeconds,
+    agentId,
+    idOf: (name) => agentIdOf(nodes[0]!, name),
+    worker(urls, name = `worker-${workers.length + 1}`) {
+      const w = startWorker({ url: urls, token: p.token }, join(dirname(p.dir), "workers"), name);
+      workers.push(w);
+      return w;
+    },
+    async ownerOf(id, via) {
+      const from = via ?? nodes.find((n) => n.alive)!;
+      const name = (await api<{ agents: { id: string; name: string }[] }>(from, "GET", `/v1/agents`)).agents.find((a) => a.id === id)?.name;
+      const r = await api<{ nodes: { name: string; alive: boolean; agents: string[] }[] }>(from, "GET", "/v1/nodes");
+      return r.nodes.find((n) => name !== undefined && n.agents.includes(name))?.name;
+    },
+    node(name) {
+      const n = nodes.find((x) => x.name === name);
+      if (!n) throw new Error(`no node ${name}`);
+      return n;
+    },
+  };
+  return cluster;
+}
+
+/**
+ * Waits until the worker is connected to `at` with its tools, and every other
+ * live node lists them as served by `at`'s workers.
+ */
+export async function waitForClusterWorker(c: Cluster, at: ClusterNode, w: FaultWorker, timeoutMs = 20_000): Promise<void> {
+  await waitForWorker(at, w.child.pid!, timeoutMs);
+  const probe = await agentIdOf(at, "probe");
+  for (const n of c.nodes.filter((x) => x !== at && x.alive)) {
+    await waitUntil(
+      async () => {
+        const r = await api<{ tool_sources: { name: string; reason?: string }[] }>(n, "GET", `/v1/agents/${probe}`);
+        return r.tool_sources.some((s) => s.name === `workers on node ${at.name}` && /charge.*lookup.*upsert/.test(s.reason ?? ""));
+      },
+      `${n.name} to see the tools of ${at.name}'s workers`,
+      timeoutMs,
+    );
+  }
+}
