@@ -29,10 +29,9 @@ import { ToolRegistry } from "./tools/tool-registry.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpToolset } from "./tools/mcp/index.js";
-import { listenForMetrics } from "./http/metrics-listener.js";
 import { WardrikMetrics } from "./metrics/wardrik-metrics.js";
-import { MetricsQueries } from "./store/metrics-queries.js";
-import { startTracing, type DaemonTracing } from "./telemetry/start-tracing.js";
+import type { DaemonTracing } from "./telemetry/start-tracing.js";
+import { startDaemonTelemetry } from "./telemetry/daemon-telemetry.js";
 import { VERSION } from "./version.js";
 
 export { ADMIN_TOKEN_FILE, ensureAdminToken };
@@ -200,20 +199,25 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
-  let tracing: DaemonTracing;
-  try {
-    tracing = await startTracing(config.telemetry, env, { store, bus, log, redact: (t) => redactor.redact(t), version: VERSION });
-  } catch (err) {
+  const observed = await startDaemonTelemetry(config.telemetry, env, {
+    ...{ store, bus, log, metrics, version: VERSION },
+    redact: (t) => redactor.redact(t),
+    addSecret: (value) => redactor.add(value),
+    workerConnections: () => workers.connectionsByOrg(),
+  }).catch(async (err: unknown) => {
     await workers.close();
     await db.close();
     lock?.release();
     throw err;
-  }
-  traceFields = tracing.logFields;
-  // An exporter's API key is a secret like any other.
-  for (const value of Object.values(tracing.settings?.headers ?? {})) redactor.add(value);
-  metrics.attach({ bus, queries: new MetricsQueries(db), workerConnections: () => workers.connectionsByOrg(), version: VERSION });
-  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, ownership: node.ownership, telemetry: tracing.telemetry });
+  });
+  traceFields = observed.tracing.logFields;
+  const runtime = new Runtime(store, registry, hooks, {
+    log,
+    toolTimeoutMs,
+    reconnectGraceMs,
+    ownership: node.ownership,
+    telemetry: observed.tracing.telemetry,
+  });
   lateAnswers.runtime = runtime;
 
   /** Agent files, checked against the policies and models they name. */
@@ -293,33 +297,21 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     metrics: () => metrics.render(),
   };
   const { app } = buildApp(svc, httpOpts);
-  // Nothing ran yet when a listen fails: give back the database (and its lock) before saying why.
+  // Nothing ran yet when a listen fails (the metrics address, then the API's): give back the database (and its lock) before saying why.
   const abandon = async () => {
     await runtime.close();
-    await tracing.shutdown();
+    await observed.close();
     await workers.close();
     await db.close();
     lock?.release();
   };
   let server: Server;
   try {
+    await observed.listen(log);
     server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
   } catch (err) {
     await abandon();
     throw err;
-  }
-  let metricsServer: Server | undefined;
-  const metricsAt = config.telemetry?.metrics_listen;
-  if (metricsAt) {
-    try {
-      metricsServer = await listenForMetrics(metricsAt.host, metricsAt.port, () => metrics.render());
-    } catch (err) {
-      server.close();
-      await abandon();
-      throw new Error(`config.yaml telemetry.metrics_listen (${metricsAt.host}:${metricsAt.port}): ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
   }
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.listen.port;
@@ -336,7 +328,6 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     // A postgres URL may carry a password.
     database: config.database.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@"),
   });
-  if (metricsServer) log("info", "serving metrics", { url: `${listenUrl(metricsServer)}/metrics` });
 
   let closing: Promise<void> | undefined;
   return {
@@ -358,9 +349,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         // Its agents go to the other nodes at once, rather than after the lease.
         await node.close(true);
         // Spans of the turns that just stopped, and any still buffered, go out before the database closes.
-        await tracing.shutdown();
-        metrics.close();
-        metricsServer?.close();
+        await observed.close();
         log("info", "shutdown: telling workers the daemon is going away");
         await workers.close();
         log("info", "shutdown: stopping MCP servers");
@@ -408,10 +397,4 @@ function advertisedUrl(configured: string | undefined, host: string, port: numbe
   if (configured) return configured.replace(/\/+$/, "");
   const everywhere = host === "0.0.0.0" || host === "::" || host === "";
   return `http://${everywhere ? hostname() : host.includes(":") ? `[${host}]` : host}:${port}`;
-}
-
-function listenUrl(server: Server): string {
-  const addr = server.address();
-  if (typeof addr !== "object" || !addr) return String(addr);
-  return `http://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
 }

@@ -34,3 +34,23 @@ export async function listenForMetrics(host: string, port: number, render: () =>
   });
   return server;
 }
+
+/** Serves `telemetry.metrics_listen` when config.yaml sets it; a failure names the setting. */
+export async function listenForConfiguredMetrics(
+  at: { host: string; port: number } | undefined,
+  render: () => Promise<string>,
+): Promise<Server | undefined> {
+  if (!at) return undefined;
+  try {
+    return await listenForMetrics(at.host, at.port, render);
+  } catch (err) {
+    throw new Error(`config.yaml telemetry.metrics_listen (${at.host}:${at.port}): ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Where a metrics server can be scraped, for the log. */
+export function metricsUrl(server: Server): string {
+  const addr = server.address();
+  if (typeof addr !== "object" || !addr) return String(addr);
+  return `http://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}${METRICS_PATH}`;
+}

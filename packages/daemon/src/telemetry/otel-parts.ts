@@ -10,6 +10,7 @@ import {
   type Sampler,
 } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "../log/logger.js";
+import type { ToolOutcome } from "../tools/toolset.js";
 import type { SamplerName } from "./tracing-settings.js";
 
 export function buildSampler(name: SamplerName, ratio: number): Sampler {
@@ -92,4 +93,27 @@ export function routeDiagnostics(log: Logger): void {
     { error: warn, warn, info: quiet, debug: quiet, verbose: quiet },
     { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
+}
+
+/** The GenAI conventions' provider name for an AI SDK provider string (`openai.chat`, `anthropic.messages`). */
+export function providerName(aiSdkProvider: string): string {
+  const prefix = aiSdkProvider.split(".")[0] ?? aiSdkProvider;
+  if (prefix === "script") return "wardrik.script";
+  // An openai-compatible server is named after its config.yaml entry: a custom value, as the conventions allow.
+  return prefix;
+}
+
+/** A tool outcome as a failure code, or `completed`. */
+export function outcomeCode(o: ToolOutcome): string {
+  if (o.ok) return "completed";
+  switch (o.kind) {
+    case "timeout":
+    case "killed":
+    case "lost":
+      return o.kind;
+    case "unavailable":
+      return "no_worker";
+    default:
+      return "tool_error";
+  }
 }

@@ -41,7 +41,7 @@ import type { NewCall } from "../store/calls.js";
 import type { Writer } from "../store/store.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import { inputMessages, outputMessages, systemInstructions } from "./gen-ai-content.js";
-import { buildSampler, FixableIds, randomSpanId, randomTraceId, routeDiagnostics } from "./otel-parts.js";
+import { buildSampler, FixableIds, outcomeCode, providerName, randomSpanId, randomTraceId, routeDiagnostics } from "./otel-parts.js";
 import type { TracingDeps, DaemonTracing } from "./start-tracing.js";
 import type { TracingSettings } from "./tracing-settings.js";
 import { TurnTraces } from "../store/turn-traces.js";
@@ -363,29 +363,6 @@ class OtelTracing implements Telemetry {
       "wardrik.call.decision": c.decision ?? "none",
       ...(c.attempt > 0 ? { "wardrik.call.attempt": c.attempt } : {}),
     };
-  }
-}
-
-/** The GenAI conventions' provider name for an AI SDK provider string (`openai.chat`, `anthropic.messages`). */
-function providerName(aiSdkProvider: string): string {
-  const prefix = aiSdkProvider.split(".")[0] ?? aiSdkProvider;
-  if (prefix === "script") return "wardrik.script";
-  // An openai-compatible server is named after its config.yaml entry: a custom value, as the conventions allow.
-  return prefix;
-}
-
-/** A tool outcome as a failure code, or `completed`. */
-function outcomeCode(o: ToolOutcome): string {
-  if (o.ok) return "completed";
-  switch (o.kind) {
-    case "timeout":
-    case "killed":
-    case "lost":
-      return o.kind;
-    case "unavailable":
-      return "no_worker";
-    default:
-      return "tool_error";
   }
 }
 
