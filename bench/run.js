@@ -19,6 +19,7 @@ const workloads = {
   sleep: ["sleep.ts"],
   db: ["db.ts"],
   cluster: ["cluster.ts"],
+  telemetry: ["telemetry.ts"],
 };
 const [name, ...rest] = process.argv.slice(2);
 if (name === "compare") {

@@ -75,11 +75,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Every known secret value, blanked from logs, tool outcomes, MCP messages and events.
   const redactor = options.redactor ?? new SecretRedactor();
   const rawLog = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
-  // Inside a turn, while traces are exported, each line names the active span (trace_id, span_id).
+  // While traces are exported, a line about a turn (its `run`) names the turn's trace; one that names its own span keeps it.
   let traceFields: DaemonTracing["logFields"] = () => undefined;
   const log: Logger = (level, msg, fields) => {
-    const trace = traceFields();
-    const all = trace ? { ...fields, ...trace } : fields;
+    const trace = traceFields(fields);
+    const all = trace ? { ...trace, ...fields } : fields;
     rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
   };
   // Secrets live in the database, which config names: read config once to find

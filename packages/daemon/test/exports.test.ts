@@ -17,11 +17,13 @@ describe("export maps", () => {
       "SqliteDb",
       "Store",
       "ToolRegistry",
+      "WardrikMetrics",
       "WorkerGateway",
       "ensureAdminToken",
       "initProject",
       "openDb",
       "startDaemon",
+      "startDaemonTelemetry",
       "systemClock",
       "ulidIds",
     ]);

@@ -13,11 +13,12 @@ import type { ModelReply } from "./call-model.js";
  */
 export interface Telemetry {
   /**
-   * A turn is being started in `w`'s transaction: an observer may record the
-   * turn's trace context in that same commit, so every later stretch of the
-   * turn (after a park, a crash, on another node) joins the same trace.
+   * A turn is being started in `w`'s transaction: returns the trace context
+   * (a W3C traceparent) to store with the turn in that same commit, so every
+   * later stretch of the turn (after a park, a crash, on another node) joins
+   * the same trace; undefined when nothing is traced.
    */
-  turnStarting(w: Writer, turn: TurnTelemetry): Promise<void> | undefined;
+  turnStarting(w: Writer, turn: TurnTelemetry): string | undefined;
   /** One stretch of a turn: from its start or resumption until it ends, parks or stops. */
   inTurn<T>(turn: TurnTelemetry, fn: () => Promise<T>): Promise<T>;
   /** One model call of a turn (with its retries). */

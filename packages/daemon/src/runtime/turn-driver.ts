@@ -59,8 +59,9 @@ export async function startTurnIn(
   run: string,
   inputs: { id: string; text: string }[],
 ): Promise<TurnRow> {
-  const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs);
-  await d.opts.telemetry.turnStarting(w, turnTelemetry(d, turn));
+  // The turn's trace context is stored with it, so every later stretch of the turn joins the same trace.
+  const traceContext = d.opts.telemetry.turnStarting(w, turnTelemetry(d, { id: run, conversation_id: conversation.id }));
+  const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs, traceContext);
   announceModelCall(d, w, run, 1);
   w.afterCommit(() => {
     d.starting.delete(conversation.id);

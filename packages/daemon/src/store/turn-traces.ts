@@ -1,4 +1,4 @@
-import type { Db, Tx } from "./db.js";
+import type { Db } from "./db.js";
 
 /** What tracing needs of a turn it did not start here (resumed, recovered, ended elsewhere). */
 export interface TurnTraceRow {
@@ -10,15 +10,11 @@ export interface TurnTraceRow {
 
 /**
  * The trace context of turns (`turns.trace_context`, migration 005): written
- * with the turn's start, read when a later stretch of the turn continues its
+ * by the turn's INSERT (TurnsTable.insert), read when a later stretch of the turn continues its
  * trace. Only the tracing layer uses it, and only when traces are exported.
  */
 export class TurnTraces {
   constructor(private readonly db: Db) {}
-
-  async record(tx: Tx, run: string, traceparent: string): Promise<void> {
-    await tx.run("UPDATE turns SET trace_context = ? WHERE id = ?", [traceparent, run]);
-  }
 
   /** Records a trace context for a turn that has none yet (it started with tracing off); returns the one that holds. */
   async adopt(run: string, traceparent: string): Promise<string> {

@@ -23,7 +23,11 @@ export interface DaemonTelemetry {
   close(): Promise<void>;
 }
 
-export async function startDaemonTelemetry(config: TelemetrySettings | undefined, env: NodeJS.ProcessEnv, deps: TelemetryDeps) {
+export async function startDaemonTelemetry(
+  config: TelemetrySettings | undefined,
+  env: NodeJS.ProcessEnv,
+  deps: TelemetryDeps,
+): Promise<DaemonTelemetry> {
   const tracing = await startTracing(config, env, deps);
   for (const value of Object.values(tracing.settings?.headers ?? {})) deps.addSecret(value);
   const { metrics } = deps;

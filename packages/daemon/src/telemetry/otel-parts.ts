@@ -1,10 +1,10 @@
 /** Small OpenTelemetry SDK pieces the tracing layer builds on (loaded only with it). */
-import { randomBytes } from "node:crypto";
 import { diag, DiagLogLevel } from "@opentelemetry/api";
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   ParentBasedSampler,
+  RandomIdGenerator,
   TraceIdRatioBasedSampler,
   type IdGenerator,
   type Sampler,
@@ -30,19 +30,16 @@ export function buildSampler(name: SamplerName, ratio: number): Sampler {
   }
 }
 
+// OpenTelemetry's own generator (Math.random into a shared buffer): IDs name spans, they guard nothing,
+// and crypto's randomBytes per span was a tenth of what tracing cost a turn (bench/telemetry.ts).
+const random = new RandomIdGenerator();
+
 export function randomTraceId(): string {
-  return nonZeroHex(16);
+  return random.generateTraceId();
 }
 
 export function randomSpanId(): string {
-  return nonZeroHex(8);
-}
-
-function nonZeroHex(bytes: number): string {
-  for (;;) {
-    const hex = randomBytes(bytes).toString("hex");
-    if (!/^0+$/.test(hex)) return hex;
-  }
+  return random.generateSpanId();
 }
 
 /**
@@ -54,11 +51,11 @@ export class FixableIds implements IdGenerator {
   private ids: { traceId: string; spanId: string } | undefined;
 
   generateTraceId(): string {
-    return this.ids?.traceId ?? randomTraceId();
+    return this.ids?.traceId ?? random.generateTraceId();
   }
 
   generateSpanId(): string {
-    return this.ids?.spanId ?? randomSpanId();
+    return this.ids?.spanId ?? random.generateSpanId();
   }
 
   /** Runs `start` (synchronous: nothing else can start a span meanwhile) with these IDs for the span it starts. */

@@ -17,18 +17,7 @@
  * exported when the turn ends, by whichever process ends it, with the stored
  * IDs and the turn's recorded start time.
  */
-import {
-  context,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type Tracer,
-} from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
@@ -64,8 +53,9 @@ const MAX_OPEN = 100_000;
 
 export function createOtelTracing(settings: TracingSettings, deps: TracingDeps): DaemonTracing {
   routeDiagnostics(deps.log);
-  // AsyncLocalStorage carries the active span across awaits: log lines and anything a tool library traces see it.
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // No global context manager: Node 20's AsyncLocalStorage hooks every promise of the process, which cost
+  // W1 about a tenth of its time (bench/telemetry.ts). Spans get their parent explicitly, and log lines find
+  // their trace by the turn they name (`run`).
   const ids = new FixableIds();
   const sampler = buildSampler(settings.sampler, settings.samplerArg);
   const Exporter = settings.protocol === "http/json" ? JsonTraceExporter : ProtobufTraceExporter;
@@ -83,10 +73,7 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
   return {
     telemetry: tracing,
     settings,
-    logFields: () => {
-      const sc = trace.getSpanContext(context.active());
-      return sc && trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : undefined;
-    },
+    logFields: (fields) => (typeof fields?.run === "string" ? tracing.logFields(fields.run) : undefined),
     shutdown: async () => {
       await tracing.close();
       await provider.shutdown();
@@ -115,18 +102,23 @@ class OtelTracing implements Telemetry {
     });
   }
 
-  turnStarting(w: Writer, turn: TurnTelemetry): Promise<void> {
+  turnStarting(w: Writer, turn: TurnTelemetry): string {
     const traceparent = this.newTrace(`invoke_agent ${turn.agentName}`);
     const startedAt = Date.parse(w.now);
     w.afterCommit(() => this.remember(turn.run, traceparent, startedAt, turn));
-    return this.traces.record(w, turn.run, formatTraceParent(traceparent));
+    return formatTraceParent(traceparent);
   }
 
   async inTurn<T>(turn: TurnTelemetry, fn: () => Promise<T>): Promise<T> {
     const known = this.open.get(turn.run) ?? (await this.load(turn));
-    if (!known) return fn();
-    known.turn = turn;
-    return context.with(known.parent, fn);
+    if (known) known.turn = turn;
+    return fn();
+  }
+
+  /** A log line about turn `run`: its trace and root span, while this process knows the turn. */
+  logFields(run: string): Record<string, string> | undefined {
+    const t = this.turnTrace(run);
+    return t ? { trace_id: t.traceparent.traceId, span_id: t.traceparent.spanId } : undefined;
   }
 
   modelCall(call: ModelCallTelemetry, fn: () => Promise<ModelReply>): Promise<ModelReply> {
@@ -146,7 +138,7 @@ class OtelTracing implements Telemetry {
           "wardrik.turn.iteration": call.iteration,
         },
       },
-      t?.parent ?? context.active(),
+      t?.parent ?? ROOT_CONTEXT,
     );
     if (this.settings.captureContent && span.isRecording()) {
       const { instructions, prompt } = call.content();
@@ -154,7 +146,7 @@ class OtelTracing implements Telemetry {
       span.setAttribute("gen_ai.input.messages", this.deps.redact(inputMessages(prompt)));
     }
     const started = performance.now();
-    return context.with(trace.setSpan(t?.parent ?? context.active(), span), async () => {
+    return (async () => {
       try {
         const reply = await fn();
         span.setAttributes({
@@ -168,6 +160,7 @@ class OtelTracing implements Telemetry {
         if (this.settings.captureContent && span.isRecording())
           span.setAttribute("gen_ai.output.messages", this.deps.redact(outputMessages(reply)));
         this.deps.log("debug", "model call ended", {
+          ...spanFields(span),
           agent: call.agentId,
           run: call.run,
           model: call.ref,
@@ -182,12 +175,12 @@ class OtelTracing implements Telemetry {
       } finally {
         span.end();
       }
-    });
+    })();
   }
 
   toolCall<T extends { outcome: ToolOutcome }>(call: ToolCallTelemetry, fn: (traceparent: string | undefined) => Promise<T>): Promise<T> {
     const t = this.turnTrace(call.run);
-    const parent = t?.parent ?? context.active();
+    const parent = t?.parent ?? ROOT_CONTEXT;
     const span = this.tracer.startSpan(
       `execute_tool ${call.tool}`,
       { kind: SpanKind.INTERNAL, attributes: this.toolAttributes(call) },
@@ -199,7 +192,7 @@ class OtelTracing implements Telemetry {
     const sc = span.spanContext();
     const traceparent = formatTraceParent({ traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags });
     const started = performance.now();
-    return context.with(trace.setSpan(parent, span), async () => {
+    return (async () => {
       try {
         const result = await fn(traceparent);
         const code = outcomeCode(result.outcome);
@@ -210,6 +203,7 @@ class OtelTracing implements Telemetry {
           }
         } else failed(span, code, this.settings.captureContent ? this.deps.redact(result.outcome.error) : undefined);
         this.deps.log("debug", "tool call ended", {
+          ...spanFields(span),
           agent: call.agentId,
           run: call.run,
           call: call.callId,
@@ -224,7 +218,7 @@ class OtelTracing implements Telemetry {
       } finally {
         span.end();
       }
-    });
+    })();
   }
 
   callsPlanned(turn: TurnTelemetry, calls: readonly NewCall[]): void {
@@ -307,6 +301,8 @@ class OtelTracing implements Telemetry {
     const attributes: Attributes = {
       ...this.turnAttributes(turn),
       "gen_ai.operation.name": "invoke_agent",
+      "wardrik.org": turn.org,
+      "wardrik.turn.id": turn.run,
       ...(turn.agentDescription ? { "gen_ai.agent.description": turn.agentDescription } : {}),
       ...(t.provider ? { "gen_ai.provider.name": t.provider } : {}),
       "wardrik.turn.outcome": outcome,
@@ -342,13 +338,12 @@ class OtelTracing implements Telemetry {
 
   // ---- attributes ----
 
+  /** On every span of a turn (backends filter child spans by agent and conversation); the root says more. */
   private turnAttributes(t: TurnTelemetry): Attributes {
     return {
       "gen_ai.agent.id": t.agentId,
       "gen_ai.agent.name": t.agentName,
       "gen_ai.conversation.id": t.conversationId,
-      "wardrik.org": t.org,
-      "wardrik.turn.id": t.run,
     };
   }
 
@@ -364,6 +359,12 @@ class OtelTracing implements Telemetry {
       ...(c.attempt > 0 ? { "wardrik.call.attempt": c.attempt } : {}),
     };
   }
+}
+
+/** A log line written about a span names it (its trace and its own ID). */
+function spanFields(span: Span): { trace_id: string; span_id: string } {
+  const sc = span.spanContext();
+  return { trace_id: sc.traceId, span_id: sc.spanId };
 }
 
 function errorType(err: unknown): string {

@@ -20,8 +20,8 @@ export interface DaemonTracing {
   readonly telemetry: Telemetry;
   /** Undefined when tracing is off. */
   readonly settings: TracingSettings | undefined;
-  /** `trace_id` and `span_id` of the active span (inside a turn), for log lines. */
-  logFields(): Record<string, string> | undefined;
+  /** `trace_id` and `span_id` for a log line with these fields: of the turn it names (`run`), if traced. */
+  logFields(fields: Record<string, unknown> | undefined): Record<string, string> | undefined;
   /** Exports what is buffered. */
   shutdown(): Promise<void>;
 }

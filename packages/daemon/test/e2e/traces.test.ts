@@ -168,6 +168,13 @@ describe("traces of a turn", () => {
     }
     const toolLine = lines.find((l) => l.msg === "tool call ended" && l.run === run)!;
     expect(toolLine).toMatchObject({ trace_id: root.traceId, span_id: tool!.spanId, call: callId, outcome: "completed" });
+    // Every line about the turn names its trace (the root span unless the line is about a span of its own).
+    const aboutTurn = lines.filter((l) => l.run === run);
+    expect(aboutTurn.length).toBeGreaterThanOrEqual(3);
+    for (const l of aboutTurn) {
+      expect(l.trace_id).toBe(root.traceId);
+      expect([root.spanId, tool!.spanId, ...chats.map((c) => c.spanId)]).toContain(l.span_id);
+    }
     // Outside a turn, no trace fields.
     expect(lines.find((l) => String(l.msg).startsWith("wardrik daemon listening"))?.trace_id).toBeUndefined();
   });
