@@ -126,7 +126,7 @@ describe("startTracing when off", () => {
     );
     expect(tracing.telemetry).toBe(noTelemetry);
     expect(tracing.settings).toBeUndefined();
-    expect(tracing.logFields()).toBeUndefined();
+    expect(tracing.logFields({ run: "run_1" })).toBeUndefined();
     expect(lines).toEqual([]);
     await tracing.shutdown();
     await db.close();
