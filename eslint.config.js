@@ -66,6 +66,18 @@ export default tseslint.config(
       "no-restricted-imports": ["error", { patterns: [NO_INTERNALS] }],
     },
   },
+  {
+    // The web console runs in a browser: its own tsconfig (DOM, bundler resolution) types it, .tsx included.
+    files: ["packages/console/src/**/*.ts", "packages/console/src/**/*.tsx"],
+    languageOptions: { parserOptions: { project: "./packages/console/tsconfig.json", tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false, attributes: false } }],
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+    },
+  },
   ...layerRules,
   {
     // One concept per file: a source file over 400 lines is two files.

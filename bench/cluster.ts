@@ -167,6 +167,9 @@ async function w1(count: number): Promise<number> {
   const ids: string[] = [];
   for (let i = 0; i < CONVERSATIONS; i++)
     ids.push((await api<{ agents: { id: string }[] }>(c.nodes[0]!, "GET", `/v1/agents?name=a${i}`)).agents[0]!.id);
+  // Turn ends come from the org-wide event feed of the node each client talks to, not from polling.
+  const feeds = c.nodes.map((n) => followTurnEnds(n));
+  for (const f of feeds) await f.ready;
   const started = Date.now();
   await Promise.all(
     ids.map(async (id, i) => {
@@ -176,18 +179,71 @@ async function w1(count: number): Promise<number> {
           text: `w-${i}-${t}`,
           conversation: "main",
         });
-        await waitUntil(
-          async () => {
-            const evs = await eventsOf(node, id);
-            const run = evs.find((e) => e.type.endsWith("turn.started") && (e.data.messages as string[]).includes(message))?.run;
-            return run !== undefined && evs.some((e) => e.run === run && e.type.endsWith("turn.completed"));
-          },
-          "the turn to end",
-          60_000,
-          10,
-        );
+        await feeds[i % count]!.of(message);
       }
     }),
   );
+  for (const f of feeds) f.stop();
   return Number(((CONVERSATIONS * TURNS) / ((Date.now() - started) / 1000)).toFixed(1));
+}
+
+/** Follows a node's org-wide feed (SSE, live only) and resolves, per message ID, when the turn that took it completed. */
+function followTurnEnds(node: ClusterNode): { ready: Promise<void>; of(message: string): Promise<void>; stop(): void } {
+  const runOf = new Map<string, string>();
+  const done = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  const controller = new AbortController();
+  let ready!: () => void;
+  const readyP = new Promise<void>((r) => (ready = r));
+  const check = (message: string) => {
+    const run = runOf.get(message);
+    if (run && done.has(run)) waiting.get(message)?.();
+  };
+  void (async () => {
+    const res = await fetch(`${node.url}/v1/events/stream?live=only&type=turn.started,turn.completed`, {
+      headers: { authorization: `Bearer ${node.token}`, accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    ready();
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) return;
+      buf += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        const data = block
+          .split("\n")
+          .filter((l) => l.startsWith("data:"))
+          .map((l) => l.slice(5).trim())
+          .join("\n");
+        if (!data) continue;
+        const e = JSON.parse(data) as { type: string; run?: string; data: { messages?: string[] } };
+        if (e.type.endsWith("turn.started")) {
+          for (const m of e.data.messages ?? []) {
+            runOf.set(m, e.run!);
+            check(m);
+          }
+        } else if (e.type.endsWith("turn.completed")) {
+          done.add(e.run!);
+          for (const [m, r] of runOf) if (r === e.run) check(m);
+        }
+      }
+    }
+  })().catch((err: unknown) => {
+    if (!controller.signal.aborted) console.error(`following ${node.name}'s feed failed: ${String(err)}`);
+  });
+  return {
+    ready: readyP,
+    of: (message) =>
+      new Promise<void>((resolve) => {
+        waiting.set(message, resolve);
+        check(message);
+      }),
+    stop: () => controller.abort(),
+  };
 }

@@ -1,11 +1,11 @@
 /**
- * `npx tsx bench/tools.ts`: one worker process (the SDK) serving a read-only
- * tool that returns at once; 10,000 calls through the gateway, 64 in flight.
- * Prints one JSON line: calls per second and p50/p99 latency from dispatch to result.
+ * `npm run bench -- tools`: one worker process (the SDK) serving a read-only
+ * tool that returns at once; 10,000 calls through the gateway, 64 in flight,
+ * then 2,000 calls one at a time. Prints one JSON line: calls per second and
+ * p50/p99 latency from dispatch to result (64 in flight), and p50/p99 at 1 in flight.
  *
- * The workspace packages are imported from source (the `source` export
- * condition), so this file re-runs itself with that condition: once as the
- * daemon side, once as the worker.
+ * Runs from built JavaScript (bench/dist): this file re-runs itself, once as
+ * the daemon side, once as the worker.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 const CALLS = Number(process.env.WARDRIK_BENCH_CALLS ?? 10_000);
 const WARMUP = 5_000;
 const IN_FLIGHT = 64;
+const SINGLE = 2_000;
 const TOKEN = "bench-token";
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
@@ -22,7 +23,7 @@ const role = process.argv[2];
 function relaunch(args: string[], env: Record<string, string> = {}): ChildProcess {
   // WARDRIK_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles both processes.
   const flags = process.env.WARDRIK_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  return spawn(process.execPath, [...flags, "--conditions=wardrik-source", "--import", "tsx", self, ...args], {
+  return spawn(process.execPath, [...flags, self, ...args], {
     // stdin is a lifeline: the child exits when its parent dies.
     stdio: ["pipe", "inherit", "inherit"],
     env: { ...process.env, ...env },
@@ -41,7 +42,7 @@ if (role === undefined) {
   const [code] = (await once(child, "exit")) as [number | null];
   process.exit(code ?? 1);
 } else if (role === "worker") {
-  // Dynamic imports: the worker side never loads daemon code. Deep paths until the packages' index files export these.
+  // Dynamic imports: the worker side never loads daemon code.
   const { z } = await import("zod");
   const { Wardrik } = await import("@wardrik/sdk");
   const wardrik = new Wardrik({ name: "bench", onWarning: (m) => process.stderr.write(m + "\n") });
@@ -88,7 +89,7 @@ if (role === undefined) {
     if (!outcome.ok) throw new Error(`call failed: ${outcome.error}`);
     return performance.now() - start;
   };
-  const run = async (count: number): Promise<Float64Array> => {
+  const run = async (count: number, inFlight = IN_FLIGHT): Promise<Float64Array> => {
     // Preallocated so recording latencies does not feed the garbage collector being measured.
     const latencies = new Float64Array(count);
     let started = 0;
@@ -98,7 +99,7 @@ if (role === undefined) {
         latencies[i] = await call();
       }
     };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+    await Promise.all(Array.from({ length: inFlight }, lane));
     return latencies;
   };
 
@@ -106,9 +107,10 @@ if (role === undefined) {
   const t0 = performance.now();
   const latencies = await run(CALLS);
   const seconds = (performance.now() - t0) / 1000;
+  const single = await run(SINGLE, 1);
   latencies.sort();
-  const pct = (p: number): number =>
-    Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(3));
+  single.sort();
+  const pct = (p: number, xs = latencies): number => Number(xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!.toFixed(3));
   console.log(
     JSON.stringify({
       workload: "tools",
@@ -117,6 +119,8 @@ if (role === undefined) {
       calls_per_s: Math.round(CALLS / seconds),
       p50_ms: pct(50),
       p99_ms: pct(99),
+      p50_1_in_flight_ms: pct(50, single),
+      p99_1_in_flight_ms: pct(99, single),
     }),
   );
   worker.kill("SIGTERM");

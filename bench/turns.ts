@@ -1,4 +1,5 @@
 // W1 and W2: turns per second of the runtime with every round saved before its calls run.
+import { readFileSync } from "node:fs";
 import { agentDef, benchRuntime, PeakRss, percentile, turnEnd } from "./lib.js";
 
 const workload = process.argv[2] ?? "W1";
@@ -27,11 +28,17 @@ for (let i = 0; i < 50; i++) await oneTurn(`warm-${i % 5}`);
 const rss = new PeakRss();
 const latencies: number[] = [];
 const stats0 = { ...bench.store.db.stats };
+const bytes0 = await databaseBytes();
+const written0 = writtenBytes();
+const cpu0 = process.cpuUsage();
 const start = performance.now();
 for (let c = 0; c < spec.conversations; c++) {
   for (let t = 0; t < spec.turns; t++) latencies.push(await oneTurn(`c${c}`));
 }
 const seconds = (performance.now() - start) / 1000;
+const cpu = process.cpuUsage(cpu0);
+const written = writtenBytes() - written0;
+const bytes = (await databaseBytes()) - bytes0;
 const statements = bench.store.db.stats.statements - stats0.statements;
 const commits = bench.store.db.stats.commits - stats0.commits;
 const peak = rss.stop();
@@ -49,10 +56,28 @@ console.log(
     p99_ms: round(percentile(latencies, 99), 3),
     statements_per_turn: round(statements / turns, 2),
     commits_per_turn: round(commits / turns, 2),
+    cpu_ms_per_turn: round((cpu.user + cpu.system) / 1000 / turns, 3),
+    // Everything the process wrote (WAL appends and the checkpoints that copy them into the database file).
+    bytes_written_per_turn: Math.round(written / turns),
+    // What the database grew by: the data a turn keeps.
+    db_bytes_per_turn: Math.round(bytes / turns),
     peak_rss_mb: peak,
   }),
 );
 await bench.close();
+
+/** Bytes this process has passed to write(2) so far (Linux /proc/self/io). */
+function writtenBytes(): number {
+  const m = /^wchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"));
+  return m ? Number(m[1]) : NaN;
+}
+
+async function databaseBytes(): Promise<number> {
+  const row = await bench.store.db.get<{ bytes: number }>(
+    "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()",
+  );
+  return row?.bytes ?? NaN;
+}
 
 function round(n: number, d: number): number {
   const f = 10 ** d;

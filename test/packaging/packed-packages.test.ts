@@ -93,3 +93,14 @@ test("zod is a peer (covering zod 4) of the packages whose types expose it, and 
     expect(pkg.dependencies?.zod, name).toBeUndefined();
   }
 });
+
+test("wardrik ships the web console it serves at /: the page and every file it loads, nothing from elsewhere", () => {
+  const dir = join(unpacked.get("wardrik")!, "dist", "console");
+  const html = readFileSync(join(dir, "index.html"), "utf8");
+  const assets = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+)"/g)].map((m) => m[1]!);
+  expect(assets.some((a) => a.endsWith(".js"))).toBe(true);
+  expect(assets.some((a) => a.endsWith(".css"))).toBe(true);
+  const files = filesUnder(dir);
+  for (const a of assets) expect(files).toContain(a);
+  expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+});

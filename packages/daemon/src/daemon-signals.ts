@@ -4,11 +4,12 @@ import type { Logger } from "./log/logger.js";
 export const SHUTDOWN_DEADLINE_MS = 4_000;
 
 /**
- * Runs until SIGINT or SIGTERM, then closes the daemon; resolves with the exit
+ * Runs until SIGINT or SIGTERM (or at once, for one `already` received while
+ * starting), then closes the daemon; resolves with the exit
  * code. A second signal exits at once, and a close that hangs past the
  * deadline is cut short, so Ctrl-C always ends the daemon within seconds.
  */
-export function runUntilSignalled(close: () => Promise<void>, log: Logger): Promise<number> {
+export function runUntilSignalled(close: () => Promise<void>, log: Logger, already?: NodeJS.Signals): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals): void => {
@@ -36,5 +37,7 @@ export function runUntilSignalled(close: () => Promise<void>, log: Logger): Prom
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // A signal that came while the daemon started.
+    if (already) onSignal(already);
   });
 }

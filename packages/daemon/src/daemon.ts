@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
@@ -9,8 +8,8 @@ import { EventBus } from "./events/event-bus.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
 import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
-import { compilePolicy, decide, loadPoliciesDir, type CompiledPolicy } from "./policy/index.js";
-import type { Policy } from "./policy/types.js";
+import { decide, type CompiledPolicy } from "./policy/index.js";
+import { loadProjectPolicies as loadPolicies } from "./policy/load-project-policies.js";
 import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
@@ -18,7 +17,9 @@ import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
+import { SlackService } from "./slack/slack-service.js";
 import { SecretStore } from "./store/secrets.js";
+import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
@@ -28,7 +29,9 @@ import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
-import { McpToolset } from "./tools/mcp/index.js";
+import { McpOAuth, McpToolset } from "./tools/mcp/index.js";
+import { McpServers } from "./tools/mcp/mcp-servers.js";
+import { McpGrantStore } from "./store/mcp-grants.js";
 import { WardrikMetrics } from "./metrics/wardrik-metrics.js";
 import type { DaemonTracing } from "./telemetry/start-tracing.js";
 import { startDaemonTelemetry } from "./telemetry/daemon-telemetry.js";
@@ -120,6 +123,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
   for (const m of Object.values(config.models)) redactor.add(m.api_key);
   for (const s of config.subscribers ?? []) redactor.add(s.secret);
+  if (config.slack) {
+    redactor.add(config.slack.bot_token);
+    redactor.add(config.slack.signing_secret);
+  }
   const bus = new EventBus();
   const metrics = new WardrikMetrics();
   // Events and stored messages carry no known secret value.
@@ -145,6 +152,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean, retry?: ModelRetry) => void>>();
+  // Made once the runtime exists; replies stream into Slack threads from the first delta on.
+  const integrations: { slack?: SlackService } = {};
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -164,6 +173,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       // A provider's error text can quote a key: it reaches followers redacted.
       const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
       if (set) for (const l of set) l(run, text, reset, said);
+      integrations.slack?.onDelta(run, text, reset);
     },
   };
 
@@ -193,8 +203,20 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     },
   });
   registry.add(workers);
+  // OAuth grants of remote MCP servers, per org; every stored token joins the redactor here.
+  const oauth = new McpOAuth({
+    grants: new McpGrantStore(db, secrets),
+    redactor,
+    log,
+    homeOrg: config.org,
+    servers: config.mcp,
+    now: () => clock.now().getTime(),
+  });
+  await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
-  const mcpServers = Object.entries(config.mcp).map(([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor }));
+  const mcpServers = Object.entries(config.mcp).map(
+    ([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor, oauth }),
+  );
   for (const mcp of mcpServers) registry.add(mcp);
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
@@ -219,6 +241,19 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     telemetry: observed.tracing.telemetry,
   });
   lateAnswers.runtime = runtime;
+  if (config.slack) {
+    integrations.slack = new SlackService({
+      settings: config.slack,
+      org: config.org,
+      store,
+      runtime,
+      bus,
+      log,
+      node: node.node,
+      // Tests of a spawned daemon sweep more often than the default.
+      sweepMs: positiveNumber(env.WARDRIK_SLACK_SWEEP_MS),
+    });
+  }
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (): FileAgent[] =>
@@ -237,6 +272,14 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       if (!p)
         return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
       if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
+      for (const rule of p.policy.rules) {
+        if (!rule.judge) continue;
+        try {
+          modelFor(rule.judge.model);
+        } catch (err) {
+          return `${rule.source ?? `policies/${policyName}.yaml`}: judge.model "${rule.judge.model}": ${(err as Error).message}`;
+        }
+      }
     }
     const ref = def.model ?? config.model;
     if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
@@ -267,10 +310,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     store,
     runtime,
     bus,
+    slack: integrations.slack,
     reload: syncAgents,
     describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime }),
     describeTools: (row) => describeTools(row, registry),
     describeTurn: (turn) => describeTurn(store, turn),
+    mcp: new McpServers(mcpServers, oauth),
     onDelta: (agentId, listener) => {
       let set = deltaListeners.get(agentId);
       if (!set) deltaListeners.set(agentId, (set = new Set()));
@@ -320,7 +365,16 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // other live nodes drive stay theirs; the node's loops take over those whose owner died.
   await runtime.recover({ recount: !node.clustered });
   await node.start(runtime, advertisedUrl(config.cluster?.advertise, options.host ?? config.listen.host, port));
+  if (integrations.slack) {
+    for (const [channel, agent] of Object.entries(config.slack?.channels ?? {}))
+      if (!(await store.agents.byName(config.org, agent)))
+        log("warn", `config.yaml slack.channels: ${channel} names agent ${agent}, which does not exist`, { channel, agent });
+    await integrations.slack.start();
+  }
   lock?.describe({ url });
+  // The OAuth callback follows the address the daemon listens on; remote servers say now whether they want a login.
+  oauth.setDaemonUrl(url);
+  void oauth.probeUnknown();
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,
@@ -346,6 +400,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         server.closeIdleConnections();
         log("info", "shutdown: stopping turns at a safe point");
         await runtime.close();
+        await integrations.slack?.close();
         // Its agents go to the other nodes at once, rather than after the lease.
         await node.close(true);
         // Spans of the turns that just stopped, and any still buffered, go out before the database closes.
@@ -363,19 +418,6 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 }
 
-function loadPolicies(dir: string, log: Logger): Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }> {
-  const out = new Map<string, { policy: Policy; compiled: CompiledPolicy } | { error: string }>();
-  for (const [name, p] of loadPoliciesDir(dir)) {
-    if ("error" in p) {
-      log("warn", "policy is invalid", { policy: name, error: p.error });
-      out.set(name, { error: p.error });
-    } else {
-      out.set(name, { policy: p, compiled: compilePolicy(p) });
-    }
-  }
-  return out;
-}
-
 function positiveNumber(value: string | undefined): number | undefined {
   const n = Number(value);
   return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
@@ -390,11 +432,4 @@ function keyLocation(path: string, file: string, key: string): string {
   } catch {
     return file;
   }
-}
-
-/** Where the other nodes of a cluster reach this one: as configured, else the listen address, named by host when it is every interface. */
-function advertisedUrl(configured: string | undefined, host: string, port: number): string {
-  if (configured) return configured.replace(/\/+$/, "");
-  const everywhere = host === "0.0.0.0" || host === "::" || host === "";
-  return `http://${everywhere ? hostname() : host.includes(":") ? `[${host}]` : host}:${port}`;
 }

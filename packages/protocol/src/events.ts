@@ -49,6 +49,20 @@ export interface EventDataMap {
   "model.failed": { error: string } & Failure;
   "round.saved": { round: number; calls: { call: string; tool: string; args: unknown; read_only: boolean; idempotent: boolean }[] };
   "call.decided": CallRef & { decision: "allow" | "ask" | "deny"; reason: string; rule: string | null };
+  /**
+   * A policy's judge model decided the call (recorded before its call.decided).
+   * `error` is set when the judge's answer could not be used; `verdict` is then the rule's on_error.
+   */
+  "call.judged": CallRef & {
+    verdict: "allow" | "ask" | "deny";
+    reason: string;
+    model: string;
+    rule: string | null;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number;
+    error?: string;
+  };
   "call.started": CallRef & { attempt: number; idempotency_key: string };
   "call.completed": CallRef & { output: unknown; cost_usd: number; attempt?: number };
   "call.failed": CallRef & { error: string; cost_usd: number } & Failure;
@@ -57,7 +71,8 @@ export interface EventDataMap {
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
   "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null; lost?: boolean };
-  "approval.granted": CallRef;
+  /** With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them. */
+  "approval.granted": CallRef & { args?: unknown; original_args?: unknown };
   "approval.denied": CallRef & { reason: string };
   "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined };
   "conversation.compacted": {
@@ -99,6 +114,7 @@ export const EVENT_TYPES = [
   "model.failed",
   "round.saved",
   "call.decided",
+  "call.judged",
   "call.started",
   "call.completed",
   "call.failed",

@@ -89,6 +89,11 @@ export const AgentDetail = AgentSummary.extend({
   context_window: z.number().int().optional(),
   instructions: z.string(),
   file: z.string().optional(),
+  last_activity_at: z.string().optional().describe("When the agent's latest event happened"),
+  triggers: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .describe("The agent's triggers as its file defines them (a webhook's secret shows as \"(set)\")"),
   conversations: z.array(z.object({ id: z.string(), key: z.string(), status: z.string() })),
   waiting_calls: z.array(
     z.object({
@@ -226,6 +231,18 @@ export const CancelResult = z
 export const ClearResult = z.object({ cleared: z.array(z.string()).describe("Conversation keys emptied") }).meta({ id: "ClearResult" });
 
 export const DenyBody = z.strictObject({ reason: z.string().max(10_000).optional() }).meta({ id: "DenyBody" });
+export const ApproveBody = z
+  .strictObject({
+    arguments: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "Run the call with these arguments instead of the model's; they are checked against the tool's input schema, " +
+          "and the record (approval.granted) keeps both",
+      ),
+  })
+  .meta({ id: "ApproveBody" });
+export type ApproveBody = z.input<typeof ApproveBody>;
 export const CallActionResult = z.object({ call: z.string(), status: z.string(), tool: z.string() }).meta({ id: "CallActionResult" });
 /** For POST routes that take no input: `{}` or no body at all. */
 export const EmptyBody = z.strictObject({});
@@ -300,6 +317,7 @@ export const AgentTools = z
         description: z.string(),
         read_only: z.boolean(),
         idempotent: z.boolean(),
+        input_schema: z.record(z.string(), z.unknown()).describe("JSON Schema of the tool's arguments, as the model receives it"),
       }),
     ),
     unmatched: z

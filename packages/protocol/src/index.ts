@@ -18,6 +18,7 @@ export {
   ConversationKey,
   ConversationList,
   AgentTools,
+  ApproveBody,
   CreateAgentBody,
   CreateTokenBody,
   CreatedToken,
@@ -78,6 +79,8 @@ export {
 } from "./worker.js";
 export type { WorkerErrorCode } from "./worker.js";
 export { FeedEvent, FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery } from "./feed.js";
+export { ConsoleLink, ConsoleSession, ConsoleSessionBody, WhoAmI } from "./console.js";
+export { McpAuthState, McpLoginResult, McpLogoutResult, McpServerList, McpServersQuery, McpServerView } from "./mcp-servers.js";
 export { CallTable } from "./call-table.js";
 export { LOST_ANSWER } from "./lost-answer.js";
 export type { DeltaFrame, ModelRetry } from "./delta.js";

@@ -142,8 +142,9 @@ export class WardrikClient {
     return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/kill`, {});
   }
 
-  approve(id: string, call: string): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/approve`, {});
+  /** `args`: run the call with these arguments instead of the model's (the daemon checks them against the tool's schema). */
+  approve(id: string, call: string, args?: Record<string, unknown>): Promise<{ call: string; status: string; tool: string }> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/approve`, args ? { arguments: args } : {});
   }
 
   deny(id: string, call: string, reason?: string): Promise<{ call: string; status: string; tool: string }> {

@@ -5,6 +5,9 @@ import {
   type AgentSummary,
   type AgentTools,
   type ErrorCode,
+  type McpLoginResult,
+  type McpLogoutResult,
+  type McpServerView,
   type PostMessageResult,
   type TurnView,
   type WardrikCloudEvent,
@@ -51,7 +54,8 @@ export class DaemonClient {
 
   constructor(
     readonly url: string,
-    private readonly token: string,
+    /** The bearer token (`wardrik mcp serve` passes it on to /v1/mcp). */
+    readonly token: string,
     /** The org to act in (admin token only), or undefined for the token's own. */
     readonly org?: string,
   ) {
@@ -177,8 +181,15 @@ export class DaemonClient {
     call: string,
     verb: "kill" | "approve" | "deny",
     reason?: string,
+    args?: Record<string, unknown>,
   ): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, reason ? { reason } : {});
+    const body = reason ? { reason } : args ? { arguments: args } : {};
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, body);
+  }
+
+  /** A one-time sign-in link for the web console, made for this client's token. */
+  createConsoleLink(): Promise<{ url: string; expires_at: string }> {
+    return this.request("POST", "/v1/console/links", {});
   }
 
   listNodes(): Promise<NodeList> {
@@ -205,6 +216,22 @@ export class DaemonClient {
     warnings?: { agent: string; pattern: string; reason: string }[];
   }> {
     return this.request("POST", "/v1/reload", {});
+  }
+
+  async listMcpServers(connect = true): Promise<McpServerView[]> {
+    return (await this.request<{ servers: McpServerView[] }>("GET", `/v1/mcp-servers?connect=${connect}`)).servers;
+  }
+
+  getMcpServer(name: string, connect = false): Promise<McpServerView> {
+    return this.request("GET", `/v1/mcp-servers/${enc(name)}?connect=${connect}`);
+  }
+
+  loginMcpServer(name: string): Promise<McpLoginResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/login`, {});
+  }
+
+  logoutMcpServer(name: string): Promise<McpLogoutResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/logout`, {});
   }
 
   events(id: string, after = 0, limit = 1000, options: RequestOptions = {}): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {

@@ -16,6 +16,8 @@ export function formatEvent(e: WardrikCloudEvent): string {
         return `round ${String(d.round)}: ${(d.calls as { tool: string; call: string }[]).map((c) => `${c.tool} ${c.call}`).join(", ")}`;
       case "call.decided":
         return `${String(d.call)} ${String(d.tool)} ${String(d.decision)}: ${String(d.reason)}`;
+      case "call.judged":
+        return `${String(d.call)} ${String(d.tool)} ${String(d.verdict)} by ${String(d.model)} $${Number(d.cost_usd).toFixed(6)}: ${clip(String(d.reason))}`;
       case "call.started":
         return `${String(d.call)} ${String(d.tool)} attempt ${String(d.attempt)}`;
       case "call.completed":

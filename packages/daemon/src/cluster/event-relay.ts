@@ -6,7 +6,7 @@ import type { Unsubscribe } from "../store/postgres-listener.js";
 const CHANNEL = "wardrik_events";
 /** Agents named per notification: PostgreSQL's payload holds 8000 bytes. */
 const PER_NOTICE = 200;
-const BATCH_MS = 20;
+const BATCH_MS = 2;
 
 /**
  * Followers on any node see the events of agents driven elsewhere. Each node

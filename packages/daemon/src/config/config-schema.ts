@@ -72,10 +72,33 @@ const mcpStdio = z.strictObject({
   env: stringMap().optional().describe("Environment variables for the server."),
 });
 
-const mcpHttp = z.strictObject({
-  url: httpUrl().describe("The server's streamable HTTP endpoint."),
-  headers: stringMap().optional(),
-});
+const mcpOAuth = z
+  .strictObject({
+    client_id: text()
+      .optional()
+      .describe("A client registered by hand with the server's authorization server; without it Wardrik registers itself."),
+    client_secret: z.string().optional().describe("That client's secret, if it has one; usually ${secret:NAME}."),
+    scope: text().optional().describe("Scopes to ask for, space-separated; default: what the server asks for."),
+    redirect_url: httpUrl()
+      .optional()
+      .describe("This daemon's /v1/oauth/callback as the browser reaches it; default http://LISTEN/v1/oauth/callback."),
+  })
+  .describe("The OAuth login (wardrik mcp login NAME) of a server that asks for one.");
+
+const mcpHttp = z
+  .strictObject({
+    url: httpUrl().describe("The server's streamable HTTP endpoint."),
+    headers: stringMap().optional(),
+    oauth: mcpOAuth.optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.oauth?.client_secret !== undefined && entry.oauth.client_id === undefined) {
+      addIssue(ctx, ["oauth", "client_id"], "is required with client_secret", true);
+    }
+    if (entry.oauth && Object.keys(entry.headers ?? {}).some((h) => h.toLowerCase() === "authorization")) {
+      addIssue(ctx, ["oauth"], "cannot be used with an Authorization header: the header already logs Wardrik in");
+    }
+  });
 
 function mcpFormError(issue: { input?: unknown }): string | undefined {
   const input = issue.input;

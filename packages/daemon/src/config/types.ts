@@ -24,6 +24,8 @@ export interface McpServerEntry {
   env?: Record<string, string>;
   url?: string;
   headers?: Record<string, string>;
+  /** OAuth settings of a streamable-HTTP server; without them a server that asks for a login gets a dynamically registered client. */
+  oauth?: { client_id?: string; client_secret?: string; scope?: string; redirect_url?: string };
 }
 
 /** config.yaml after loading: defaults filled, references resolved. */

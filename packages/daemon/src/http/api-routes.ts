@@ -2,6 +2,7 @@ import {
   AgentDetail,
   AgentPage,
   AgentSummary,
+  ApproveBody,
   CallActionResult,
   CancelResult,
   ClearResult,
@@ -22,7 +23,9 @@ import {
 } from "@wardrik/protocol";
 import { validateAgentDefinition } from "../config/index.js";
 import { agentOfOrg } from "./agent-lookup.js";
+import { checkEditedArguments } from "./edited-arguments.js";
 import { summarise } from "./agent-summary.js";
+import { queueMessage } from "./queue-message.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
@@ -107,11 +110,9 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     errors: [409],
     handler: async (c, { params, body }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      if (agent.status === "unreadable")
-        throw new WardrikError("unreadable", `Agent ${agent.name} is unreadable: ${agent.reason ?? "unknown reason"}`);
       const storeAnswerIn = c.get("storeAnswerIn");
       let answer: string | undefined;
-      const queued = await svc.runtime.enqueue(agent, body.conversation ?? "main", body.text, {
+      const queued = await queueMessage(svc, agent, body.conversation ?? "main", body.text, {
         ...(storeAnswerIn
           ? {
               inTransaction: (tx, result) => {
@@ -218,23 +219,25 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       operationId,
       tags: ["turns"],
       summary,
-      body: verb === "deny" ? DenyBody : EmptyBody,
+      body: verb === "deny" ? DenyBody : verb === "approve" ? ApproveBody : EmptyBody,
       bodyOptional: true,
       response: CallActionResult,
       errors: [409],
       handler: async (c, { params, body }) => {
         const agent = await agentOfOrg(svc, c.get("org"), params.id);
+        const edited = verb === "approve" ? (body as ApproveBody).arguments : undefined;
+        if (edited !== undefined) await checkEditedArguments(svc, agent, params.call, edited);
         const call =
           verb === "kill"
             ? await svc.runtime.kill(agent, params.call)
             : verb === "approve"
-              ? await svc.runtime.approve(agent, params.call)
+              ? await svc.runtime.approve(agent, params.call, edited)
               : await svc.runtime.deny(agent, params.call, (body as { reason?: string }).reason);
         return c.json({ call: call.id, status: call.status, tool: call.tool });
       },
     });
   callRoute("kill", "killCall", "Stop one tool call; the model is told and the turn goes on");
-  callRoute("approve", "approveCall", "Approve a call that waits for a person; it runs");
+  callRoute("approve", "approveCall", "Approve a call that waits for a person; it runs, with {arguments} edited by the person if given");
   callRoute("deny", "denyCall", "Refuse a call that waits for a person; the model is told why");
 }
 

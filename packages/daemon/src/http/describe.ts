@@ -21,6 +21,7 @@ export async function describeAgent(
   const open = await deps.store.turns.open(row.id);
   const waiting = await deps.store.calls.waiting(row.id);
   const spend = await deps.store.spend.on(row.id, dayOf(deps.store.clock.now()));
+  const lastActivity = await deps.store.events.lastTime(row.id);
   const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
   // Health of every source in a namespace the agent's tool patterns reach.
   const reaches = (ns: string) => (def.tools ?? []).some((p) => p === "*" || p === ns || p.startsWith(ns + "/"));
@@ -41,6 +42,8 @@ export async function describeAgent(
     ...(def.context_window !== undefined ? { context_window: def.context_window } : {}),
     instructions: def.instructions ?? "",
     ...(row.file ? { file: row.file } : {}),
+    ...(lastActivity ? { last_activity_at: lastActivity } : {}),
+    ...(def.triggers?.length ? { triggers: def.triggers.map(withoutSecret) } : {}),
     conversations: convs.map((c) => {
       const t = open.find((o) => o.conversation_id === c.id);
       return { id: c.id, key: c.key, status: t ? t.status : "idle" };
@@ -78,6 +81,11 @@ function definitionOf(row: AgentRow): Partial<AgentDefinition> {
   } catch {
     return {}; // shown through status and reason
   }
+}
+
+/** A webhook trigger's `secret` verifies signatures: the detail says one is set, never what it is (even a ${secret:NAME} reference). */
+function withoutSecret(trigger: object): Record<string, unknown> {
+  return "secret" in trigger ? { ...trigger, secret: "(set)" } : { ...trigger };
 }
 
 function parseArgs(text: string): unknown {

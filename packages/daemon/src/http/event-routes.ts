@@ -4,6 +4,7 @@ import type { StoredEvent } from "../events/event-bus.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
+import { agentEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
 
 const STREAM_FRAMES =
@@ -72,9 +73,9 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         const catchUp = async () => {
           for (;;) {
             const backlog = await svc.store.events.list(agent.id, after, 1000, { types });
-            for (const e of backlog) {
-              await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
-              after = e.seq;
+            if (backlog.length > 0) {
+              await stream.write(joinFrames(backlog.map(agentEventFrame)));
+              after = backlog[backlog.length - 1]!.seq;
             }
             if (backlog.length < 1000) break;
           }
@@ -100,11 +101,14 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
               if (live.length === 0 && !stale && !stream.aborted) await stream.write(": keep-alive\n\n");
               continue;
             }
+            // Everything that arrived since the last write goes out in one write (one commit's events, usually).
+            const batch: Uint8Array[] = [];
             for (const e of live.splice(0)) {
               if (e.seq <= after) continue;
-              await stream.writeSSE({ id: String(e.seq), event: "event", data: JSON.stringify(toCloudEvent(e)) });
+              batch.push(agentEventFrame(e));
               after = e.seq;
             }
+            if (batch.length > 0) await stream.write(joinFrames(batch));
           }
         } finally {
           unsubscribe();

@@ -3,6 +3,7 @@ import { FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery, WardrikError }
 import { feedEnd, isFeedCursor, readFeed, type FeedFilter } from "../store/event-feed.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
+import { feedEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
 
 const STREAM_FRAMES =
@@ -68,14 +69,14 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
         });
         let idleMs = 0;
         try {
+          // The headers go out now, not with the first event: a client knows at once that it follows.
+          await stream.write(": following\n\n");
           while (!stream.aborted && !stream.closed) {
             if (pending) {
               pending = false;
               for (;;) {
                 const page = await readFeed(svc.store.db, org, cursor, PAGE, filter);
-                for (const e of page.events) {
-                  await stream.writeSSE({ id: e.cursor, event: "event", data: JSON.stringify({ ...toCloudEvent(e), cursor: e.cursor }) });
-                }
+                if (page.events.length > 0) await stream.write(joinFrames(page.events.map(feedEventFrame)));
                 cursor = page.cursor;
                 if (page.events.length < PAGE) break;
               }

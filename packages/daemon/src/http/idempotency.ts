@@ -12,10 +12,11 @@ const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 /**
  * POSTs whose answer must not be stored: a token is shown once (storing the
- * answer would keep it in plain text), and setting a secret is an upsert that
- * is safe to repeat anyway (its body is not kept, not even hashed).
+ * answer would keep it in plain text), a console sign-in link likewise, and
+ * setting a secret is an upsert that is safe to repeat anyway (its body is not
+ * kept, not even hashed).
  */
-const NOT_STORED = [/^\/v1\/tokens$/, /^\/v1\/secrets\//];
+const NOT_STORED = [/^\/v1\/tokens$/, /^\/v1\/secrets\//, /^\/v1\/console\//];
 
 export interface IdempotencyOptions {
   now?: () => Date;

@@ -53,7 +53,10 @@ const TAGS = [
   { name: "turns", description: "Turns and the tool calls in them, approvals" },
   { name: "events", description: "The agent's ordered record as CloudEvents, read back or followed live" },
   { name: "admin", description: "Tokens, secrets and reloading agents/" },
+  { name: "slack", description: "Slack's Events API and interactivity requests, signed by Slack instead of a bearer token" },
+  { name: "mcp", description: "The MCP servers agents use, and their OAuth logins (agents themselves are offered over MCP at /v1/mcp)" },
   { name: "cluster", description: "The daemons sharing the database, and the calls one node runs for another" },
+  { name: "console", description: "The web console's sign-in (one-time links) and who a token is" },
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */
@@ -92,7 +95,7 @@ export function buildDocument(app: OpenAPIHono<ApiEnv>, version: string): unknow
       title: "Wardrik API",
       version,
       description:
-        "Governed, durable LLM agents. Every route but health and this document needs a bearer token of one org. " +
+        "Governed, durable LLM agents. Every route but health, this document and Slack's (which Slack signs) needs a bearer token of one org. " +
         "Every answer carries X-Request-Id; errors share one JSON shape (components.schemas.Error). " +
         "A known path with a method it does not take answers 405 with Allow.",
     },

@@ -10,6 +10,8 @@ export interface InputSchemas {
   body: z.ZodType;
   /** An empty body counts as `{}`. */
   bodyOptional: boolean;
+  /** The handler reads the body itself: it is left unread here. */
+  raw?: boolean;
 }
 
 export interface RequestInput {
@@ -28,7 +30,7 @@ export async function readRequestInput(c: Context, schemas: InputSchemas): Promi
     const raw = Object.fromEntries(Object.keys(schemas.headers.shape).map((name) => [name, c.req.header(name)]));
     Object.assign(headers, check("header", schemas.headers, raw));
   }
-  const body = check("body", schemas.body, await readBody(c, schemas.bodyOptional));
+  const body = schemas.raw ? {} : check("body", schemas.body, await readBody(c, schemas.bodyOptional));
   return { params, query, body, headers };
 }
 

@@ -66,6 +66,12 @@ export interface RouteSpec<P extends string, Q extends z.ZodObject | undefined, 
   body?: B;
   /** An empty body counts as `{}` (the schema still applies). */
   bodyOptional?: boolean;
+  /**
+   * A body the handler reads itself (`c.req.text()`, `c.req.arrayBuffer()`),
+   * unparsed: for requests signed over their exact bytes, such as Slack's.
+   * Documented with this content type; `body` must not be set as well.
+   */
+  rawBody?: { contentType: string; description: string };
   /** The success body (documented; not checked at run time). */
   response?: z.ZodType;
   status?: 200 | 201 | 202 | 204;
@@ -99,6 +105,7 @@ export class RouteTable {
       ...(spec.headers ? { headers: spec.headers } : {}),
       body: spec.body ?? EmptyBody,
       bodyOptional: spec.body === undefined || spec.bodyOptional === true,
+      ...(spec.rawBody ? { raw: true } : {}),
     };
     this.app.openAPIRegistry.registerPath(this.describe(spec, docPath, schemas, names.length > 0));
     this.app.on(spec.method.toUpperCase(), docPath.replace(/\{([^}]+)\}/g, ":$1"), async (c) => {
@@ -149,7 +156,7 @@ export class RouteTable {
     const errors = new Set<DocumentedError>([400, 431, ...(spec.errors ?? [])]);
     if (!spec.public) errors.add(401);
     if (hasParams) errors.add(404);
-    if (spec.body) errors.add(413);
+    if (spec.body || spec.rawBody) errors.add(413);
     const responses: RouteConfig["responses"] = { [status]: success };
     for (const e of [...errors].sort()) responses[e] = { $ref: errorResponseRef(e) };
     responses.default = defaultErrorResponse();
@@ -166,6 +173,14 @@ export class RouteTable {
         ...(spec.query ? { query: spec.query } : {}),
         ...(spec.headers ? { headers: spec.headers } : {}),
         ...(spec.body ? { body: { required: !spec.bodyOptional, content: { "application/json": { schema: spec.body } } } } : {}),
+        ...(spec.rawBody
+          ? {
+              body: {
+                required: true,
+                content: { [spec.rawBody.contentType]: { schema: z.string().describe(spec.rawBody.description) } },
+              },
+            }
+          : {}),
       },
       responses,
     };

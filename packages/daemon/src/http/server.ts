@@ -7,11 +7,15 @@ import { registerAdminRoutes } from "./admin-routes.js";
 import type { ApiEnv } from "./api-env.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { bearerAuth } from "./bearer-auth.js";
+import { serveConsole } from "./console-files.js";
+import { registerConsoleRoutes } from "./console-routes.js";
 import { registerEventRoutes } from "./event-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
+import { registerMcpEndpoint } from "./mcp-endpoint.js";
+import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
@@ -21,6 +25,7 @@ import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
+import { registerSlackRoutes } from "../slack/slack-routes.js";
 
 export { listen } from "./http-listener.js";
 export { MAX_BODY_BYTES } from "./limits.js";
@@ -103,5 +108,11 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
   if (svc.cluster) registerClusterRoutes(routes, svc.cluster);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerSlackRoutes(routes, svc);
+  registerMcpServerRoutes(routes, svc);
+  registerMcpEndpoint(app, svc);
+  registerConsoleRoutes(routes, svc, opts.authenticate);
+  // Last: the console's files answer what no route above did.
+  serveConsole(app);
   return { app, routes };
 }

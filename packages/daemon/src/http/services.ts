@@ -1,7 +1,9 @@
 import type { AgentDetail, AgentTools, ModelRetry, ToolPatternProblem, TurnView } from "@wardrik/protocol";
 import type { ClusterCallHost } from "./cluster-routes.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { McpServers } from "../tools/mcp/mcp-servers.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { SlackService } from "../slack/slack-service.js";
 import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
 
@@ -16,6 +18,8 @@ export interface ApiServices {
   secrets: SecretStore;
   runtime: Runtime;
   bus: EventBus;
+  /** Set when config.yaml has a slack: section. */
+  slack?: SlackService | undefined;
   /** `warnings`: tool patterns of the loaded agents that match nothing. */
   reload(): Promise<{
     added: string[];
@@ -27,6 +31,8 @@ export interface ApiServices {
   describeAgent(row: AgentRow): Promise<AgentDetail>;
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
+  /** The MCP servers of config.yaml and their OAuth logins. */
+  mcp: McpServers;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */
   onDelta(agentId: string, listener: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void): () => void;
 }

@@ -1,8 +1,11 @@
 import { ConditionError, compileWhen, type ArgsPredicate } from "./conditions.js";
 import { compileToolPattern } from "./match-tool.js";
-import type { CallToDecide, Decision, DecisionResult, Policy } from "./types.js";
+import type { CallToDecide, Decision, DecisionResult, Policy, RuleDecision } from "./types.js";
 
 export const DECISIONS: readonly Decision[] = ["allow", "ask", "deny"];
+/** What a rule may say: the decisions, or `judge`. */
+export const RULE_DECISIONS: readonly RuleDecision[] = [...DECISIONS, "judge"];
+export const JUDGE_ON_ERROR: readonly ("ask" | "deny")[] = ["ask", "deny"];
 
 /** With no matching rule. Results are shared and frozen: decide() allocates nothing. */
 export const READ_ONLY_DEFAULT: DecisionResult = Object.freeze({
@@ -44,8 +47,12 @@ export function compilePolicy(policy: Policy): CompiledPolicy {
   const rules = policy.rules.map((rule, index): CompiledRule => {
     const label = `Rule ${index + 1} of policy ${policy.name}`;
     const where = rule.source === undefined ? label : `${label} (${rule.source})`;
-    if (!DECISIONS.includes(rule.decision)) {
-      throw new Error(`${where}: decision must be one of ${DECISIONS.join(", ")} (got ${JSON.stringify(rule.decision)})`);
+    if (!RULE_DECISIONS.includes(rule.decision)) {
+      throw new Error(`${where}: decision must be one of ${RULE_DECISIONS.join(", ")} (got ${JSON.stringify(rule.decision)})`);
+    }
+    const judge = rule.decision === "judge" ? rule.judge : undefined;
+    if (rule.decision === "judge" && (judge === undefined || !judge.model || !judge.prompt || !JUDGE_ON_ERROR.includes(judge.on_error))) {
+      throw new Error(`${where}: a judge rule needs judge: { model, prompt, on_error: ask|deny }`);
     }
     if (typeof rule.tool !== "string" || rule.tool === "") throw new Error(`${where}: tool must be a non-empty pattern`);
     let matchArgs: ArgsPredicate;
@@ -55,12 +62,14 @@ export function compilePolicy(policy: Policy): CompiledPolicy {
       if (error instanceof ConditionError) throw new Error(`${where}: when.${error.message}`, { cause: error });
       throw error;
     }
+    // A judge rule's own decision is what applies when its judge cannot answer.
     const result: DecisionResult = {
-      decision: rule.decision,
+      decision: judge ? judge.on_error : (rule.decision as Decision),
       reason: rule.reason ?? `${label}: ${rule.decision}`,
       rule: index,
     };
     if (rule.source !== undefined) result.ruleSource = rule.source;
+    if (judge) result.judge = Object.freeze({ ...judge });
     return { matchTool: compileToolPattern(rule.tool), matchArgs, result: Object.freeze(result) };
   });
   return { policy, rules, rulesByTool: new Map() };

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { addIssue } from "../config/schema-kit.js";
 import { CONDITION_OPERATORS, ConditionError, compileCondition } from "./conditions.js";
-import { DECISIONS } from "./decide-call.js";
+import { JUDGE_ON_ERROR, RULE_DECISIONS } from "./decide-call.js";
 import type { Condition } from "./types.js";
 
 /** Policies hold no secrets, so their messages may show what was written. */
@@ -65,29 +65,54 @@ const when = z
   })
   .describe("Conditions on the call's arguments, by dotted path (customer.address.country); all must hold.");
 
-const rule = z.strictObject(
-  {
-    tool: z
-      .string({
-        error: (issue) =>
-          issue.input === undefined
-            ? "is required (a tool pattern like files/* or workers/find_order)"
-            : `must be a tool pattern like files/* (got ${shown(issue.input)})`,
-      })
-      .regex(/^\S+$/, { error: withValue("must be a tool pattern like files/* without spaces") })
-      .describe("Tool pattern: files/*, workers/refund_order, linear/*, *."),
-    when: when.optional(),
-    decision: z
-      .enum(DECISIONS as ["allow", "ask", "deny"], { error: withValue(`must be one of ${DECISIONS.join(", ")}`) })
-      .describe("allow, ask (a person approves) or deny (the model is told why)."),
-    reason: z
-      .string({ error: withValue("must be a non-empty string") })
-      .regex(/\S/, { error: withValue("must be a non-empty string") })
-      .optional()
-      .describe("Why; the model is told on deny, a person sees it on ask."),
-  },
-  { error: withValue("must be a map with tool and decision") },
-);
+const nonEmpty = () =>
+  z.string({ error: withValue("must be a non-empty string") }).regex(/\S/, { error: withValue("must be a non-empty string") });
+
+const judge = z
+  .strictObject(
+    {
+      model: nonEmpty().describe("The judge's model: a models: entry of config.yaml or provider/model-id."),
+      prompt: nonEmpty().describe("What the judge allows, denies or hands to a person. The agent's model never sees it."),
+      on_error: z
+        .enum(JUDGE_ON_ERROR as ["ask", "deny"], { error: withValue(`must be one of ${JUDGE_ON_ERROR.join(", ")}`) })
+        .default("ask")
+        .describe("The decision when the judge fails or its answer cannot be used: ask (default) or deny."),
+    },
+    { error: withValue("must be a map with model and prompt") },
+  )
+  .describe("A model that decides calls matching this rule: allow, deny (with a reason for the agent) or ask a person.");
+
+const rule = z
+  .strictObject(
+    {
+      tool: z
+        .string({
+          error: (issue) =>
+            issue.input === undefined
+              ? "is required (a tool pattern like files/* or workers/find_order)"
+              : `must be a tool pattern like files/* (got ${shown(issue.input)})`,
+        })
+        .regex(/^\S+$/, { error: withValue("must be a tool pattern like files/* without spaces") })
+        .describe("Tool pattern: files/*, workers/refund_order, linear/*, *."),
+      when: when.optional(),
+      decision: z
+        .enum(RULE_DECISIONS as ["allow", "ask", "deny", "judge"], { error: withValue(`must be one of ${RULE_DECISIONS.join(", ")}`) })
+        .describe("allow, ask (a person approves), deny (the model is told why) or judge (a model decides, see judge)."),
+      judge: judge.optional(),
+      reason: z
+        .string({ error: withValue("must be a non-empty string") })
+        .regex(/\S/, { error: withValue("must be a non-empty string") })
+        .optional()
+        .describe("Why; the model is told on deny, a person sees it on ask."),
+    },
+    { error: withValue("must be a map with tool and decision") },
+  )
+  .superRefine((r, ctx) => {
+    if (r.decision === "judge" && r.judge === undefined)
+      addIssue(ctx, ["judge"], "is required when decision is judge (judge: { model, prompt })", true);
+    if (r.decision !== "judge" && r.judge !== undefined)
+      addIssue(ctx, ["judge"], `is only allowed with decision: judge (got ${r.decision})`);
+  });
 
 export const policySchema = z
   .strictObject(

@@ -76,11 +76,20 @@ function toCode(code: string | null | undefined, fallback: FailureCode): Failure
   return (code as FailureCode | null | undefined) ?? fallback;
 }
 
-/** waiting -> approved. */
-export async function approveCall(w: Writer, store: Store, agent: AgentRef, call: CallRef): Promise<boolean> {
+/** waiting -> approved; `edited` carries the arguments a person changed (the record keeps both). */
+export async function approveCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  edited?: { args: unknown; original: unknown },
+): Promise<boolean> {
   move("waiting", "approve");
-  if (!(await store.calls.approve(w, call.id))) return false;
-  w.emit(agent, "approval.granted", { call: call.id, tool: call.tool }, { run: call.run, subject: call.id });
+  if (!(await store.calls.approve(w, call.id, edited?.args))) return false;
+  const data = edited
+    ? { call: call.id, tool: call.tool, args: edited.args, original_args: edited.original }
+    : { call: call.id, tool: call.tool };
+  w.emit(agent, "approval.granted", data, { run: call.run, subject: call.id });
   return true;
 }
 

@@ -1,6 +1,6 @@
 import type { LanguageModelV3FunctionTool } from "@ai-sdk/provider";
 import { savedCallRow } from "../store/calls.js";
-import { toMicros } from "../store/money.js";
+import { toMicros, toUsd } from "../store/money.js";
 import type { TurnRow } from "../store/rows.js";
 import type { ResolvedTool } from "../tools/tool-registry.js";
 import { toModelToolName } from "../tools/toolset.js";
@@ -13,15 +13,16 @@ import { StaleTurn } from "./engine-options.js";
 import { turnTelemetry } from "./telemetry.js";
 import { completeRoundIn } from "./round-runner.js";
 import { RoundState } from "./round-state.js";
-import { planCalls, waitForMissingTools } from "./plan-round.js";
+import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-round.js";
 import { announceModelCall, endedIn } from "./turn-driver.js";
 import { endTurn } from "./turn-moves.js";
 
 /**
  * One model call. Its reply commits in one transaction with its events and,
  * when it asks for tools, the whole round: every call with its policy
- * decision, allowed calls already marked running (they start right after
- * the commit). A final answer ends the turn in that same commit.
+ * decision (judge rules' models consulted first), allowed calls already
+ * marked running (they start right after the commit). A final answer ends
+ * the turn in that same commit.
  */
 export async function modelStep(
   d: AgentDriver,
@@ -120,10 +121,16 @@ export async function modelStep(
     reply.toolCalls.map((tc) => tc.toolName),
     tools,
   );
-  const calls = planCalls(d, reply.toolCalls, tools);
+  const planned = planCalls(d, reply.toolCalls, tools);
+  const calls = planned.calls;
+  const capped = caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined;
   // Spend so far includes this reply: tool calls past a cap are refused and the turn ends.
-  const over =
-    caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined ? await budgetReason(d, turn, caps, reply.costUsd) : undefined;
+  let over = capped ? await budgetReason(d, turn, caps, reply.costUsd) : undefined;
+  // Judges decide before the round is saved; they cost like the reply does, and none runs once a cap is passed.
+  const judged = over || planned.judges.length === 0 ? [] : await runJudges(d, planned.judges, { prompt, replyText: reply.text, signal });
+  const judgeMicros = judged.reduce((n, j) => n + toMicros(j.cost_usd), 0);
+  if (!over && capped && judgeMicros > 0) over = await budgetReason(d, turn, caps, toUsd(costMicros + judgeMicros));
+  const roundMicros = costMicros + judgeMicros;
   for (const c of calls)
     if (over && c.status !== "failed")
       Object.assign(c, { status: "denied", decision: "deny", reason: over, result: `Refused: ${over}`, errorCode: "budget" });
@@ -134,7 +141,7 @@ export async function modelStep(
     calls.map((c, position) => savedCallRow(turn.id, d.id, round, position, c, now)),
   );
   await d.store.tx(async (w) => {
-    if (!(await d.store.turns.recordReply(w, turn.id, { iterations: iteration, rounds: round, costMicros }))) {
+    if (!(await d.store.turns.recordReply(w, turn.id, { iterations: iteration, rounds: round, costMicros: roundMicros }))) {
       throw new StaleTurn(`turn ${turn.id} is no longer running`);
     }
     const message = w.appendMessage(d.ref, conv, turn.id, {
@@ -151,6 +158,7 @@ export async function modelStep(
       { round, calls: calls.map((c) => ({ call: c.id, tool: c.tool, args: c.args, read_only: c.readOnly, idempotent: c.idempotent })) },
       { run: turn.id },
     );
+    recordJudged(w, d, turn.id, judged);
     for (const c of calls) recordNewCall(w, d.ref, turn.id, c);
     w.afterCommit(() => d.opts.telemetry.callsPlanned(traced, calls));
     if (over) {
@@ -167,7 +175,7 @@ export async function modelStep(
       ...turn,
       iterations: iteration,
       rounds: round,
-      spend_micros: turn.spend_micros + costMicros,
+      spend_micros: turn.spend_micros + roundMicros,
       rounds_done: state.complete ? round : turn.rounds_done,
     },
     fresh: new Set(calls.filter((c) => c.status === "running").map((c) => c.id)),

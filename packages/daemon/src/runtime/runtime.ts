@@ -11,7 +11,7 @@ import { TurnStop, type EngineOptions } from "./engine-options.js";
 import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
 import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
-import { SleepKeeper } from "./sleep-keeper.js";
+import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
 import { noTelemetry } from "./telemetry.js";
 import type { RuntimeHooks } from "./types.js";
@@ -21,6 +21,8 @@ export type { FileAgent, SyncReport };
 export interface RuntimeOptions extends Partial<EngineOptions> {
   /** How often idle agents are checked for sleep, in ms. */
   sleepCheckMs?: number;
+  /** When a full collection follows many agents falling asleep (default: 100 agents, then 6 s quiet). */
+  memoryCollect?: MemoryCollectOptions;
   /** Which node drives which agent (default: this process owns every agent it wakes). */
   ownership?: Ownership;
 }
@@ -57,7 +59,7 @@ export class Runtime {
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
     this.ownership = options.ownership ?? new LocalOwnership("local", store.leases);
-    this.sleep = new SleepKeeper(this, this.drivers, options.sleepCheckMs ?? 1000);
+    this.sleep = new SleepKeeper(this, this.drivers, options.sleepCheckMs ?? 1000, options.memoryCollect);
   }
 
   // ---- agents ----
@@ -166,8 +168,9 @@ export class Runtime {
     return clear(this, agent, conversationKey);
   }
 
-  approve(agent: AgentRow, callId: string): Promise<CallRow> {
-    return approve(this, agent, callId);
+  /** `args`: arguments a person edited, already checked against the tool's schema. */
+  approve(agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
+    return approve(this, agent, callId, args);
   }
 
   deny(agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {

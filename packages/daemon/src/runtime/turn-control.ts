@@ -1,5 +1,6 @@
 import { WardrikError } from "@wardrik/protocol";
 import type { AgentRow, CallRow } from "../store/rows.js";
+import { parseStored } from "../store/state-error.js";
 import type { AgentRef, Writer } from "../store/store.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import { CallStop } from "../tools/toolset.js";
@@ -110,8 +111,9 @@ export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: stri
   return { cleared: convs.map((c) => c.key) };
 }
 
-export function approve(rt: Runtime, agent: AgentRow, callId: string): Promise<CallRow> {
-  return resolveApproval(rt, agent, callId, "approve");
+/** `args`: arguments a person edited (already checked against the tool's schema); the call runs with them. */
+export function approve(rt: Runtime, agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
+  return resolveApproval(rt, agent, callId, "approve", undefined, args);
 }
 
 export function deny(rt: Runtime, agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {
@@ -124,13 +126,22 @@ async function resolveApproval(
   callId: string,
   verdict: "approve" | "deny",
   reason?: string,
+  args?: Record<string, unknown>,
 ): Promise<CallRow> {
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
   const { d, ref } = await reach(rt, agent);
   const why = reason?.trim() ? reason.trim() : "No reason given.";
   const conversation = await decide(rt, d, ref, call, async (w) =>
-    verdict === "approve" ? approveCall(w, rt.store, ref, call) : refuseCall(w, rt.store, ref, call, why),
+    verdict === "approve"
+      ? approveCall(
+          w,
+          rt.store,
+          ref,
+          call,
+          args && { args, original: parseStored(call.original_args ?? call.args, `call ${call.id} arguments`) },
+        )
+      : refuseCall(w, rt.store, ref, call, why),
   );
   if (conversation === undefined) {
     const now = await rt.store.calls.get(callId);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/index.js";
+import { McpGrantStore } from "../store/mcp-grants.js";
 import { SecretStore, type RotationResult } from "../store/secrets.js";
 import { openDb } from "../store/open-db.js";
 import { newKey, readKeyFile, SECRET_KEY_ENV, writeKeyFile, type SecretKey } from "./key-ring.js";
@@ -44,20 +45,24 @@ export async function rotateSecretKey(dir: string, env: NodeJS.ProcessEnv = proc
   const db = await openDb(database);
   try {
     const store = new SecretStore(db, keyPath, { env });
+    // MCP OAuth grants are sealed with the same keys: they move with the secrets.
+    const grants = new McpGrantStore(db, store);
+    const left = async () => (await store.notUnderCurrentKey()) + (await grants.notUnderCurrentKey());
     let rotated = 0;
     let failed: RotationResult["failed"] = [];
     // A `secret set` racing a pass writes with the new key already; a few passes settle the rest.
     for (let pass = 0; pass < 3; pass++) {
       const r = await store.rotate();
-      rotated += r.rotated;
-      failed = r.failed;
-      if (failed.length > 0 || (await store.notUnderCurrentKey()) === 0) break;
+      const g = await grants.rotate();
+      rotated += r.rotated + g.rotated;
+      failed = [...r.failed, ...g.failed];
+      if (failed.length > 0 || (await left()) === 0) break;
     }
     const result: RotateKeyResult = { keyId: store.currentKeyId, source: fromEnv ? SECRET_KEY_ENV : keyPath, rotated, retired: [], failed };
-    if (fresh && failed.length === 0 && (await store.notUnderCurrentKey()) === 0) {
+    if (fresh && failed.length === 0 && (await left()) === 0) {
       writeKeyFile(keyPath, [fresh]);
       // A daemon that read the key file just before it changed may have stored a secret with an old key since.
-      if ((await store.notUnderCurrentKey()) > 0) {
+      if ((await left()) > 0) {
         writeKeyFile(keyPath, [fresh, ...oldKeys]);
         throw new Error(
           "a secret was stored with the old key while the rotation ran; every key is kept, run wardrik secret rotate-key again",

@@ -35,6 +35,7 @@ export function savedCallRow(run: string, agentId: string, round: number, positi
     model_call_id: c.modelCallId,
     tool: c.tool,
     args: JSON.stringify(c.args ?? {}),
+    original_args: null,
     status: c.status,
     read_only: c.readOnly ? 1 : 0,
     idempotent: c.idempotent ? 1 : 0,
@@ -158,9 +159,18 @@ export class CallsTable {
     return res.changes > 0;
   }
 
-  /** waiting -> approved: a person let it run. */
-  async approve(tx: Tx, id: string): Promise<boolean> {
-    return (await tx.run("UPDATE calls SET status = 'approved' WHERE id = ? AND status = 'waiting'", [id])).changes > 0;
+  /**
+   * waiting -> approved: a person let it run, with the arguments as they are or
+   * with `args` edited by them (the model's own stay in original_args).
+   */
+  async approve(tx: Tx, id: string, args?: unknown): Promise<boolean> {
+    if (args === undefined)
+      return (await tx.run("UPDATE calls SET status = 'approved' WHERE id = ? AND status = 'waiting'", [id])).changes > 0;
+    const res = await tx.run(
+      "UPDATE calls SET status = 'approved', original_args = COALESCE(original_args, args), args = ? WHERE id = ? AND status = 'waiting'",
+      [JSON.stringify(args), id],
+    );
+    return res.changes > 0;
   }
 
   /** running -> waiting: it may have run, but its answer was lost; a person decides. */

@@ -1,5 +1,6 @@
 import { EVENT_TYPE_PREFIX, shortType } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
+import { keepDataJson } from "../events/event-json.js";
 import type { Db, Row, SqlValue } from "./db.js";
 
 export interface EventRow {
@@ -34,6 +35,12 @@ export class EventsTable {
     return rows.map(toEvent);
   }
 
+  /** When the agent's latest event happened (its last activity); undefined before its first. */
+  async lastTime(agentId: string): Promise<string | undefined> {
+    const row = await this.db.get<{ time: string }>("SELECT time FROM events WHERE agent_id = ? ORDER BY seq DESC LIMIT 1", [agentId]);
+    return row?.time;
+  }
+
   async lastSeq(agentId: string): Promise<number> {
     const row = await this.db.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM events WHERE agent_id = ?", [agentId]);
     return row?.seq ?? 0;
@@ -61,7 +68,7 @@ export function typeClause(types: readonly string[] | undefined, column = "type"
 }
 
 export function toEvent(r: EventRow): StoredEvent {
-  return {
+  const event: StoredEvent = {
     specversion: "1.0",
     id: r.id,
     source: `/orgs/${r.org}/agents/${r.agent_id}`,
@@ -75,4 +82,7 @@ export function toEvent(r: EventRow): StoredEvent {
     agent: r.agent_id,
     org: r.org,
   };
+  // A stream sending it builds its frame from the stored text instead of serialising the data again.
+  keepDataJson(event, r.data);
+  return event;
 }

@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { loadPg } from "./load-pg.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 import { migratePostgres, type Migration, type MigrationResult } from "./migrate.js";
 import { PostgresListener, type ListenOptions, type StoreLog, type Unsubscribe } from "./postgres-listener.js";
@@ -13,33 +14,38 @@ export interface PostgresOptions {
   applicationName?: string;
 }
 
-const { builtins } = pg.types;
 const asText = (text: string): string => text;
+
+let types: pg.CustomTypesConfig | undefined;
 
 /**
  * Row values are `SqlValue` in both dialects, so PostgreSQL's text results are
  * parsed the way SQLite would answer. Set on this adapter's pool only (never on
  * pg's global parsers, which other code in the process may rely on).
  */
-const PARSERS = new Map<number, (text: string) => SqlValue>([
-  // BIGINT columns and COUNT(*); Wardrik's integers (sequence numbers, micro-dollars) stay below 2^53.
-  [builtins.INT8, Number],
-  // SUM() of a BIGINT and AVG() answer NUMERIC.
-  [builtins.NUMERIC, Number],
-  // A comparison in a select list: 1/0 like SQLite, since booleans are stored as INTEGER 0/1.
-  [builtins.BOOL, (text) => (text === "t" ? 1 : 0)],
-  // Times and JSON are stored as TEXT; should an expression produce one, it stays text.
-  [builtins.DATE, asText],
-  [builtins.TIMESTAMP, asText],
-  [builtins.TIMESTAMPTZ, asText],
-  [builtins.JSON, asText],
-  [builtins.JSONB, asText],
-]);
-
-const TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    (format !== "binary" && PARSERS.get(oid)) || pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
-};
+function rowTypes(): pg.CustomTypesConfig {
+  if (types) return types;
+  const pgTypes = loadPg().types;
+  const { builtins } = pgTypes;
+  const parsers = new Map<number, (text: string) => SqlValue>([
+    // BIGINT columns and COUNT(*); Wardrik's integers (sequence numbers, micro-dollars) stay below 2^53.
+    [builtins.INT8, Number],
+    // SUM() of a BIGINT and AVG() answer NUMERIC.
+    [builtins.NUMERIC, Number],
+    // A comparison in a select list: 1/0 like SQLite, since booleans are stored as INTEGER 0/1.
+    [builtins.BOOL, (text) => (text === "t" ? 1 : 0)],
+    // Times and JSON are stored as TEXT; should an expression produce one, it stays text.
+    [builtins.DATE, asText],
+    [builtins.TIMESTAMP, asText],
+    [builtins.TIMESTAMPTZ, asText],
+    [builtins.JSON, asText],
+    [builtins.JSONB, asText],
+  ]);
+  return (types = {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      (format !== "binary" && parsers.get(oid)) || pgTypes.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
+  });
+}
 
 const MAX_CACHED = 5000;
 const translated = new Map<string, string>();
@@ -81,12 +87,12 @@ export class PostgresDb implements Db {
     const log = options.log ?? stderrLog;
     const config: pg.ClientConfig = {
       connectionString: url,
-      types: TYPES,
+      types: rowTypes(),
       application_name: options.applicationName ?? "wardrik",
       keepAlive: true,
       connectionTimeoutMillis: 30_000,
     };
-    this.pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 });
+    this.pool = new (loadPg().Pool)({ ...config, max: options.poolSize ?? 10 });
     // An idle connection that fails (server restart, network) is dropped by the pool; without a listener it would crash the process.
     this.pool.on("error", (err) => {
       if (!this.closing) log("warn", "An idle PostgreSQL connection failed; the pool will open a new one", { error: err.message });

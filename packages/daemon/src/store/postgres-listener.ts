@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { loadPg } from "./load-pg.js";
 
 export type StoreLog = (level: "warn", msg: string, fields?: Record<string, unknown>) => void;
 
@@ -49,7 +50,7 @@ export class PostgresListener {
     set.add(sub);
     try {
       const client = await this.connection();
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      await client.query(`LISTEN ${loadPg().escapeIdentifier(channel)}`);
     } catch (err) {
       this.remove(channel, sub);
       throw err;
@@ -60,7 +61,7 @@ export class PostgresListener {
       done = true;
       // Decided and queued synchronously, so a concurrent listen() on the channel queues its LISTEN after this UNLISTEN.
       if (this.remove(channel, sub) && this.client)
-        await this.client.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
+        await this.client.query(`UNLISTEN ${loadPg().escapeIdentifier(channel)}`).catch(() => undefined);
     };
   }
 
@@ -89,14 +90,14 @@ export class PostgresListener {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client(this.config);
+    const client = new (loadPg().Client)(this.config);
     client.on("notification", (msg) => this.deliver(msg.channel, msg.payload ?? ""));
     // Without an 'error' listener a dropped connection would crash the process.
     client.on("error", (err) => this.lost(client, err));
     client.on("end", () => this.lost(client));
     try {
       await client.connect();
-      for (const channel of this.subscribers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      for (const channel of this.subscribers.keys()) await client.query(`LISTEN ${loadPg().escapeIdentifier(channel)}`);
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;

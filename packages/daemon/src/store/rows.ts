@@ -74,7 +74,10 @@ export interface CallRow {
   agent_id: string;
   model_call_id: string;
   tool: string;
+  /** The arguments the call runs with (JSON). */
   args: string;
+  /** What the model asked for, when a person edited the arguments at approval (JSON); else null. */
+  original_args: string | null;
   status: CallStatus;
   read_only: number;
   idempotent: number;

@@ -55,7 +55,7 @@ export class SecretStore {
   }
 
   async set(org: string, name: string, value: string): Promise<void> {
-    const sealed = seal(this.keys().current, org, name, value);
+    const sealed = seal(this.keys().current, additionalData(org, name), value);
     await this.db.transaction((tx) =>
       tx.run(
         "INSERT INTO secrets (org, name, ciphertext, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
@@ -115,7 +115,7 @@ export class SecretStore {
         result.failed.push({ org: r.org, name: r.name, error: (err as Error).message });
         continue;
       }
-      const sealed = seal(current, r.org, r.name, value);
+      const sealed = seal(current, additionalData(r.org, r.name), value);
       const { changes } = await this.db.transaction((tx) =>
         tx.run("UPDATE secrets SET ciphertext = ?, updated_at = ? WHERE org = ? AND name = ? AND ciphertext = ?", [
           sealed,
@@ -138,6 +138,24 @@ export class SecretStore {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * Seals a value of another store (MCP grants) with this key ring, bound to
+   * `kind`, `org` and `name`: it opens only through `unseal` with the same three.
+   */
+  seal(kind: string, org: string, name: string, value: string): string {
+    return seal(this.keys().current, additionalData(org, name, kind), value);
+  }
+
+  /** Opens what `seal` made; `what` names the value in errors (never the value). */
+  unseal(kind: string, org: string, name: string, ciphertext: string, what: string): string {
+    return this.openAs(additionalData(org, name, kind), ciphertext, what, `org ${org} and ${kind} ${name}`);
+  }
+
+  /** Ciphertexts under the current key start with this; a rotation rewrites the others. */
+  get currentPrefix(): string {
+    return `${VERSION}.${this.keys().current.id}.`;
+  }
+
   /** The key ring, reread when the key file was replaced (`wardrik secret rotate-key` on a running daemon). */
   private keys(): KeyRing {
     const stamp = keyFileStamp(this.keyPath);
@@ -149,46 +167,47 @@ export class SecretStore {
   }
 
   private open(org: string, name: string, ciphertext: string): string {
+    return this.openAs(additionalData(org, name), ciphertext, `secret ${name}`, `org ${org} and name ${name}`, true);
+  }
+
+  /** `legacy`: also read the first release's form (secrets only; nothing else was ever stored that way). */
+  private openAs(aad: Buffer, ciphertext: string, what: string, row: string, legacy = false): string {
     const parts = ciphertext.split(".");
     const ring = this.keys();
     if (parts[0] === VERSION && parts.length === 5) {
       const key = ring.readable.find((k) => k.id === parts[1]);
       if (!key) {
         throw new Error(
-          `secret ${name} was encrypted with key ${parts[1]}, which is not among this daemon's keys (${ring.readable.map((k) => k.id).join(", ")}); give it in ${SECRET_KEY_ENV}, ${PREVIOUS_KEYS_ENV} or the key file`,
+          `${what} was encrypted with key ${parts[1]}, which is not among this daemon's keys (${ring.readable.map((k) => k.id).join(", ")}); give it in ${SECRET_KEY_ENV}, ${PREVIOUS_KEYS_ENV} or the key file`,
         );
       }
-      const opened = decrypt(key, parts.slice(2), additionalData(org, name));
-      if (opened === undefined) {
-        throw new Error(
-          `secret ${name} cannot be decrypted: its stored value was not written for org ${org} and name ${name}, or was altered`,
-        );
-      }
+      const opened = decrypt(key, parts.slice(2), aad);
+      if (opened === undefined) throw new Error(`${what} cannot be decrypted: its stored value was not written for ${row}, or was altered`);
       return opened;
     }
-    if (parts.length === 3) {
+    if (legacy && parts.length === 3) {
       // The first release's form: no key ID and no additional data; its key was the key file's.
       for (const key of ring.readable) {
         const opened = decrypt(key, parts, undefined);
         if (opened !== undefined) return opened;
       }
       throw new Error(
-        `secret ${name} cannot be decrypted: none of this daemon's keys (${ring.source} and older ones) is the key it was stored with`,
+        `${what} cannot be decrypted: none of this daemon's keys (${ring.source} and older ones) is the key it was stored with`,
       );
     }
-    throw new Error(`secret ${name} is stored in a form this version cannot read`);
+    throw new Error(`${what} is stored in a form this version cannot read`);
   }
 }
 
-/** Binds a ciphertext to its row: the same bytes under another org or name do not decrypt. */
-function additionalData(org: string, name: string): Buffer {
-  return Buffer.from(`wardrik secret ${VERSION}\0${org}\0${name}`, "utf8");
+/** Binds a ciphertext to its row: the same bytes under another kind, org or name do not decrypt. */
+function additionalData(org: string, name: string, kind = "secret"): Buffer {
+  return Buffer.from(`wardrik ${kind} ${VERSION}\0${org}\0${name}`, "utf8");
 }
 
-function seal(key: SecretKey, org: string, name: string, value: string): string {
+function seal(key: SecretKey, aad: Buffer, value: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key.key, iv);
-  cipher.setAAD(additionalData(org, name));
+  cipher.setAAD(aad);
   const body = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
   return [VERSION, key.id, ...[iv, cipher.getAuthTag(), body].map((b) => b.toString("base64"))].join(".");
 }

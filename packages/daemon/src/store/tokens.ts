@@ -30,4 +30,10 @@ export class TokensTable {
     const row = await this.db.get<{ org: string; admin: number }>("SELECT org, admin FROM tokens WHERE hash = ?", [hashToken(token)]);
     return row ? { org: row.org, admin: row.admin === 1 } : undefined;
   }
+
+  /** Every org the daemon knows of: those with a token or an agent (for the admin token's org switch). */
+  async orgs(): Promise<string[]> {
+    const rows = await this.db.all<{ org: string }>("SELECT org FROM tokens UNION SELECT org FROM agents ORDER BY org");
+    return rows.map((r) => r.org);
+  }
 }

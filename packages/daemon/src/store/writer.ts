@@ -1,5 +1,6 @@
 import { EVENT_TYPE_PREFIX, type EventDataMap, type EventType } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
+import { keepDataJson } from "../events/event-json.js";
 import type { IdGenerator } from "../ids.js";
 import type { Row, SqlValue, Tx } from "./db.js";
 import type { StoredMessage } from "./message-format.js";
@@ -118,7 +119,9 @@ export class BufferedWriter implements Writer {
       agent: agent.id,
       org: agent.org,
     };
-    this.writesOf(agent).events.push({ event, json: JSON.stringify(clean) });
+    const json = JSON.stringify(clean);
+    keepDataJson(event, json);
+    this.writesOf(agent).events.push({ event, json });
     this.events.push(event);
     return event;
   }

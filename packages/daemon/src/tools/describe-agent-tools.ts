@@ -21,6 +21,7 @@ export async function describeAgentTools(patterns: readonly string[], registry: 
     description: t.description,
     read_only: t.readOnly,
     idempotent: t.idempotent,
+    input_schema: t.inputSchema,
   }));
 
   const problems = new Map(toolPatternProblems(patterns, registry).map((p) => [p.pattern, p.reason]));

@@ -7,6 +7,7 @@ it("pins the public runtime exports of config/", () => {
     "CONFIG_FILE",
     "ConfigError",
     "DEFAULT_HOST",
+    "DEFAULT_LEASE_SECONDS",
     "DEFAULT_PORT",
     "Source",
     "formatKeyPath",

@@ -291,7 +291,7 @@ describe("errors name the key, the file and the line", () => {
     );
     expect(configError(() => parse("mcp:\n  x:\n    args: [a]\n")).line).toBe(2);
     expect(configError(() => parse("mcp:\n  x:\n    url: http://h\n    env: {}\n")).message).toBe(
-      'config.yaml:4: key "mcp.x.env" is not allowed (allowed: url, headers)',
+      'config.yaml:4: key "mcp.x.env" is not allowed (allowed: url, headers, oauth)',
     );
     expect(configError(() => parse("mcp:\n  x:\n    url: ftp://h\n")).message).toBe(
       "config.yaml:3: mcp.x.url must be an http:// or https:// URL",

@@ -37,7 +37,7 @@ describe("config.yaml keys for later features", () => {
     ["tool_timeout: 0", "config.yaml:2: tool_timeout must be a positive number of seconds", "tool_timeout"],
     ["tool_timeout: soon", "config.yaml:2: tool_timeout must be a number", "tool_timeout"],
     ["cluster:\n  lease: -1", "config.yaml:3: cluster.lease must be a positive number of seconds", "cluster.lease"],
-    ["cluster:\n  leese: 5", 'config.yaml:3: key "cluster.leese" is not allowed (allowed: lease)', "cluster.leese"],
+    ["cluster:\n  leese: 5", 'config.yaml:3: key "cluster.leese" is not allowed (allowed: lease, advertise)', "cluster.leese"],
     [
       "subscribers:\n  - url: http://h\n    agents: [a b]",
       "config.yaml:4: subscribers[0].agents[0] must be 1-55 letters, digits, _ or -",

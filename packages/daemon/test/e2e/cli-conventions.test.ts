@@ -36,11 +36,11 @@ describe("--help", () => {
 });
 
 describe("--json", () => {
-  it("every command that prints a result has --json (the daemon logs, a completion script is a script, a schema is JSON already)", () => {
+  it("every command that prints a result has --json (the daemon logs, mcp serve speaks MCP, a completion script is a script, a schema is JSON already)", () => {
     const without = leaves(buildProgram())
       .filter((l) => !l.cmd.options.some((o) => o.long === "--json"))
       .map((l) => l.path.join(" "));
-    expect(without).toEqual(["daemon", "schema", "completion"]);
+    expect(without.sort()).toEqual(["completion", "daemon", "mcp serve", "schema"]);
   });
 
   let p: TestProject;

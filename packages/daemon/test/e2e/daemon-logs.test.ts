@@ -60,6 +60,8 @@ describe("daemon logs on a pipe", () => {
   it("with --log-level debug: an access line per request with method, path, status, ms and request ID", async () => {
     const p = await createProject({ start: false });
     const { daemon, url } = await startDaemon(p, ["--log-level", "debug"]);
+    // Health answers while the daemon still recovers turns; SIGTERM is handled once it says it listens.
+    await waitFor(() => daemon.stderr().includes("wardrik daemon listening on"), "the listening line");
     await someRequests(url, p.token);
     // The requests ran one after the other, so theirs are the last four lines once the last one is there.
     const access = await waitFor(() => {

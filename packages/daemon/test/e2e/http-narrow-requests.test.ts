@@ -176,11 +176,14 @@ describe.concurrent("queries and bodies a route does not take", () => {
     );
     let checked = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {
+      // The one loose query: an authorization server adds parameters of its own (iss, session_state) to the redirect.
+      if (path === "/v1/oauth/callback") continue;
       const concrete = path.replace("{id}", ids.plain!).replace(/\{[a-z]+\}/g, "x");
       for (const [method, op] of Object.entries(ops)) {
         const q = await p.api(method.toUpperCase(), `${concrete}?zz_unknown=1`, method === "get" ? undefined : {});
         expect400(q, /unknown query parameter "zz_unknown"/);
-        if (op.requestBody) {
+        // A raw body (Slack's, signed over its exact bytes) is read as sent: the route has no keys to declare.
+        if (op.requestBody && !isRawBody(op.requestBody)) {
           expect400(await p.api(method.toUpperCase(), concrete, { zz_unknown: 1 }), /unknown key "zz_unknown"/);
         }
         checked += 1;
@@ -189,3 +192,9 @@ describe.concurrent("queries and bodies a route does not take", () => {
     expect(checked).toBeGreaterThanOrEqual(20);
   });
 });
+
+/** A body documented as a string: read unparsed by its route, such as Slack's signed requests. */
+function isRawBody(body: unknown): boolean {
+  const content = (body as { content?: Record<string, { schema?: { type?: string } }> }).content ?? {};
+  return Object.values(content).every((c) => c.schema?.type === "string");
+}

@@ -53,6 +53,11 @@ describe("wardrik tools", () => {
       description: "Find the order associated with a Stripe payment intent.",
       read_only: true,
       idempotent: false,
+      input_schema: {
+        type: "object",
+        properties: { payment_intent: { type: "string", description: "Stripe payment intent ID, such as pi_123" } },
+        required: ["payment_intent"],
+      },
     });
     expect(row("workers/slow_idempotent")).toMatchObject({ read_only: false, idempotent: true });
     expect(row("paged/reader")).toMatchObject({ model_name: "paged__reader", source: "mcp", read_only: true, idempotent: false });

@@ -36,8 +36,13 @@ export interface ChatMessage {
 export interface LoopbackReply {
   status?: number;
   headers?: Record<string, string>;
-  /** Written piece by piece (a short pause between pieces), so clients see split chunks. */
-  pieces: string[];
+  /**
+   * Written piece by piece (a short pause between pieces), so clients see split chunks.
+   * A promise among them holds the rest back until it settles (a test decides when the reply goes on).
+   */
+  pieces: (string | Promise<unknown>)[];
+  /** The pause between pieces in ms (default 5): longer pauses make a reply stream over time. */
+  pauseMs?: number;
 }
 
 export type LoopbackHandler = (req: ReceivedRequest, index: number) => LoopbackReply | Promise<LoopbackReply>;
@@ -77,8 +82,12 @@ export async function startOpenAiLoopback(handler?: LoopbackHandler): Promise<Op
             ...reply.headers,
           });
           for (const piece of reply.pieces) {
+            if (typeof piece !== "string") {
+              await piece;
+              continue;
+            }
             res.write(piece);
-            await new Promise((r) => setTimeout(r, 5));
+            await new Promise((r) => setTimeout(r, reply.pauseMs ?? 5));
           }
           res.end();
         } catch (err) {

@@ -7,7 +7,9 @@ import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
 import { systemClock, ulidIds } from "../../src/ids.js";
 import { compilePolicy, decide, type CompiledPolicy } from "../../src/policy/index.js";
 import type { Policy } from "../../src/policy/types.js";
+import type { Logger } from "../../src/log/logger.js";
 import { Runtime } from "../../src/runtime/runtime.js";
+import type { MemoryCollectOptions } from "../../src/runtime/sleep-keeper.js";
 import type { RuntimeHooks } from "../../src/runtime/types.js";
 import { Store, type AgentRow } from "../../src/store/store.js";
 import { FilesToolset } from "../../src/tools/files-toolset.js";
@@ -77,6 +79,8 @@ export interface HarnessOptions {
   toolTimeoutMs?: number;
   synchronous?: "NORMAL" | "FULL";
   sleepCheckMs?: number;
+  memoryCollect?: MemoryCollectOptions;
+  log?: Logger;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -118,6 +122,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
     modelBackoffMs: 5,
     sleepCheckMs: options.sleepCheckMs ?? 1000,
+    ...(options.memoryCollect ? { memoryCollect: options.memoryCollect } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
 
   const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>

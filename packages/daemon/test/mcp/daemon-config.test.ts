@@ -60,4 +60,27 @@ describe("MCP servers in config.yaml", () => {
     expect(r.stdout).toContain("fatal: cannot open database with key [redacted]");
     expect(r.stdout + p.daemonStderr()).not.toContain(SECRET);
   });
+
+  it("wardrik mcp ls shows every server: transport, state, tool names and auth", async () => {
+    const r = await p.cli(["mcp", "ls", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const servers = JSON.parse(r.stdout) as {
+      name: string;
+      transport: string;
+      status: string;
+      reason?: string;
+      tools: string[];
+      auth: string;
+    }[];
+    expect(servers.map((s) => s.name).sort()).toEqual(["broken", "fs"]);
+    const fs = servers.find((s) => s.name === "fs")!;
+    expect(fs).toMatchObject({ transport: "stdio", status: "up", auth: "none" });
+    expect(fs.tools).toEqual(expect.arrayContaining(["read_text_file", "write_file"]));
+    const broken = servers.find((s) => s.name === "broken")!;
+    expect(broken).toMatchObject({ transport: "stdio", status: "down", auth: "none", tools: [] });
+    expect(broken.reason).toMatch(/exited during startup \(exit code 3\)/);
+    const table = await p.cli(["mcp", "ls"]);
+    expect(table.stdout).toMatch(/^fs\s+stdio\s.*\bup\b/m);
+    expect(table.stdout + r.stdout + p.daemonStderr()).not.toContain(SECRET);
+  });
 });

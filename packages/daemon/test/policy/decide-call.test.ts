@@ -116,7 +116,7 @@ describe("compilePolicy", () => {
       ]),
     ).toThrow(/^Rule 2 of policy careful: when\.q\.matches is not a valid regular expression/);
     expect(() => policyOf([{ tool: "a/*", decision: "maybe" as never, source: "policies/careful.yaml:4" }])).toThrow(
-      'Rule 1 of policy careful (policies/careful.yaml:4): decision must be one of allow, ask, deny (got "maybe")',
+      'Rule 1 of policy careful (policies/careful.yaml:4): decision must be one of allow, ask, deny, judge (got "maybe")',
     );
     expect(() => policyOf([{ tool: "", decision: "allow" }])).toThrow("Rule 1 of policy careful: tool must be a non-empty pattern");
   });

@@ -93,12 +93,12 @@ describe("parsePolicyFile", () => {
 describe("parsePolicyFile errors name the file, line and key", () => {
   it("rejects an unknown decision", () => {
     const text = SPEC_EXAMPLE.replace("decision: allow", "decision: maybe");
-    expect(errorOf(text)).toBe('policies/careful.yaml:9: rules[1].decision must be one of allow, ask, deny (got "maybe")');
+    expect(errorOf(text)).toBe('policies/careful.yaml:9: rules[1].decision must be one of allow, ask, deny, judge (got "maybe")');
   });
 
   it("rejects missing required keys at the rule's line", () => {
     expect(errorOf("rules:\n  - tool: files/*\n    decision: allow\n  - tool: linear/*\n")).toBe(
-      'policies/careful.yaml:4: key "rules[1].decision" is required (one of allow, ask, deny)',
+      'policies/careful.yaml:4: key "rules[1].decision" is required (one of allow, ask, deny, judge)',
     );
     expect(errorOf("rules:\n  - decision: allow\n")).toBe(
       'policies/careful.yaml:2: key "rules[0].tool" is required (a tool pattern like files/* or workers/find_order)',
@@ -110,7 +110,7 @@ describe("parsePolicyFile errors name the file, line and key", () => {
       'policies/careful.yaml:2: key "rule" is not allowed (allowed: description, budget, rules)',
     );
     expect(errorOf("rules:\n  - tool: a/*\n    decison: deny\n")).toBe(
-      'policies/careful.yaml:3: key "rules[0].decison" is not allowed (allowed: tool, when, decision, reason)',
+      'policies/careful.yaml:3: key "rules[0].decison" is not allowed (allowed: tool, when, decision, judge, reason)',
     );
     expect(errorOf("budget:\n  per_turn_usd: 1\n  per_week_usd: 3\n")).toBe(
       'policies/careful.yaml:3: key "budget.per_week_usd" is not allowed (allowed: per_turn_usd, per_day_usd)',
@@ -201,7 +201,7 @@ describe("loadPoliciesDir", () => {
     expect(policies.get("careful")).toMatchObject({ name: "careful", rules: [{}, {}, {}] });
     expect(policies.get("open")).toMatchObject({ rules: [{ tool: "*", source: "policies/open.yml:2" }] });
     expect(policies.get("broken")).toEqual({
-      error: 'policies/broken.yaml:3: rules[0].decision must be one of allow, ask, deny (got "nope")',
+      error: 'policies/broken.yaml:3: rules[0].decision must be one of allow, ask, deny, judge (got "nope")',
     });
   });
 

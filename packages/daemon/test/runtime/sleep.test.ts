@@ -24,6 +24,26 @@ describe("sleeping agents", () => {
     expect(types.indexOf("agent.awake")).toBeLessThan(types.lastIndexOf("turn.started"));
   });
 
+  it("once many agents have fallen asleep and it is quiet, collects garbage so the process gives memory back", async () => {
+    const logged: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    h = await createHarness({
+      sleepCheckMs: 20,
+      memoryCollect: { afterSleeps: 3, quietMs: 200 },
+      log: (_level, msg, fields) => void logged.push({ msg, fields }),
+    });
+    const agents = [];
+    for (let i = 0; i < 3; i++) agents.push(await h.agent({ name: `s${i}`, idle_timeout: 0.1, script: { steps: [{ text: "ok" }] } }));
+    for (const a of agents) await h.ask(a, "hi");
+    const deadline = Date.now() + 10_000;
+    const collected = () => logged.find((l) => l.msg === "memory collected after agents fell asleep");
+    while (!collected() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(h.events.filter((e) => e.type === "dev.wardrik.agent.asleep")).toHaveLength(3);
+    expect(collected()?.fields).toMatchObject({ heap_total_mb: [expect.any(Number), expect.any(Number)] });
+    // Once per burst: quiet afterwards means no further collections.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(logged.filter((l) => l.msg === "memory collected after agents fell asleep")).toHaveLength(1);
+  });
+
   it("infinity keeps an agent awake", async () => {
     h = await createHarness({ sleepCheckMs: 20 });
     const a = await h.agent({ name: "a", idle_timeout: "infinity", script: { steps: [{ text: "ok" }] } });

@@ -44,6 +44,25 @@ describe("SqliteDb", () => {
     await db.close();
   });
 
+  it("lets timers and sockets run between the commits of a wave of transactions", async () => {
+    const { db } = tempDb();
+    let committed = 0;
+    let committedWhenTimerRan: number | undefined;
+    const wave = Array.from({ length: 2000 }, (_, i) =>
+      db.transaction(async (tx) => {
+        await tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, 'x', 'now')", [`f${i}`]);
+        committed++;
+      }),
+    );
+    setTimeout(() => (committedWhenTimerRan = committed), 0);
+    await Promise.all(wave);
+    // Without yielding, the whole wave commits before the timer gets a turn.
+    expect(committedWhenTimerRan).toBeDefined();
+    expect(committedWhenTimerRan!).toBeLessThan(2000);
+    expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM files"))!.n).toBe(2000);
+    await db.close();
+  });
+
   it("refuses a database written by a newer Wardrik", async () => {
     const { db, path } = tempDb();
     await db.close();

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { agentByName, connect } from "../connect.js";
-import { examples, json, out } from "../output.js";
+import { examples, json, out, UsageError } from "../output.js";
 
 export function registerApprovals(program: Command): void {
   examples(
@@ -8,14 +8,17 @@ export function registerApprovals(program: Command): void {
       .command("approve")
       .argument("<name>", "agent name, or org/name")
       .argument("<call>", "the call ID (call_...), as wardrik ask or wardrik agent show prints it")
+      .option("--args <json>", "run the call with these arguments instead (a JSON object, checked against the tool's schema)")
       .option("--json", "print JSON")
       .description("approve a call that waits for a person; it runs"),
     "wardrik approve triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN",
-  ).action(async (name: string, call: string, opts: { json?: boolean }) => {
+    `wardrik approve shop call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN --args '{"orderId": "ord_1234"}'`,
+  ).action(async (name: string, call: string, opts: { args?: string; json?: boolean }) => {
+    const args = opts.args === undefined ? undefined : parseArgsOption(opts.args);
     const { agent, client } = await agentByName(connect(), name);
-    const r = await client.decide(agent.id, call, "approve");
+    const r = await client.decide(agent.id, call, "approve", undefined, args);
     if (opts.json) return json(r);
-    out(`Approved ${r.call} (${r.tool}).`);
+    out(`Approved ${r.call} (${r.tool})${args ? " with edited arguments" : ""}.`);
   });
   examples(
     program
@@ -32,4 +35,22 @@ export function registerApprovals(program: Command): void {
     if (opts.json) return json(r);
     out(`Denied ${r.call} (${r.tool}).`);
   });
+}
+
+/** `--args`: a JSON object; anything else is a usage error that says where it went wrong. */
+function parseArgsOption(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new UsageError(
+      `--args is not valid JSON (${e instanceof Error ? e.message : String(e)}); write an object such as '{"orderId": "ord_1234"}'.`,
+    );
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new UsageError(
+      `--args must be a JSON object of the tool's arguments, such as '{"orderId": "ord_1234"}'; got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value as Record<string, unknown>;
 }

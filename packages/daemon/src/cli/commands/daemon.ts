@@ -21,6 +21,15 @@ export function registerDaemon(program: Command): void {
     // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
     const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
     routeProcessOutput(log);
+    // A signal while the daemon starts (its API may already answer) stops it once started; a second one at once.
+    let early: NodeJS.Signals | undefined;
+    const onEarly = (signal: NodeJS.Signals): void => {
+      if (early) process.exit(130);
+      early = signal;
+      log("info", `${signal} while starting: stopping once started (send it again to exit at once)`);
+    };
+    process.on("SIGINT", onEarly);
+    process.on("SIGTERM", onEarly);
     const daemon = await startDaemon(process.cwd(), {
       log,
       ...(opts.port !== undefined ? { port: opts.port } : {}),
@@ -29,8 +38,10 @@ export function registerDaemon(program: Command): void {
       log("error", error instanceof Error ? error.message : String(error));
       process.exit(1);
     });
+    process.off("SIGINT", onEarly);
+    process.off("SIGTERM", onEarly);
     // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
-    process.exit(await runUntilSignalled(() => daemon.close(), log));
+    process.exit(await runUntilSignalled(() => daemon.close(), log, early));
   });
 }
 

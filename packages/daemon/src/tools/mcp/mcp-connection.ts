@@ -4,14 +4,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
 import { displayUrl } from "./redact.js";
 import { StderrTail } from "./stderr-tail.js";
-import { fetchWithTraceHeader } from "./trace-header-fetch.js";
+import { traceHeaderFetch } from "./trace-header-fetch.js";
 
 /** A server that pages its tool list forever is broken; stop after this many pages. */
 const MAX_LIST_PAGES = 100;
@@ -19,6 +19,8 @@ const CLIENT_INFO = { name: "wardrik", version: "0.1.0" };
 
 export interface McpConnectionOptions {
   cwd?: string;
+  /** Makes the HTTP requests of a streamable-HTTP server (the OAuth session adds its bearer token). */
+  fetch?: FetchLike;
   log: Logger;
   redactor: SecretRedactor;
   /** The connection closed without `close()` being called: the process exited, or the transport gave up. */
@@ -71,7 +73,7 @@ export class McpConnection {
       this.target = displayUrl(entry.url);
       this.transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
-        fetch: fetchWithTraceHeader,
+        fetch: traceHeaderFetch(opts.fetch ?? fetch),
       });
     } else {
       throw new Error(`MCP server "${server}" needs either command (stdio) or url (streamable HTTP)`);

@@ -1,10 +1,13 @@
 import type { Logger } from "../../log/logger.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
+import type { McpOAuth } from "./oauth/mcp-oauth.js";
 
 export interface McpToolsetOptions {
   log?: Logger;
   /** Known secret values (the daemon's redactor); the server's own credentials from config.yaml are added to it. */
   redactor?: SecretRedactor;
+  /** The daemon's OAuth grants: a remote server without an Authorization header then logs in per org. */
+  oauth?: McpOAuth;
   /** Working directory of stdio servers (the project directory), so relative paths in `args` work. */
   cwd?: string;
   /** Milliseconds for each of the initialize handshake and the first `tools/list`; a server slower than this is down. Default 30 s. */

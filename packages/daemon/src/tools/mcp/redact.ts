@@ -21,6 +21,7 @@ export function redactorFor(entry: McpServerEntry, base?: SecretRedactor): Secre
     // `Bearer abc…`: the token alone may show up too (the scheme is no secret).
     for (const part of v.split(/\s+/)) if (!AUTH_SCHEME.test(part)) r.add(part);
   }
+  r.add(entry.oauth?.client_secret);
   const args = entry.args ?? [];
   args.forEach((a, i) => {
     if (!a.startsWith("-")) return;

@@ -2,20 +2,22 @@ import { parseTraceParent } from "@wardrik/protocol";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 /**
- * The fetch of a streamable-HTTP MCP connection. A tool call that carries
+ * Wraps the fetch of a streamable-HTTP MCP connection (plain, or one that adds an OAuth grant). A tool call that carries
  * trace context in `params._meta.traceparent` (where the MCP conventions put
  * it, for every transport) also gets it as the `traceparent` HTTP header, so
  * an HTTP server or proxy that only reads headers joins the same trace.
  */
-export const fetchWithTraceHeader: FetchLike = (url, init) => {
-  const body = init?.body;
-  // Most messages carry no trace context: look before parsing.
-  const traceparent = typeof body === "string" && body.includes('"traceparent"') ? traceparentOf(body) : undefined;
-  if (traceparent === undefined) return fetch(url, init);
-  const headers = new Headers(init?.headers);
-  headers.set("traceparent", traceparent);
-  return fetch(url, { ...init, headers });
-};
+export function traceHeaderFetch(inner: FetchLike): FetchLike {
+  return (url, init) => {
+    const body = init?.body;
+    // Most messages carry no trace context: look before parsing.
+    const traceparent = typeof body === "string" && body.includes('"traceparent"') ? traceparentOf(body) : undefined;
+    if (traceparent === undefined) return inner(url, init);
+    const headers = new Headers(init?.headers);
+    headers.set("traceparent", traceparent);
+    return inner(url, { ...init, headers });
+  };
+}
 
 function traceparentOf(body: string): string | undefined {
   let message: unknown;

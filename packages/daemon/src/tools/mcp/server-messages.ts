@@ -1,15 +1,15 @@
-import type { McpConnection } from "./mcp-connection.js";
 import { seconds } from "./describe-failure.js";
+import type { McpConnection } from "./mcp-connection.js";
 
-/** What an MCP server that is down carries: why, since when it may be tried again, and its last connection. */
+/** A server that is down: why, the connection that failed (its stderr may still be arriving), when to retry. */
 export interface DownState {
   kind: "down";
   reason: string;
+  conn?: McpConnection;
   retryAt: number;
-  conn?: McpConnection | undefined;
 }
 
-/** Why a connection closed, in words for the model and for `agent show`. */
+/** Why a connection ended that nobody closed. */
 export function closedReason(conn: McpConnection): string {
   if (!conn.isStdio) return `the connection to ${conn.target} closed`;
   const exit = conn.exitText();

@@ -1,26 +1,28 @@
-/** An awake agent that uses an MCP server: when it last did, and how many of its calls are in flight. */
 export interface Holder {
   lastUsed: number;
   inFlight: number;
 }
 
 /**
- * Which awake agents keep an MCP server running. A server nobody holds stops
- * after a grace period; a holder idle for too long (an agent that will not
- * sleep, yet stopped using the server) lets go by itself.
+ * The awake agents that keep one MCP server running. An agent holds the
+ * server from its first list or call until it releases it (it fell asleep)
+ * or has not used it for `holderIdleMs`; when the last holder goes, the
+ * server stops after `stopGraceMs` (another agent often follows).
  */
-export class McpHolders {
+export class ServerHolders {
   private readonly holders = new Map<string, Holder>();
   private stopTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly o: { holderIdleMs: number; stopGraceMs: number },
     /** Stops the server: nobody holds it any more. */
-    private readonly stopServer: () => void,
+    private readonly stop: () => void,
   ) {}
 
   hold(agentId: string): Holder {
+    if (this.closed) return { lastUsed: 0, inFlight: 0 }; // nothing to keep running
     let holder = this.holders.get(agentId);
     if (!holder) this.holders.set(agentId, (holder = { lastUsed: Date.now(), inFlight: 0 }));
     holder.lastUsed = Date.now();
@@ -32,7 +34,7 @@ export class McpHolders {
     return holder;
   }
 
-  /** The agent holds the server no more; the last release stops it. */
+  /** The agent no longer needs the server; the last release stops it. */
   release(agentId: string): void {
     if (!this.holders.delete(agentId) || this.holders.size > 0) return;
     this.scheduleStop();
@@ -42,8 +44,8 @@ export class McpHolders {
     return [...this.holders.keys()];
   }
 
-  /** Forgets every holder and timer (the server closes for good). */
-  clear(): void {
+  close(): void {
+    this.closed = true;
     clearTimeout(this.stopTimer);
     clearInterval(this.sweepTimer);
     this.holders.clear();
@@ -54,12 +56,12 @@ export class McpHolders {
     clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
     if (this.o.stopGraceMs <= 0) {
-      this.stopServer();
+      this.stop();
       return;
     }
     this.stopTimer = setTimeout(() => {
       this.stopTimer = undefined;
-      if (this.holders.size === 0) this.stopServer();
+      if (this.holders.size === 0) this.stop();
     }, this.o.stopGraceMs).unref();
   }
 

@@ -1,0 +1,69 @@
+// The benchmark workloads, how each runs, and how their JSON lines print as one table.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * NAME -> [file, ...args]. A `.js` file runs from bench/dist/ (compiled by `buildBench`): the figures
+ * are the product's built JavaScript. The rest need the test kit or the daemon's sources and run through tsx.
+ */
+export const WORKLOADS = {
+  W1: ["turns.js", "W1"],
+  W2: ["turns.js", "W2"],
+  W3: ["concurrent.js"],
+  W3L: ["concurrent.js", "1000", "4"],
+  W4: ["long-conversation.js"],
+  "W1-http": ["daemon-turns.js", "W1"],
+  "W2-http": ["daemon-turns.js", "W2"],
+  "W3-http": ["daemon-concurrent.js"],
+  "W4-http": ["daemon-turns.js", "W4"],
+  policy: ["policy.ts"],
+  tools: ["tools.js"],
+  mcp: ["mcp.ts"],
+  faults: ["faults.ts"],
+  recovery: ["recovery.ts"],
+  sleep: ["sleep.ts"],
+  db: ["db.ts"],
+  cluster: ["cluster.ts"],
+  telemetry: ["telemetry.ts"],
+};
+
+/** What `all` runs: every figure of the performance goals. */
+export const ALL = ["W1", "W2", "W3", "W4", "W1-http", "W2-http", "W3-http", "W4-http", "tools", "recovery", "sleep"];
+
+/** Compiles bench/*.ts to bench/dist/ when a source is newer than the output (needs `npm run build` first). */
+export function buildBench(benchDir) {
+  const stamp = join(benchDir, "dist", "turns.js");
+  const newest = Math.max(
+    ...readdirSync(benchDir)
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => statSync(join(benchDir, f)).mtimeMs),
+  );
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= newest) return;
+  const tsc = join(benchDir, "..", "node_modules", "typescript", "bin", "tsc");
+  execFileSync(process.execPath, [tsc, "-p", join(benchDir, "tsconfig.json")], { stdio: "inherit" });
+}
+
+/** Command line for one workload; `distDir` holds the compiled harness (another tree's, for compare). */
+export function commandOf(benchDir, name, distDir = join(benchDir, "dist")) {
+  const entry = WORKLOADS[name];
+  if (!entry) return undefined;
+  const [file, ...args] = entry;
+  if (file.endsWith(".js")) return [join(distDir, file), ...args];
+  return ["--import", "tsx", join(benchDir, file), ...args];
+}
+
+/** Runs a workload and returns its last JSON line (throws with its stderr when it fails). */
+export function runWorkload(cwd, argv, extra = [], env = process.env) {
+  const r = spawnSync(process.execPath, [...argv, ...extra], { cwd, encoding: "utf8", env, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`${argv.join(" ")} failed (${r.status}):\n${r.stderr}`);
+  const line = r.stdout.trim().split("\n").at(-1);
+  return JSON.parse(line);
+}
+
+/** Rows of `| workload | figure | value... |` for every numeric or text figure. */
+export function table(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? "").length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c ?? "").padEnd(widths[i])).join(" | ")} |`;
+  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}

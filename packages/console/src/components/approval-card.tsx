@@ -1,0 +1,209 @@
+import type { AgentDetail, AgentTools } from "@wardrik/protocol";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { messageOf } from "../api";
+import { useApi } from "../context";
+import { pretty } from "../format";
+import { agentHref } from "../router";
+import { parseArguments, schemaProblems } from "../schema-check";
+import { JsonBlock } from "./json-block";
+import { RecentContext } from "./recent-context";
+
+type WaitingCall = AgentDetail["waiting_calls"][number];
+
+interface Props {
+  agentId: string;
+  /** Shown with a link to the agent when the card is not on the agent's own page. */
+  agentName?: string;
+  call: WaitingCall;
+  /** Show the recent context open (the agent's page) or folded (the list of every waiting call). */
+  contextOpen?: boolean;
+  onDecided: () => void;
+}
+
+type Mode = "view" | "deny" | "edit";
+type Check = { state: "loading" } | { state: "ok"; value: Record<string, unknown> } | { state: "bad"; problems: string[] };
+
+/**
+ * One call that waits for a person: the tool, its arguments, why it waits (the
+ * policy rule that asked), and the agent's recent context, with Approve, Deny
+ * (with a reason) and Edit (change the arguments, checked against the tool's
+ * schema, then approve).
+ */
+export function ApprovalCard({ agentId, agentName, call, contextOpen = false, onDecided }: Props) {
+  const api = useApi();
+  const [mode, setMode] = useState<Mode>("view");
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<string>();
+  const [error, setError] = useState<string>();
+  const [reason, setReason] = useState("");
+  const [argsText, setArgsText] = useState(() => pretty(call.args));
+  const [schema, setSchema] = useState<Record<string, unknown> | "unavailable">();
+  const [contextShown, setContextShown] = useState(contextOpen);
+  const focusTarget = useRef<HTMLElement | null>(null);
+  const base = `call-${call.call}`;
+
+  // Before the browser paints: a key typed right after pressing Deny or Edit lands in the field.
+  useLayoutEffect(() => focusTarget.current?.focus(), [mode]);
+
+  const decide = async (verb: "approve" | "deny", body: unknown, what: string) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.post(`v1/agents/${agentId}/calls/${call.call}/${verb}`, body);
+      setDone(what);
+      onDecided();
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const startEdit = async () => {
+    setMode("edit");
+    if (schema !== undefined) return;
+    try {
+      const tools = await api.get<AgentTools>(`v1/agents/${agentId}/tools`);
+      setSchema(tools.tools.find((t) => t.name === call.tool)?.input_schema ?? "unavailable");
+    } catch (e) {
+      setError(messageOf(e));
+      setSchema("unavailable");
+    }
+  };
+
+  const check: Check = (() => {
+    const parsed = parseArguments(argsText);
+    if ("problem" in parsed) return { state: "bad", problems: [parsed.problem] };
+    if (schema === undefined) return { state: "loading" };
+    if (schema === "unavailable")
+      return {
+        state: "bad",
+        problems: [`${call.tool} is not available right now, so edited arguments cannot be checked; approve them as they are or wait.`],
+      };
+    const problems = schemaProblems(schema, parsed.value);
+    return problems.length > 0 ? { state: "bad", problems } : { state: "ok", value: parsed.value };
+  })();
+
+  return (
+    <article class="approval" aria-labelledby={`${base}-title`}>
+      <header class="approval-head">
+        <h3 id={`${base}-title`}>
+          <span class="tool">{call.tool}</span>
+          {agentName && (
+            <>
+              {" "}
+              <span class="muted">by</span> <a href={agentHref(agentId)}>{agentName}</a>
+            </>
+          )}
+        </h3>
+        <code class="id">{call.call}</code>
+      </header>
+      {call.reason && <p class="why">{call.reason}</p>}
+      <p class="rule">
+        {call.rule ? (
+          <>
+            Asked by policy rule <code>{call.rule}</code>
+          </>
+        ) : (
+          "No policy rule matched: calls that are not read-only need approval."
+        )}
+      </p>
+      <h4 class="label">Arguments</h4>
+      <JsonBlock value={call.args} label={`Arguments of ${call.tool}`} />
+      <details class="context-box" open={contextOpen} onToggle={(e) => setContextShown((e.target as HTMLDetailsElement).open)}>
+        <summary>Recent context</summary>
+        {contextShown && <RecentContext agentId={agentId} run={call.run} />}
+      </details>
+
+      {done ? (
+        <p class="done" role="status">
+          {done}
+        </p>
+      ) : mode === "view" ? (
+        <div class="actions">
+          <button type="button" class="primary" disabled={busy} onClick={() => void decide("approve", {}, "Approved; the call runs.")}>
+            Approve
+          </button>
+          <button type="button" disabled={busy} onClick={() => setMode("deny")}>
+            Deny
+          </button>
+          <button type="button" disabled={busy} onClick={() => void startEdit()}>
+            Edit
+          </button>
+        </div>
+      ) : mode === "deny" ? (
+        <form
+          class="decide-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void decide("deny", reason.trim() ? { reason: reason.trim() } : {}, "Denied; the model is told why.");
+          }}
+        >
+          <label for={`${base}-reason`}>Reason</label>
+          <input
+            id={`${base}-reason`}
+            ref={(el) => void (focusTarget.current = el)}
+            value={reason}
+            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+            placeholder="The model is told this"
+          />
+          <div class="actions">
+            <button type="submit" class="danger" disabled={busy}>
+              Deny with reason
+            </button>
+            <button type="button" onClick={() => setMode("view")}>
+              Back
+            </button>
+          </div>
+        </form>
+      ) : (
+        <form
+          class="decide-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (check.state === "ok") void decide("approve", { arguments: check.value }, "Approved with your edits; the call runs.");
+          }}
+        >
+          <label for={`${base}-args`}>Arguments (JSON)</label>
+          <textarea
+            id={`${base}-args`}
+            ref={(el) => void (focusTarget.current = el)}
+            class="code"
+            rows={Math.min(14, Math.max(4, argsText.split("\n").length + 1))}
+            spellcheck={false}
+            value={argsText}
+            onInput={(e) => setArgsText((e.target as HTMLTextAreaElement).value)}
+            aria-invalid={check.state === "bad" ? true : undefined}
+            aria-describedby={`${base}-check`}
+          />
+          <div id={`${base}-check`} class={`check check-${check.state}`} role="status">
+            {check.state === "loading" ? (
+              "Loading the tool's schema…"
+            ) : check.state === "ok" ? (
+              "The arguments fit the tool's schema."
+            ) : (
+              <ul>
+                {check.problems.map((p) => (
+                  <li key={p}>{p}</li>
+                ))}
+              </ul>
+            )}
+          </div>
+          <div class="actions">
+            <button type="submit" class="primary" disabled={busy || check.state !== "ok"}>
+              Approve with edits
+            </button>
+            <button type="button" onClick={() => setMode("view")}>
+              Back
+            </button>
+          </div>
+        </form>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </article>
+  );
+}

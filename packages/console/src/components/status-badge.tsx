@@ -1,0 +1,4 @@
+/** An agent's, turn's or call's status; every badge is as wide as the widest, so a change never moves what is next to it. */
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge badge-${status}`}>{status.replace("_", " ")}</span>;
+}

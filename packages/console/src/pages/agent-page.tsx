@@ -1,0 +1,149 @@
+import type { AgentDetail } from "@wardrik/protocol";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useAgentStream } from "../agent-stream";
+import { messageOf } from "../api";
+import { AgentConfig } from "../components/agent-config";
+import { ApprovalCard } from "../components/approval-card";
+import { ConversationPanel } from "../components/conversation-panel";
+import { EventList } from "../components/event-list";
+import { Spend } from "../components/spend";
+import { StatusBadge } from "../components/status-badge";
+import { useApi } from "../context";
+import { ago, clock } from "../format";
+import { agentHref, type AgentTab } from "../router";
+import { useDebouncedByKey, useTick } from "../use-debounced";
+
+const TABS: { tab: AgentTab; label: string }[] = [
+  { tab: "conversation", label: "Conversation" },
+  { tab: "events", label: "Events" },
+  { tab: "configuration", label: "Configuration" },
+];
+
+/** One agent: what waits for a person, its conversations live, its events, and how it is configured. */
+export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
+  const api = useApi();
+  const stream = useAgentStream(api, id);
+  const [detail, setDetail] = useState<AgentDetail>();
+  const [error, setError] = useState<string>();
+  const [, setNow] = useState(0);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useTick(15_000, () => setNow(Date.now()));
+
+  const load = async () => {
+    try {
+      setDetail(await api.get<AgentDetail>(`v1/agents/${id}`));
+      setError(undefined);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+  const refresh = useDebouncedByKey(() => void load(), 200);
+
+  useEffect(() => void load(), [id]);
+  useEffect(() => stream.onEventOf(() => refresh(id)), [stream]);
+  useEffect(() => {
+    if (!detail) return;
+    document.title = `${detail.name} · Wardrik`;
+  }, [detail?.name]);
+  useEffect(() => heading.current?.focus({ preventScroll: true }), [detail === undefined]);
+
+  if (!detail)
+    return error ? (
+      <section>
+        <h1>Agent not found</h1>
+        <p class="error" role="alert">
+          {error}
+        </p>
+        <p>
+          <a href="#/">Back to the agents</a>
+        </p>
+      </section>
+    ) : (
+      <p role="status">Loading the agent…</p>
+    );
+
+  return (
+    <>
+      <p class="crumbs">
+        <a href="#/">Agents</a> / {detail.name}
+      </p>
+      <header class="agent-head">
+        <h1 ref={heading} tabIndex={-1}>
+          {detail.title}
+        </h1>
+        <StatusBadge status={detail.status} />
+        <dl class="facts inline-facts">
+          <dt>Name</dt>
+          <dd>
+            <code>{detail.name}</code>
+          </dd>
+          <dt>Model</dt>
+          <dd>{detail.model ?? "config default"}</dd>
+          <dt>Spend today</dt>
+          <dd>
+            <Spend spend={detail.spend} />
+          </dd>
+          <dt>Last activity</dt>
+          <dd>
+            {detail.last_activity_at ? (
+              <time dateTime={detail.last_activity_at} title={clock(detail.last_activity_at)}>
+                {ago(detail.last_activity_at)}
+              </time>
+            ) : (
+              "never"
+            )}
+          </dd>
+        </dl>
+        {detail.description && <p class="description">{detail.description}</p>}
+      </header>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+
+      {detail.status === "unreadable" && (
+        <section class="unreadable" aria-labelledby="unreadable-heading">
+          <h2 id="unreadable-heading">Unreadable</h2>
+          <p class="reason">{detail.reason ?? "No reason was recorded."}</p>
+          {detail.file && (
+            <p>
+              File: <code>{detail.file}</code>. Fix it, then run <code>wardrik reload</code>.
+            </p>
+          )}
+        </section>
+      )}
+
+      {detail.waiting_calls.length > 0 && (
+        <section aria-labelledby="approvals-heading" class="waiting">
+          <h2 id="approvals-heading">Waiting for approval</h2>
+          <div class="approvals">
+            {detail.waiting_calls.map((c) => (
+              <ApprovalCard key={c.call} agentId={detail.id} call={c} contextOpen onDecided={() => void load()} />
+            ))}
+          </div>
+        </section>
+      )}
+
+      <nav class="tabs" aria-label="Agent sections">
+        {TABS.map((t) => (
+          <a key={t.tab} href={agentHref(detail.id, t.tab)} aria-current={t.tab === tab ? "page" : undefined}>
+            {t.label}
+          </a>
+        ))}
+        <span class={`feed feed-${stream.state}`}>
+          {stream.state === "live" ? "Live" : stream.state === "stopped" ? "Offline" : "Connecting…"}
+        </span>
+      </nav>
+      <section class="tab-panel" aria-label={TABS.find((t) => t.tab === tab)!.label}>
+        {tab === "conversation" ? (
+          <ConversationPanel detail={detail} stream={stream} onChanged={() => void load()} />
+        ) : tab === "events" ? (
+          <EventList stream={stream} />
+        ) : (
+          <AgentConfig detail={detail} />
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,26 @@
+/**
+ * The console `npm run build` writes into the daemon's dist/console: small
+ * enough to load at once on a slow link (the issue asks for under 200 KB
+ * gzipped), and made only of files the daemon serves itself.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { expect, it } from "vitest";
+
+const DIR = fileURLToPath(new URL("../../daemon/dist/console/", import.meta.url));
+
+it("the whole built console (page, scripts, styles, icon) is under 200 KB gzipped", () => {
+  const names = ["index.html", ...readdirSync(join(DIR, "assets")).map((n) => `assets/${n}`)];
+  expect(names.some((n) => n.endsWith(".js"))).toBe(true);
+  const gzipped = names.reduce((sum, n) => sum + gzipSync(readFileSync(join(DIR, n)), { level: 9 }).length, 0);
+  expect(gzipped).toBeLessThan(200 * 1024);
+});
+
+it("the page loads only its own files: no CDN, no font or script from elsewhere", () => {
+  const html = readFileSync(join(DIR, "index.html"), "utf8");
+  expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+  const css = readdirSync(join(DIR, "assets")).filter((n) => n.endsWith(".css"));
+  for (const n of css) expect(readFileSync(join(DIR, "assets", n), "utf8")).not.toMatch(/url\(\s*["']?(?:https?:)?\/\//);
+});

@@ -1,0 +1,64 @@
+import { Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import { WardrikError } from "@wardrik/protocol";
+import type { AgentRow } from "../store/rows.js";
+import type { ApiServices } from "./services.js";
+
+/**
+ * Arguments a person edited before approving a call must fit the tool's
+ * input schema, as the model's own had to: a tool never receives what it
+ * cannot take. The web console checks the same schema with the same validator
+ * before it sends, so both say the same thing.
+ */
+export async function checkEditedArguments(
+  svc: ApiServices,
+  agent: AgentRow,
+  callId: string,
+  args: Record<string, unknown>,
+): Promise<void> {
+  const call = await svc.store.calls.get(callId);
+  // An unknown or undecidable call: the approval itself answers with the right error.
+  if (!call || call.agent_id !== agent.id || call.status !== "waiting") return;
+  const tool = (await svc.describeTools(agent)).tools.find((t) => t.name === call.tool);
+  if (!tool) {
+    throw new WardrikError(
+      "conflict",
+      `Tool ${call.tool} is not available right now (no connected worker or server offers it), so edited arguments cannot be checked against its schema. Approve without editing, or wait until it is back.`,
+    );
+  }
+  const problems = schemaProblems(tool.input_schema, args);
+  if (problems.length > 0) {
+    throw new WardrikError(
+      "bad_request",
+      `Invalid request: body.arguments do not fit ${call.tool}'s input schema: ${problems.join("; ")}.`,
+    );
+  }
+}
+
+/** What is wrong with `value` under `schema`, one readable line per problem; empty when it fits. */
+export function schemaProblems(schema: Record<string, unknown>, value: unknown): string[] {
+  const result = new Validator(schema as Schema, draftOf(schema), false).validate(value);
+  if (result.valid) return [];
+  return result.errors.filter((e) => !WRAPPERS.has(e.keyword)).map(describe);
+}
+
+/** Keywords whose error only says "something below failed"; the error below says what. */
+const WRAPPERS = new Set(["properties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "false", "patternProperties"]);
+
+function describe(e: OutputUnit): string {
+  const where =
+    "arguments" +
+    e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
+  const required = /required property "(.*)"/.exec(e.error);
+  if (e.keyword === "required" && required) return `${where} needs property "${required[1]}"`;
+  const extra = /Property "(.*)" does not match additional properties schema/.exec(e.error);
+  if (e.keyword === "additionalProperties" && extra) return `${where} has property "${extra[1]}", which the tool does not take`;
+  return `${where}: ${e.error.replace(/\.$/, "")}`;
+}
+
+function draftOf(schema: Record<string, unknown>): SchemaDraft {
+  const id = typeof schema.$schema === "string" ? schema.$schema : "";
+  if (id.includes("draft-04")) return "4";
+  if (id.includes("draft-06") || id.includes("draft-07")) return "7";
+  if (id.includes("2019-09")) return "2019-09";
+  return "2020-12";
+}

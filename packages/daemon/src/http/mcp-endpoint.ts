@@ -1,0 +1,49 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { agentsMcpServer } from "../agent-mcp/agents-mcp-server.js";
+import type { ApiEnv } from "./api-env.js";
+import type { ApiServices } from "./services.js";
+
+export const MCP_PATH = "/v1/mcp";
+
+/**
+ * The org's agents over MCP (streamable HTTP) at `/v1/mcp`, behind the same
+ * bearer tokens as every route: a token sees its own org's agents; the admin
+ * token another org's with `Wardrik-Org`.
+ *
+ * Stateless: every POST gets a server and a transport of its own, answers
+ * (streaming progress notifications while a call runs) and is done. No
+ * session outlives a request, so any daemon of a cluster can serve any
+ * request and a restart loses nothing. Without sessions there is no stream
+ * for GET nor a session to DELETE: both answer 405, as the MCP spec allows.
+ *
+ * Mounted on the app directly rather than through RouteTable: the body is
+ * JSON-RPC, which the SDK's transport reads and answers itself.
+ */
+export function registerMcpEndpoint(app: OpenAPIHono<ApiEnv>, svc: ApiServices): void {
+  app.post(MCP_PATH, async (c) => {
+    const server = agentsMcpServer(svc, c.get("org"));
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    // The client went away (or the daemon stops): calls in flight stop waiting; their turns go on.
+    const close = () => void server.close().catch(() => undefined);
+    const signal = c.req.raw.signal;
+    if (signal.aborted) close();
+    else signal.addEventListener("abort", close, { once: true });
+    const res = await transport.handleRequest(c.req.raw);
+    // A notification's 202 or a JSON error ends the exchange at once; a stream ends when its last answer is sent.
+    if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) close();
+    return res;
+  });
+  const notAllowed = () =>
+    new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this endpoint keeps no sessions; send every message with POST." },
+        id: null,
+      }),
+      { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
+    );
+  app.get(MCP_PATH, notAllowed);
+  app.delete(MCP_PATH, notAllowed);
+}
