@@ -1,4 +1,4 @@
--- Version 5. Never edit a shipped migration: add a new file.
+-- Version 9. Never edit a shipped migration: add a new file.
 --
 -- The W3C trace context (traceparent) of a turn, recorded in the commit that
 -- starts it when traces are exported: a turn that parks and resumes later,
