@@ -1,3 +1,3 @@
--- Version 5 (PostgreSQL). Never edit a shipped migration: add a new file.
+-- Version 9 (PostgreSQL). Never edit a shipped migration: add a new file.
 -- See sqlite/009_turn_trace.sql for why.
 ALTER TABLE turns ADD COLUMN trace_context TEXT;
