@@ -26,6 +26,7 @@ export const WORKLOADS = {
   db: ["db.ts"],
   cluster: ["cluster.ts"],
   webhooks: ["webhooks.ts"],
+  telemetry: ["telemetry.ts"],
 };
 
 /** What `all` runs: every figure of the performance goals. */

@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import { join } from "node:path";
 import type { Script } from "@wardrik/testing";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
-import { DEFAULT_LEASE_SECONDS, loadAgentsDir, loadConfig, type AgentDefinition, type ProjectConfig } from "./config/index.js";
+import { DEFAULT_LEASE_SECONDS, loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { EventsIO } from "./events-io.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
@@ -20,11 +20,9 @@ import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import type { SlackService } from "./slack/slack-service.js";
 import { slackService, startSlack } from "./slack/slack-start.js";
-import { SecretStore } from "./store/secrets.js";
 import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
-import { DatabaseLock } from "./store/database-lock.js";
-import { openDb, type OpenedDb } from "./store/open-db.js";
+import { openProject } from "./open-project.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
@@ -35,6 +33,9 @@ import { WorkerGateway } from "./tools/workers/worker-gateway.js";
 import { McpOAuth, McpToolset } from "./tools/mcp/index.js";
 import { McpServers } from "./tools/mcp/mcp-servers.js";
 import { McpGrantStore } from "./store/mcp-grants.js";
+import { WardrikMetrics } from "./metrics/wardrik-metrics.js";
+import type { DaemonTracing } from "./telemetry/start-tracing.js";
+import { startDaemonTelemetry } from "./telemetry/daemon-telemetry.js";
 
 export { ADMIN_TOKEN_FILE, ensureAdminToken };
 
@@ -77,56 +78,30 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // Every known secret value, blanked from logs, tool outcomes, MCP messages and events.
   const redactor = options.redactor ?? new SecretRedactor();
   const rawLog = options.log ?? createLogger({ level: resolveLogThreshold(undefined, env) });
-  const log: Logger = (level, msg, fields) => rawLog(level, redactor.redact(msg), fields && redactor.redactValue(fields));
-  // Secrets live in the database, which config names: read config once to find
-  // the database (a secret there is an error), then again with the secrets.
-  // A stand-in every secret-valued key accepts (a webhook secret must look like "whsec_" + base64).
-  const PLACEHOLDER = "whsec_d2FyZHJpay1ib290c3RyYXA=";
-  const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
-  if (bootstrap.database.includes(PLACEHOLDER))
-    throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
+  // While traces are exported, a line about a turn (its `run`) names the turn's trace; one that names its own span keeps it.
+  let traceFields: DaemonTracing["logFields"] = () => undefined;
+  const log: Logger = (level, msg, fields) => {
+    const trace = traceFields(fields);
+    const all = trace ? { ...trace, ...fields } : fields;
+    rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
+  };
+  const { db, lock, config, secrets } = await openProject(dir, { env, redactor, log, synchronous: options.synchronous ?? "NORMAL" });
   const token = ensureAdminToken(dir);
   const clock = options.clock ?? systemClock;
-  // One daemon per SQLite database: a second one would run the first one's turns again.
-  // (On PostgreSQL several daemons form a cluster; leases keep each agent on one node.)
-  const sqlite = bootstrap.database.startsWith("sqlite:");
-  const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
-  let db: OpenedDb;
-  try {
-    db = await openDb(bootstrap.database, { synchronous: options.synchronous ?? "NORMAL", log });
-  } catch (err) {
-    lock?.release();
-    throw err;
-  }
-  let config: ProjectConfig;
-  let secrets: SecretStore;
-  try {
-    // A secret stored while the daemon runs is blanked from then on, too.
-    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"), { env, onSet: (_org, name, value) => redactor.add(value, name) });
-    // Every org's secrets, not only those config.yaml uses: no org's secret may show anywhere.
-    const stored = await secrets.everything();
-    for (const s of stored.values) redactor.add(s.value, s.name);
-    for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
-    const known = await secrets.all(bootstrap.org);
-    config = loadConfig(dir, { env, secret: (name) => known.get(name) });
-  } catch (err) {
-    await db.close();
-    lock?.release();
-    throw err;
-  }
-  // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
-  for (const m of Object.values(config.models)) redactor.add(m.api_key);
-  for (const s of config.subscribers ?? []) redactor.add(s.secret);
-  if (config.slack) {
-    redactor.add(config.slack.bot_token);
-    redactor.add(config.slack.signing_secret);
-  }
   const bus = new EventBus();
   const ids = ulidIds(clock);
   // Webhook subscribers and triggers: deliveries and event firings commit with their events.
-  const eventsIO = new EventsIO({ config, db, ids, clock, log, redactor, secrets, env, userAgent: `wardrik/${VERSION}` });
+  const metrics = new WardrikMetrics();
+  const eventsIO = new EventsIO({
+    ...{ config, db, ids, clock, log, redactor, secrets, env, userAgent: `wardrik/${VERSION}` },
+    onDeliveryAttempt: (outcome) => metrics.webhookDelivery(outcome),
+  });
   // Events and stored messages carry no known secret value.
-  const store = new Store(db, bus, ids, clock, { redact: (data) => redactor.redactValue(data), onEventsWritten: eventsIO.onEventsWritten });
+  const store = new Store(db, bus, ids, clock, {
+    redact: (data) => redactor.redactValue(data),
+    onEventsWritten: eventsIO.onEventsWritten,
+    onCommit: metrics.commitTook,
+  });
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
@@ -217,7 +192,25 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
-  const runtime = new Runtime(store, registry, hooks, { log, toolTimeoutMs, reconnectGraceMs, ownership: node.ownership });
+  const observed = await startDaemonTelemetry(config.telemetry, env, {
+    ...{ store, bus, log, metrics, version: VERSION },
+    redact: (t) => redactor.redact(t),
+    addSecret: (value) => redactor.add(value),
+    workerConnections: () => workers.connectionsByOrg(),
+  }).catch(async (err: unknown) => {
+    await workers.close();
+    await db.close();
+    lock?.release();
+    throw err;
+  });
+  traceFields = observed.tracing.logFields;
+  const runtime = new Runtime(store, registry, hooks, {
+    log,
+    toolTimeoutMs,
+    reconnectGraceMs,
+    ownership: node.ownership,
+    telemetry: observed.tracing.telemetry,
+  });
   lateAnswers.runtime = runtime;
   eventsIO.attach(store, runtime, bus);
   if (config.slack) integrations.slack = slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });
@@ -309,17 +302,23 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       ) => workers.handleUpgrade(req, socket, head),
     },
     log,
+    metrics: () => metrics.render(),
   };
   const { app } = buildApp(svc, httpOpts);
-  let server: Server;
-  try {
-    server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
-  } catch (err) {
-    // Nothing ran yet: give back the database (and its lock) before saying why.
+  // Nothing ran yet when a listen fails (the metrics address, then the API's): give back the database (and its lock) before saying why.
+  const abandon = async () => {
     await runtime.close();
+    await observed.close();
     await workers.close();
     await db.close();
     lock?.release();
+  };
+  let server: Server;
+  try {
+    await observed.listen(log);
+    server = await listen(app, options.host ?? config.listen.host, options.port ?? config.listen.port, httpOpts);
+  } catch (err) {
+    await abandon();
     throw err;
   }
   const addr = server.address();
@@ -366,6 +365,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         await integrations.slack?.close();
         // Its agents go to the other nodes at once, rather than after the lease.
         await node.close(true);
+        // Spans of the turns that just stopped, and any still buffered, go out before the database closes.
+        await observed.close();
         log("info", "shutdown: telling workers the daemon is going away");
         await workers.close();
         log("info", "shutdown: stopping MCP servers");

@@ -34,6 +34,8 @@ export interface EventsIOOptions {
   secrets: SecretStore;
   env: NodeJS.ProcessEnv;
   userAgent: string;
+  /** Each delivery attempt's outcome (the metrics). */
+  onDeliveryAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
 }
 
 /** Agents made or changed elsewhere (another daemon of a cluster) are picked up at least this often. */
@@ -71,7 +73,14 @@ export class EventsIO {
     this.firings = new TriggerFiringsTable(o.db);
     const subscribers = compileSubscribers(o.config.subscribers ?? []);
     this.outbox = new WebhookOutbox(o.config.org, subscribers, this.deliveries, o.ids, o.clock);
-    this.sender = new DeliverySender({ table: this.deliveries, subscribers, clock: o.clock, log: o.log, userAgent: o.userAgent });
+    this.sender = new DeliverySender({
+      table: this.deliveries,
+      subscribers,
+      clock: o.clock,
+      log: o.log,
+      userAgent: o.userAgent,
+      ...(o.onDeliveryAttempt ? { onAttempt: o.onDeliveryAttempt } : {}),
+    });
     this.admin = new DeliveryAdmin(
       this.deliveries,
       o.clock,

@@ -23,3 +23,6 @@ export type { Toolset, ToolInfo, ToolCallContext, ToolOutcome, ToolScope } from 
 export { ulidIds, systemClock } from "./ids.js";
 export type { Clock, IdGenerator } from "./ids.js";
 export { initProject } from "./cli/init-project.js";
+export { WardrikMetrics } from "./metrics/wardrik-metrics.js";
+export { startDaemonTelemetry } from "./telemetry/daemon-telemetry.js";
+export type { DaemonTelemetry, TelemetryDeps } from "./telemetry/daemon-telemetry.js";

@@ -18,11 +18,13 @@ describe("export maps", () => {
       "SqliteDb",
       "Store",
       "ToolRegistry",
+      "WardrikMetrics",
       "WorkerGateway",
       "ensureAdminToken",
       "initProject",
       "openDb",
       "startDaemon",
+      "startDaemonTelemetry",
       "systemClock",
       "ulidIds",
     ]);

@@ -50,6 +50,8 @@ export {
   TurnView,
 } from "./http.js";
 export { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
+export { formatTraceParent, parseTraceParent } from "./trace-context.js";
+export type { TraceParent } from "./trace-context.js";
 export type { UnsafeCharacter } from "./safe-text.js";
 export {
   AbortReason,

@@ -138,6 +138,12 @@ export const DaemonCall = z.object({
     idempotencyKey: z.string(),
     /** Time left for this attempt. */
     timeoutMs: z.number().int().nonnegative(),
+    /**
+     * W3C Trace Context of the daemon's `execute_tool` span for this call, when
+     * the daemon exports traces. Optional both ways: an older SDK drops it, an
+     * older daemon never sends it.
+     */
+    traceparent: z.string().max(512).optional(),
   }),
 });
 export type DaemonCall = z.infer<typeof DaemonCall>;

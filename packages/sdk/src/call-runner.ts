@@ -3,6 +3,7 @@ import { CallTable } from "@wardrik/protocol";
 import { FinishedCalls } from "./finished-calls.js";
 import { OUTBOX_DEFAULTS, Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
+import { runInTraceContext } from "./trace-context.js";
 
 /** Where a finished call's messages go: the connection the daemon has welcomed, if any. */
 export interface CallLink {
@@ -155,7 +156,8 @@ export class CallRunner {
     if (!args.ok) return failureFrame(message, args.error);
     let value: unknown;
     try {
-      value = tool.run(args.value, this.context(entry));
+      const ctx = this.context(entry);
+      value = runInTraceContext(message.ctx.traceparent, () => tool.run(args.value, ctx));
     } catch (err) {
       return failureFrame(message, thrownMessage(err));
     }
@@ -172,6 +174,7 @@ export class CallRunner {
       agent: message.ctx.agent,
       run: message.ctx.run,
       idempotencyKey: message.ctx.idempotencyKey,
+      traceparent: message.ctx.traceparent,
       get signal() {
         if (!entry.controller) {
           entry.controller = new AbortController();

@@ -13,6 +13,13 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Adds a paid API's cost, in US dollars, to the agent's budget. Calls add up. */
   cost(usd: number): void;
+  /**
+   * The W3C `traceparent` of the daemon's span for this call, when the daemon
+   * exports traces. With `@opentelemetry/api` installed and set up in this
+   * process, spans `run` starts are already children of it; pass it on
+   * yourself to whatever else should join the trace.
+   */
+  readonly traceparent?: string | undefined;
 }
 
 /** The input of a tool: a zod object schema. */

@@ -23,8 +23,9 @@ test("run's first argument is inferred from the input schema (its output side)",
   });
 });
 
-test("ctx has exactly agent, run, idempotencyKey, signal and cost", () => {
-  expectTypeOf<keyof ToolContext>().toEqualTypeOf<"agent" | "run" | "idempotencyKey" | "signal" | "cost">();
+test("ctx has exactly agent, run, idempotencyKey, signal, cost and the optional traceparent", () => {
+  expectTypeOf<keyof ToolContext>().toEqualTypeOf<"agent" | "run" | "idempotencyKey" | "signal" | "cost" | "traceparent">();
+  expectTypeOf<ToolContext["traceparent"]>().toEqualTypeOf<string | undefined>();
   expectTypeOf<ToolContext["signal"]>().toEqualTypeOf<AbortSignal>();
   expectTypeOf<ToolContext["cost"]>().toEqualTypeOf<(usd: number) => void>();
 });

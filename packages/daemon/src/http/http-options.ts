@@ -12,4 +12,6 @@ export interface HttpOptions {
   /** WebSocket upgrades (the worker gateway) by path. */
   upgrades?: Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
   log?: HttpLog;
+  /** Renders Prometheus metrics for GET /metrics (admin token); without it the route does not exist. */
+  metrics?: () => Promise<string>;
 }

@@ -22,6 +22,7 @@ import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type Input
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
 import { buildDocument, registerSharedComponents } from "./openapi-document.js";
+import { registerMetricsRoute } from "./metrics-route.js";
 import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
@@ -101,6 +102,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
     handler: (c) => c.json((document ??= buildDocument(app, VERSION)) as object),
   });
 
+  if (opts.metrics) registerMetricsRoute(app, opts.authenticate, opts.metrics);
   registerApiRoutes(routes, svc);
   registerEventRoutes(routes, svc);
   registerFeedRoutes(routes, svc);

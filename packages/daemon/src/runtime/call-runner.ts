@@ -13,6 +13,7 @@ import { recoverCall } from "./recovery.js";
 import { completeRoundIn } from "./round-runner.js";
 import { decideSavedCall } from "./decide-saved-call.js";
 import { noWorkerMessage } from "./plan-round.js";
+import { toolTelemetry } from "./telemetry.js";
 
 /** A call safe to repeat that keeps losing its worker is given up after this many attempts. */
 const MAX_LOST_ATTEMPTS = 5;
@@ -89,7 +90,8 @@ async function dispatch(
       await runInTransaction(d, turn, call, tool, args, attempt);
       return;
     }
-    const { outcome, cost } = await invokeTool(d, turn, call, tool, args, turnSignal);
+    const traced = toolTelemetry(d, turn, call, tool, args, attempt);
+    const { outcome, cost } = await d.opts.telemetry.toolCall(traced, (tp) => invokeTool(d, turn, call, tool, args, turnSignal, tp));
     const costMicros = toMicros(cost);
     if (turnSignal.aborted) {
       // The turn was cancelled or timed out (its end closed the call), or the daemon is stopping (recovery resumes it).
@@ -125,16 +127,20 @@ async function runInTransaction(
   const state = d.rounds.get(turn.id);
   await d.store
     .tx(async (w) => {
-      const outcome = await tool.toolset.callInTransaction!(w, tool.local, args, {
-        agent: d.id,
-        org: d.org,
-        run: turn.id,
-        callId: call.id,
-        idempotencyKey: call.idempotency_key,
-        signal: new AbortController().signal,
-        timeoutMs: d.opts.toolTimeoutMs,
-        cost: () => undefined,
-      });
+      const traced = toolTelemetry(d, turn, call, tool, args, attempt);
+      const { outcome } = await d.opts.telemetry.toolCall(traced, async (traceparent) => ({
+        outcome: await tool.toolset.callInTransaction!(w, tool.local, args, {
+          agent: d.id,
+          org: d.org,
+          run: turn.id,
+          callId: call.id,
+          idempotencyKey: call.idempotency_key,
+          signal: new AbortController().signal,
+          timeoutMs: d.opts.toolTimeoutMs,
+          cost: () => undefined,
+          traceparent,
+        }),
+      }));
       const result = outcome.ok ? { isError: false, output: outcome.output } : { isError: true, output: outcome.error };
       const moved = outcome.ok
         ? await completeCall(w, d.store, d.ref, call, "running", outcome.output, 0, attempt)

@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import type { Telemetry } from "./telemetry.js";
 
 /** Settings of the engine that drives turns; the daemon fills them from config.yaml. */
 export interface EngineOptions {
@@ -13,6 +14,8 @@ export interface EngineOptions {
   /** Test hook: base of the model retry backoff. */
   modelBackoffMs?: number;
   log: Logger;
+  /** Traces of turns, model calls and tool calls (default: none). */
+  telemetry: Telemetry;
 }
 
 /** Why a running turn was interrupted: its AbortSignal's reason. */

@@ -17,6 +17,7 @@ export async function invokeTool(
   tool: ResolvedTool,
   args: unknown,
   turnSignal: AbortSignal,
+  traceparent?: string,
 ): Promise<{ outcome: ToolOutcome; cost: number }> {
   const controller = new AbortController();
   const onTurnAbort = () => controller.abort(new CallStop(turnStopReason(turnSignal)));
@@ -39,6 +40,7 @@ export async function invokeTool(
             idempotencyKey: call.idempotency_key,
             signal: controller.signal,
             timeoutMs,
+            traceparent,
             cost: (usd: number) => {
               if (Number.isFinite(usd) && usd > 0) cost += usd;
             },

@@ -7,9 +7,10 @@ import { toModelToolName } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { budgetReason, estimateTokens, stopForBudget } from "./budget.js";
 import { recordNewCall } from "./call-moves.js";
-import { callModel } from "./call-model.js";
+import { callModel, type CallModelOptions } from "./call-model.js";
 import { maybeCompact } from "./compaction-step.js";
 import { StaleTurn } from "./engine-options.js";
+import { turnTelemetry } from "./telemetry.js";
 import { completeRoundIn } from "./round-runner.js";
 import { RoundState } from "./round-state.js";
 import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-round.js";
@@ -61,7 +62,7 @@ export async function modelStep(
       announceModelCall(d, w, turn.id, iteration);
     });
   }
-  const reply = await callModel({
+  const request: CallModelOptions = {
     model: resolved.model,
     prompt,
     tools: [...tools.values()].map(toFunctionTool),
@@ -77,7 +78,10 @@ export async function modelStep(
             d.hooks.onDelta?.(d.id, turn.id, "", true, { attempt, delay_ms: Math.round(delayMs), error }),
         }
       : {}),
-  });
+  };
+  const traced = { ...turnTelemetry(d, turn), ref: resolved.ref, provider: resolved.model.provider, modelId: resolved.model.modelId };
+  const content = () => ({ instructions: d.def.instructions, prompt });
+  const reply = await d.opts.telemetry.modelCall({ ...traced, iteration, content }, () => callModel(request));
   cache.recordUsage(reply.usage.input, sentMessages);
   const costMicros = toMicros(reply.costUsd);
   const replied = {
@@ -156,6 +160,7 @@ export async function modelStep(
     );
     recordJudged(w, d, turn.id, judged);
     for (const c of calls) recordNewCall(w, d.ref, turn.id, c);
+    w.afterCommit(() => d.opts.telemetry.callsPlanned(traced, calls));
     if (over) {
       w.emit(d.ref, "budget.exceeded", { reason: over, refused: "tool calls", ...caps }, { run: turn.id });
       if (await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason: over, code: "budget" })) endedIn(d, w, turn);

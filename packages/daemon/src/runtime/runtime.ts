@@ -13,6 +13,7 @@ import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
+import { noTelemetry } from "./telemetry.js";
 import type { RuntimeHooks } from "./types.js";
 
 export type { FileAgent, SyncReport };
@@ -54,6 +55,7 @@ export class Runtime {
       toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
       reconnectGraceMs: options.reconnectGraceMs ?? 5_000,
       log: options.log ?? silentLogger,
+      telemetry: options.telemetry ?? noTelemetry,
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
     this.ownership = options.ownership ?? new LocalOwnership("local", store.leases);

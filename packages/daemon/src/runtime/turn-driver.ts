@@ -6,6 +6,7 @@ import type { AgentDriver } from "./agent-driver.js";
 import { ModelCallError } from "./call-model.js";
 import { StaleTurn, TurnStop } from "./engine-options.js";
 import { modelStep } from "./model-step.js";
+import { turnTelemetry } from "./telemetry.js";
 import { runRound } from "./round-runner.js";
 import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
 
@@ -58,7 +59,9 @@ export async function startTurnIn(
   run: string,
   inputs: { id: string; text: string }[],
 ): Promise<TurnRow> {
-  const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs);
+  // The turn's trace context is stored with it, so every later stretch of the turn joins the same trace.
+  const traceContext = d.opts.telemetry.turnStarting(w, turnTelemetry(d, { id: run, conversation_id: conversation.id }));
+  const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs, traceContext);
   announceModelCall(d, w, run, 1);
   w.afterCommit(() => {
     d.starting.delete(conversation.id);
@@ -87,7 +90,11 @@ export function announceModelCall(d: AgentDriver, w: Writer, run: string, iterat
 }
 
 /** Advances a turn from whatever state the store holds: fresh, resumed after approval, or recovered. */
-export async function driveTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
+export function driveTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
+  return d.opts.telemetry.inTurn(turnTelemetry(d, initial), () => advanceTurn(d, initial));
+}
+
+async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
   let turn = initial;
   const controller = new AbortController();
   d.turnControllers.set(turn.id, controller);

@@ -25,9 +25,10 @@ export async function beginTurn(
   conversation: { id: string; key: string },
   run: string,
   inputs: InputRow[],
+  traceContext?: string,
 ): Promise<StartedTurn> {
   const move = nextTurn("none", "start")!;
-  const turn = await store.turns.insert(w, { id: run, agentId: agent.id, conversationId: conversation.id }, w.now);
+  const turn = await store.turns.insert(w, { id: run, agentId: agent.id, conversationId: conversation.id, traceContext }, w.now);
   w.countTurns(agent, move.counters);
   const messages = inputs.map((i) => w.appendMessage(agent, conversation.id, run, { role: "user", text: i.text, input: i.id }));
   w.emit(

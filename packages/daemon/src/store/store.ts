@@ -26,6 +26,8 @@ export interface StoreOptions {
    * events, such as the webhook outbox, is written here.
    */
   onEventsWritten?: (tx: Tx, events: readonly StoredEvent[]) => Promise<void>;
+  /** Told how long each committed transaction took, in seconds (the commit-time metric). */
+  onCommit?: (seconds: number) => void;
 }
 
 /** PostgreSQL's codes for a transaction that lost a race and may simply be run again. */
@@ -54,6 +56,7 @@ export class Store {
   readonly consoleLinks: ConsoleLinksTable;
   private readonly redact: (data: unknown) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
+  private readonly onCommit: ((seconds: number) => void) | undefined;
 
   constructor(
     readonly db: Db,
@@ -77,6 +80,7 @@ export class Store {
     this.consoleLinks = new ConsoleLinksTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
+    this.onCommit = options.onCommit;
   }
 
   /**
@@ -88,6 +92,7 @@ export class Store {
     for (let attempt = 1; ; attempt++) {
       const now = this.clock.now().toISOString();
       let writer: BufferedWriter | undefined;
+      const started = this.onCommit ? performance.now() : 0;
       try {
         const result = await this.db.transaction(async (tx) => {
           writer = new BufferedWriter(tx, now, this.ids, this.redact, this.onEventsWritten);
@@ -95,6 +100,7 @@ export class Store {
           await writer.flush();
           return value;
         });
+        this.onCommit?.((performance.now() - started) / 1000);
         for (const e of writer!.events) this.bus.publish(e);
         for (const f of writer!.committed) f();
         return result;

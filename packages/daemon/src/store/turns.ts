@@ -39,14 +39,16 @@ export class TurnsTable {
     return this.db.all<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id DESC LIMIT ?", [conversationId, limit]);
   }
 
-  async insert(tx: Tx, t: { id: string; agentId: string; conversationId: string }, now: string): Promise<TurnRow> {
-    await tx.run("INSERT INTO turns (id, agent_id, conversation_id, status, format, started_at) VALUES (?, ?, ?, 'running', ?, ?)", [
-      t.id,
-      t.agentId,
-      t.conversationId,
-      STATE_FORMAT,
-      now,
-    ]);
+  /** `traceContext`: the W3C traceparent of the turn's trace, when traces are exported (turn-traces.ts). */
+  async insert(
+    tx: Tx,
+    t: { id: string; agentId: string; conversationId: string; traceContext?: string | undefined },
+    now: string,
+  ): Promise<TurnRow> {
+    await tx.run(
+      "INSERT INTO turns (id, agent_id, conversation_id, status, format, started_at, trace_context) VALUES (?, ?, ?, 'running', ?, ?, ?)",
+      [t.id, t.agentId, t.conversationId, STATE_FORMAT, now, t.traceContext ?? null],
+    );
     return {
       id: t.id,
       agent_id: t.agentId,

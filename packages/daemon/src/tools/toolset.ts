@@ -33,6 +33,8 @@ export interface ToolCallContext {
   cost(usd: number): void;
   /** Milliseconds this call may take before it times out. */
   timeoutMs: number;
+  /** W3C trace context of the call's span, when traces are exported: passed on to workers and MCP servers. */
+  traceparent?: string | undefined;
 }
 
 export type ToolOutcome =

@@ -18,6 +18,8 @@ export interface DeliverySenderOptions {
   concurrency?: number;
   /** How often the outbox is looked at without a kick, for retries coming due and other daemons' events (default 1 s). */
   pollMs?: number;
+  /** Each attempt's outcome, for the metrics: delivered, failed (to be retried) or gave_up (dead-lettered). */
+  onAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
 }
 
 /** A claim outlives the longest attempt by this much, so it never lapses while its request is still out. */
@@ -211,6 +213,7 @@ export class DeliverySender {
   }
 
   private report(c: ClaimedDelivery, o: AttemptOutcome): void {
+    this.o.onAttempt?.(o.next.status === "delivered" ? "delivered" : o.next.status === "failed" ? "gave_up" : "failed");
     const fields = { delivery: c.row.id, subscriber: c.row.subscriber, event: c.event.id, attempt: c.row.attempts + 1 };
     if (o.next.status === "failed")
       this.o.log("warn", "webhook delivery dead-lettered: its retry window is over", { ...fields, error: o.error });

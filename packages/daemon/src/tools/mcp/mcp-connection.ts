@@ -11,6 +11,7 @@ import type { Logger } from "../../log/logger.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
 import { displayUrl } from "./redact.js";
 import { StderrTail } from "./stderr-tail.js";
+import { traceHeaderFetch } from "./trace-header-fetch.js";
 
 /** A server that pages its tool list forever is broken; stop after this many pages. */
 const MAX_LIST_PAGES = 100;
@@ -72,7 +73,7 @@ export class McpConnection {
       this.target = displayUrl(entry.url);
       this.transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
-        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        fetch: traceHeaderFetch(opts.fetch ?? fetch),
       });
     } else {
       throw new Error(`MCP server "${server}" needs either command (stdio) or url (streamable HTTP)`);
@@ -111,9 +112,13 @@ export class McpConnection {
     return tools;
   }
 
-  /** `options.signal` aborting makes the SDK send `notifications/cancelled` for this request. */
-  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
+  /**
+   * `options.signal` aborting makes the SDK send `notifications/cancelled` for this request.
+   * `traceparent` goes in `params._meta`, where MCP's trace context conventions put it.
+   */
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions, traceparent?: string): Promise<CallToolResult> {
+    const meta = traceparent === undefined ? {} : { _meta: { traceparent } };
+    return this.client.callTool({ name, arguments: args, ...meta }, undefined, options) as Promise<CallToolResult>;
   }
 
   /** How the process ended, such as "exit code 1", or "" when unknown or still running. */

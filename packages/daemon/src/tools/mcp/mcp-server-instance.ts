@@ -168,10 +168,12 @@ export class McpServerInstance {
       return { ok: false, kind: "unavailable", error: err instanceof Error ? err.message : String(err) };
     }
     try {
-      const result = await conn.callTool(tool, (args ?? {}) as Record<string, unknown>, {
-        signal: ctx.signal,
-        timeout: ctx.timeoutMs + SDK_TIMEOUT_GRACE_MS,
-      });
+      const result = await conn.callTool(
+        tool,
+        (args ?? {}) as Record<string, unknown>,
+        { signal: ctx.signal, timeout: ctx.timeoutMs + SDK_TIMEOUT_GRACE_MS },
+        ctx.traceparent,
+      );
       if (this.isCurrent(conn)) this.failures = 0;
       return toToolOutcome(this.namespace, tool, result);
     } catch (err) {

@@ -81,6 +81,7 @@ export class WorkerCalls {
         run: ctx.run,
         idempotencyKey: ctx.idempotencyKey,
         timeoutMs: Math.max(0, Math.min(2 ** 31 - 1, ctx.timeoutMs)),
+        ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
       },
     });
   }

@@ -284,6 +284,13 @@ export class WorkerGateway implements Toolset {
     });
   }
 
+  /** Open connections by org, for the wardrik_worker_connections metric. */
+  connectionsByOrg(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const conn of this.connections) out.set(conn.org, (out.get(conn.org) ?? 0) + 1);
+    return out;
+  }
+
   status(scope: ToolScope): { name: string; status: string; reason?: string }[] {
     const out: { name: string; status: string; reason?: string }[] = [];
     for (const conn of this.connections) {

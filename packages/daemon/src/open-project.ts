@@ -1,0 +1,69 @@
+/**
+ * The first steps of a daemon's start: config.yaml read once to find the
+ * database, the database opened (locked, when it is a SQLite file, so one
+ * daemon owns it), the stored secrets loaded into the redactor, then
+ * config.yaml read again with the secrets it names.
+ */
+import { join } from "node:path";
+import { loadConfig, type ProjectConfig } from "./config/index.js";
+import type { Logger } from "./log/index.js";
+import type { SecretRedactor } from "./secrets/redactor.js";
+import { DatabaseLock } from "./store/database-lock.js";
+import { openDb, type OpenedDb } from "./store/open-db.js";
+import { SecretStore } from "./store/secrets.js";
+
+export interface OpenedProject {
+  db: OpenedDb;
+  lock: DatabaseLock | undefined;
+  config: ProjectConfig;
+  secrets: SecretStore;
+}
+
+export async function openProject(
+  dir: string,
+  o: { env: NodeJS.ProcessEnv; redactor: SecretRedactor; log: Logger; synchronous: "NORMAL" | "FULL" },
+): Promise<OpenedProject> {
+  const { env, redactor, log } = o;
+  // Secrets live in the database, which config names: read config once to find
+  // the database (a secret there is an error), then again with the secrets.
+  // A stand-in every secret-valued key accepts (a webhook secret must look like "whsec_" + base64).
+  const PLACEHOLDER = "whsec_d2FyZHJpay1ib290c3RyYXA=";
+  const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
+  if (bootstrap.database.includes(PLACEHOLDER))
+    throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
+  // One daemon per SQLite database: a second one would run the first one's turns again.
+  // (On PostgreSQL several daemons form a cluster; leases keep each agent on one node.)
+  const sqlite = bootstrap.database.startsWith("sqlite:");
+  const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
+  let db: OpenedDb;
+  try {
+    db = await openDb(bootstrap.database, { synchronous: o.synchronous, log });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+  let config: ProjectConfig;
+  let secrets: SecretStore;
+  try {
+    // A secret stored while the daemon runs is blanked from then on, too.
+    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"), { env, onSet: (_org, name, value) => redactor.add(value, name) });
+    // Every org's secrets, not only those config.yaml uses: no org's secret may show anywhere.
+    const stored = await secrets.everything();
+    for (const s of stored.values) redactor.add(s.value, s.name);
+    for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
+    const known = await secrets.all(bootstrap.org);
+    config = loadConfig(dir, { env, secret: (name) => known.get(name) });
+  } catch (err) {
+    await db.close();
+    lock?.release();
+    throw err;
+  }
+  // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
+  for (const m of Object.values(config.models)) redactor.add(m.api_key);
+  for (const s of config.subscribers ?? []) redactor.add(s.secret);
+  if (config.slack) {
+    redactor.add(config.slack.bot_token);
+    redactor.add(config.slack.signing_secret);
+  }
+  return { db, lock, config, secrets };
+}
