@@ -20,3 +20,6 @@ export type { Toolset, ToolInfo, ToolCallContext, ToolOutcome, ToolScope } from 
 export { ulidIds, systemClock } from "./ids.js";
 export type { Clock, IdGenerator } from "./ids.js";
 export { initProject } from "./cli/init-project.js";
+// The policy engine on its own: decide what a call needs without a daemon (tests, benchmarks).
+export { compilePolicy, decide } from "./policy/index.js";
+export type { CallToDecide, CompiledPolicy, Decision, DecisionResult, Policy, PolicyRule } from "./policy/index.js";
