@@ -18,6 +18,8 @@ describe("export maps", () => {
       "Store",
       "ToolRegistry",
       "WorkerGateway",
+      "compilePolicy",
+      "decide",
       "ensureAdminToken",
       "initProject",
       "openDb",
