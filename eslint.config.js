@@ -1,21 +1,25 @@
 import tseslint from "typescript-eslint";
 
 /**
- * The daemon's layers: http and cli -> runtime -> (models, tools, policy) ->
- * store. A folder may import the ones below it, never one above: the rule for
- * each folder lists what it must not reach. config, events, log, secrets and
- * ids are shared by all.
+ * The daemon's layers: http and cli -> cluster -> runtime -> (models, tools,
+ * policy) -> store. A folder may import the ones below it, never one above:
+ * the rule for each folder lists what it must not reach. config, events, log,
+ * secrets and ids are shared by all. (test/lint/layer-rules.test.ts shows the
+ * rules fire.)
  */
 const SRC = "packages/daemon/src";
 const ABOVE = {
-  store: ["runtime", "http", "cli", "tools", "models", "policy", "daemon"],
-  tools: ["runtime", "http", "cli", "daemon"],
-  models: ["runtime", "http", "cli", "daemon"],
-  policy: ["runtime", "http", "cli", "daemon"],
-  runtime: ["http", "cli", "daemon"],
+  store: ["runtime", "http", "cli", "tools", "models", "policy", "cluster", "daemon"],
+  tools: ["runtime", "http", "cli", "cluster", "daemon"],
+  models: ["runtime", "http", "cli", "cluster", "daemon"],
+  policy: ["runtime", "http", "cli", "cluster", "daemon"],
+  // The runtime learns of other nodes through the ownership interface it defines; cluster/ implements it.
+  runtime: ["http", "cli", "cluster", "daemon"],
+  // Several daemons on one database: built on runtime, store, tools and events, never on what serves requests.
+  cluster: ["http", "cli", "models", "policy", "daemon"],
   http: ["cli"],
   // The CLI talks to the daemon over HTTP; only offline secrets open the store.
-  cli: ["runtime", "http", "tools", "models", "policy"],
+  cli: ["runtime", "http", "tools", "models", "policy", "cluster"],
 };
 const NO_INTERNALS = { group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." };
 const layerRules = Object.entries(ABOVE).map(([folder, above]) => ({

@@ -3,9 +3,8 @@
  * with conditions. Target: at least 1,000,000 per second.
  * Run: npx tsx bench/policy.ts
  */
-// The benchmark measures the source as it is, without a build step first.
-// eslint-disable-next-line no-restricted-imports
-import { compilePolicy, decide, type CallToDecide, type Decision, type PolicyRule } from "../packages/daemon/src/policy/index.js";
+// Through the package's public exports, like every bench: `npm run build` first.
+import { compilePolicy, decide, type CallToDecide, type Decision, type PolicyRule } from "wardrik";
 
 const DECISIONS_TO_RUN = 1_000_000;
 const WARM_UP = 200_000;

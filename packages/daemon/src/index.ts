@@ -26,3 +26,6 @@ export { initProject } from "./cli/init-project.js";
 export { WardrikMetrics } from "./metrics/wardrik-metrics.js";
 export { startDaemonTelemetry } from "./telemetry/daemon-telemetry.js";
 export type { DaemonTelemetry, TelemetryDeps } from "./telemetry/daemon-telemetry.js";
+// The policy engine on its own: decide what a call needs without a daemon (tests, benchmarks).
+export { compilePolicy, decide } from "./policy/index.js";
+export type { CallToDecide, CompiledPolicy, Decision, DecisionResult, Policy, PolicyRule } from "./policy/index.js";

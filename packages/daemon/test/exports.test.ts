@@ -20,6 +20,8 @@ describe("export maps", () => {
       "ToolRegistry",
       "WardrikMetrics",
       "WorkerGateway",
+      "compilePolicy",
+      "decide",
       "ensureAdminToken",
       "initProject",
       "openDb",

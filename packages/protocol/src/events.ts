@@ -48,7 +48,8 @@ export interface EventDataMap {
   };
   "model.failed": { error: string } & Failure;
   "round.saved": { round: number; calls: { call: string; tool: string; args: unknown; read_only: boolean; idempotent: boolean }[] };
-  "call.decided": CallRef & { decision: "allow" | "ask" | "deny"; reason: string; rule: string | null };
+  /** A deny is a failure of the call (code `denied`); allow and ask are not. */
+  "call.decided": CallRef & { reason: string; rule: string | null } & ({ decision: "allow" | "ask" } | ({ decision: "deny" } & Failure));
   /**
    * A policy's judge model decided the call (recorded before its call.decided).
    * `error` is set when the judge's answer could not be used; `verdict` is then the rule's on_error.
@@ -70,11 +71,12 @@ export interface EventDataMap {
   "call.timed_out": CallRef & { error: string; attempt: number; timeout_s: number; will_retry: boolean; cost_usd: number } & Failure;
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
-  "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null; lost?: boolean };
+  /** `lost`: the call's answer was lost in a crash (code `lost`), not asked for by a policy rule. */
+  "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null } & ({ lost?: false } | ({ lost: true } & Failure));
   /** With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them. */
   "approval.granted": CallRef & { args?: unknown; original_args?: unknown };
-  "approval.denied": CallRef & { reason: string };
-  "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined };
+  "approval.denied": CallRef & { reason: string } & Failure;
+  "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined } & Failure;
   "conversation.compacted": {
     conversation_id: string;
     folded_messages: number;
@@ -161,6 +163,22 @@ export type TypedEvent<T extends EventType = EventType> = {
 /** Narrows a received event to one type, giving its data its type. */
 export function isEventOf<T extends EventType>(event: WardrikCloudEvent<unknown>, type: T): event is WardrikCloudEvent<EventDataMap[T]> {
   return event.type === EVENT_TYPE_PREFIX + type;
+}
+
+/** An event with its short type (`call.decided`); a switch on `type` gives `data` its type. */
+export type ShortTypedEvent = {
+  [K in EventType]: Omit<WardrikCloudEvent<EventDataMap[K]>, "type"> & { type: K };
+}[EventType];
+
+/**
+ * A received event as the map types it, or undefined for a type this version
+ * does not know (a newer daemon may send one). The data is trusted to match:
+ * the daemon writes every event through the same map.
+ */
+export function typedEvent(event: WardrikCloudEvent<unknown>): ShortTypedEvent | undefined {
+  const type = shortType(event.type);
+  if (!(EVENT_TYPES as readonly string[]).includes(type)) return undefined;
+  return { ...event, type } as ShortTypedEvent;
 }
 
 /** Event types that end a turn. */

@@ -2,8 +2,8 @@ export { ERROR_CODES, WardrikError } from "./errors.js";
 export type { ErrorBody, ErrorCode } from "./errors.js";
 export { ID_PREFIXES, NAME_PATTERN, isId, isValidName } from "./ids.js";
 export type { IdKind } from "./ids.js";
-export { EVENT_TYPES, EVENT_TYPE_PREFIX, TURN_END_TYPES, isEventOf, shortType, typeMatches } from "./events.js";
-export type { EventDataMap, EventType, Failure, TypedEvent, WardrikCloudEvent } from "./events.js";
+export { EVENT_TYPES, EVENT_TYPE_PREFIX, TURN_END_TYPES, isEventOf, shortType, typeMatches, typedEvent } from "./events.js";
+export type { EventDataMap, EventType, Failure, ShortTypedEvent, TypedEvent, WardrikCloudEvent } from "./events.js";
 export { FAILURE_CODES, isRetryableFailure } from "./failure-codes.js";
 export type { FailureCode } from "./failure-codes.js";
 export {

@@ -19,8 +19,8 @@ import {
 import { parseSse } from "./parse-sse.js";
 
 export interface RequestOptions {
-  /** Sent as `Idempotency-Key`; the same on every retry of this request. */
-  idempotencyKey?: string;
+  /** Sent as `Idempotency-Key`; the same on every retry of this request. null: send none (a route that refuses keys). */
+  idempotencyKey?: string | null;
   /** Retry connection errors, 5xx and retryable answers until this many ms have passed (0: no retry). */
   retryForMs?: number;
 }
@@ -76,7 +76,7 @@ export class DaemonClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
-    const key = options.idempotencyKey ?? (method === "POST" ? randomUUID() : undefined);
+    const key = options.idempotencyKey === null ? undefined : (options.idempotencyKey ?? (method === "POST" ? randomUUID() : undefined));
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -199,7 +199,8 @@ export class DaemonClient {
   }
 
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
-    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
+    // The daemon refuses a key here (a token's secret is never kept to answer a retry with).
+    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) }, { idempotencyKey: null });
   }
 
   setSecret(name: string, value: string): Promise<{ name: string; stored: true }> {

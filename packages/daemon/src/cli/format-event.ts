@@ -1,43 +1,48 @@
-import { shortType, type WardrikCloudEvent } from "@wardrik/protocol";
+import { shortType, typedEvent, type WardrikCloudEvent } from "@wardrik/protocol";
 
 /** One line per event for `wardrik events`: sequence, time, type, run, the gist of its data. */
 export function formatEvent(e: WardrikCloudEvent): string {
-  const d = e.data as Record<string, unknown>;
-  const type = shortType(e.type);
-  const gist = (() => {
-    switch (type) {
-      case "message.queued":
-        return `${String(d.message)} ${clip(String(d.text))}`;
-      case "turn.started":
-        return `messages ${(d.messages as string[] | undefined)?.join(", ") ?? ""}`;
-      case "model.replied":
-        return `${String(d.model)} in ${String(d.input_tokens)} out ${String(d.output_tokens)} $${Number(d.cost_usd).toFixed(6)}${Number(d.tool_calls) ? ` tool calls ${String(d.tool_calls)}` : ""}`;
-      case "round.saved":
-        return `round ${String(d.round)}: ${(d.calls as { tool: string; call: string }[]).map((c) => `${c.tool} ${c.call}`).join(", ")}`;
-      case "call.decided":
-        return `${String(d.call)} ${String(d.tool)} ${String(d.decision)}: ${String(d.reason)}`;
-      case "call.judged":
-        return `${String(d.call)} ${String(d.tool)} ${String(d.verdict)} by ${String(d.model)} $${Number(d.cost_usd).toFixed(6)}: ${clip(String(d.reason))}`;
-      case "call.started":
-        return `${String(d.call)} ${String(d.tool)} attempt ${String(d.attempt)}`;
-      case "call.completed":
-        return `${String(d.call)} ${String(d.tool)} -> ${clip(JSON.stringify(d.output))}`;
-      case "call.failed":
-      case "call.killed":
-        return `${String(d.call)} ${String(d.tool)}: ${clip(String(d.error))}`;
-      case "approval.requested":
-        return `${String(d.call)} ${String(d.tool)} ${clip(JSON.stringify(d.args))}: ${String(d.reason)}`;
-      case "turn.completed":
-        return clip(String(d.reply ?? ""));
-      case "turn.failed":
-      case "turn.cancelled":
-      case "budget.exceeded":
-        return String(d.reason ?? "");
-      default:
-        return clip(JSON.stringify(d));
+  return `${String(e.seq).padStart(5)} ${e.time} ${shortType(e.type).padEnd(20)} ${e.run ?? "-"} ${gist(e)}`;
+}
+
+function gist(e: WardrikCloudEvent): string {
+  const ev = typedEvent(e);
+  if (!ev) return clip(JSON.stringify(e.data));
+  switch (ev.type) {
+    case "message.queued":
+      return `${ev.data.message} ${clip(ev.data.text)}`;
+    case "turn.started":
+      return `messages ${ev.data.messages.join(", ")}`;
+    case "model.replied": {
+      const d = ev.data;
+      return `${d.model} in ${d.input_tokens} out ${d.output_tokens} $${d.cost_usd.toFixed(6)}${d.tool_calls ? ` tool calls ${d.tool_calls}` : ""}`;
     }
-  })();
-  return `${String(e.seq).padStart(5)} ${e.time} ${type.padEnd(20)} ${e.run ?? "-"} ${gist}`;
+    case "round.saved":
+      return `round ${ev.data.round}: ${ev.data.calls.map((c) => `${c.tool} ${c.call}`).join(", ")}`;
+    case "call.decided":
+      return `${ev.data.call} ${ev.data.tool} ${ev.data.decision}: ${ev.data.reason}`;
+    case "call.judged": {
+      const d = ev.data;
+      return `${d.call} ${d.tool} ${d.verdict} by ${d.model} $${d.cost_usd.toFixed(6)}: ${clip(d.reason)}`;
+    }
+    case "call.started":
+      return `${ev.data.call} ${ev.data.tool} attempt ${ev.data.attempt}`;
+    case "call.completed":
+      return `${ev.data.call} ${ev.data.tool} -> ${clip(JSON.stringify(ev.data.output))}`;
+    case "call.failed":
+    case "call.killed":
+      return `${ev.data.call} ${ev.data.tool}: ${clip(ev.data.error)}`;
+    case "approval.requested":
+      return `${ev.data.call} ${ev.data.tool} ${clip(JSON.stringify(ev.data.args))}: ${ev.data.reason}`;
+    case "turn.completed":
+      return clip(ev.data.reply);
+    case "turn.failed":
+    case "turn.cancelled":
+    case "budget.exceeded":
+      return ev.data.reason;
+    default:
+      return clip(JSON.stringify(ev.data));
+  }
 }
 
 function clip(s: string, n = 120): string {

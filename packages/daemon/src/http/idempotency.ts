@@ -11,12 +11,20 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 /**
- * POSTs whose answer must not be stored: a token is shown once (storing the
- * answer would keep it in plain text), a console sign-in link likewise, and
- * setting a secret is an upsert that is safe to repeat anyway (its body is not
- * kept, not even hashed).
+/**
+ * POSTs whose answer must not be stored: a console sign-in link is shown
+ * once (storing the answer would keep it in plain text), and setting a secret
+ * is an upsert that is safe to repeat anyway (its body is not kept, not even
+ * hashed).
  */
-const NOT_STORED = [/^\/v1\/tokens$/, /^\/v1\/secrets\//, /^\/v1\/console\//];
+const NOT_STORED = [/^\/v1\/secrets\//, /^\/v1\/console\//];
+/**
+ * POSTs that refuse a key. A token's secret is shown once and only its hash
+ * is kept, so a retry could not be given the same token: it would either mint
+ * a second one (the key broken) or keep the secret in plain text. A clear
+ * 400 says so instead, and nothing is minted.
+ */
+const KEY_REFUSED = /^\/v1\/tokens$/;
 
 export interface IdempotencyOptions {
   now?: () => Date;
@@ -41,6 +49,12 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
     const key = c.req.header(IDEMPOTENCY_HEADER);
     const org = c.get("org");
     if (c.req.method !== "POST" || key === undefined || org === undefined) return next();
+    if (KEY_REFUSED.test(c.req.path)) {
+      throw new WardrikError(
+        "bad_request",
+        `POST ${c.req.path} does not take an ${IDEMPOTENCY_HEADER}: a token's secret is shown once and never kept, so a retry could not be answered with the same token. Send the request without the header.`,
+      );
+    }
     if (NOT_STORED.some((p) => p.test(c.req.path))) return next();
     if (!KEY_PATTERN.test(key)) {
       throw new WardrikError(

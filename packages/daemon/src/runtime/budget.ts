@@ -1,3 +1,4 @@
+import { isRetryableFailure } from "@wardrik/protocol";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
 import type { TurnRow } from "../store/rows.js";
@@ -26,10 +27,13 @@ export async function budgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCa
   return undefined;
 }
 
+/** What a budget.exceeded event says about itself as a failure: a cap that waiting does not lift. */
+export const BUDGET_FAILURE = { code: "budget", retryable: isRetryableFailure("budget") } as const;
+
 /** Ends the turn with a budget.exceeded event. */
 export async function stopForBudget(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, reason: string, what: string): Promise<void> {
   await d.store.tx(async (w) => {
-    w.emit(d.ref, "budget.exceeded", { reason, refused: what, ...caps }, { run: turn.id });
+    w.emit(d.ref, "budget.exceeded", { reason, refused: what, ...caps, ...BUDGET_FAILURE }, { run: turn.id });
     if (!(await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason, code: "budget" })))
       throw new StaleTurn(`turn ${turn.id} is no longer running`);
     endedIn(d, w, turn);

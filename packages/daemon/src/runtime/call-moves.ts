@@ -62,8 +62,11 @@ function emitDecision(w: Writer, agent: AgentRef, run: string, c: NewCall, input
         opts,
       );
     } else if (type === "call.decided") {
-      const decision = input === "allow" ? "allow" : input === "ask" ? "ask" : "deny";
-      w.emit(agent, "call.decided", { call: c.id, tool: c.tool, decision, reason: c.reason ?? "", rule: c.rule }, opts);
+      const base = { call: c.id, tool: c.tool, reason: c.reason ?? "", rule: c.rule };
+      // A deny ends the call, so it is on the record as a failure with its code.
+      const data =
+        input === "allow" || input === "ask" ? { ...base, decision: input } : { ...base, decision: "deny" as const, ...failure("denied") };
+      w.emit(agent, "call.decided", data, opts);
     } else if (type === "approval.requested") {
       w.emit(agent, "approval.requested", { call: c.id, tool: c.tool, args: c.args, reason: c.reason ?? "", rule: c.rule }, opts);
     } else if (type === "call.started") {
@@ -103,7 +106,7 @@ export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call:
     w.now,
   );
   if (!ended) return false;
-  w.emit(agent, "approval.denied", { call: call.id, tool: call.tool, reason }, { run: call.run, subject: call.id });
+  w.emit(agent, "approval.denied", { call: call.id, tool: call.tool, reason, ...failure("denied") }, { run: call.run, subject: call.id });
   return true;
 }
 
@@ -232,7 +235,7 @@ export async function loseCall(w: Writer, store: Store, agent: AgentRef, call: C
   w.emit(
     agent,
     "approval.requested",
-    { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true },
+    { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true, ...failure("lost") },
     { run: call.run, subject: call.id },
   );
   return true;

@@ -5,7 +5,7 @@ import type { TurnRow } from "../store/rows.js";
 import type { ResolvedTool } from "../tools/tool-registry.js";
 import { toModelToolName } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
-import { budgetReason, estimateTokens, stopForBudget } from "./budget.js";
+import { BUDGET_FAILURE, budgetReason, estimateTokens, stopForBudget } from "./budget.js";
 import { recordNewCall } from "./call-moves.js";
 import { callModel, type CallModelOptions } from "./call-model.js";
 import { maybeCompact } from "./compaction-step.js";
@@ -162,7 +162,7 @@ export async function modelStep(
     for (const c of calls) recordNewCall(w, d.ref, turn.id, c);
     w.afterCommit(() => d.opts.telemetry.callsPlanned(traced, calls));
     if (over) {
-      w.emit(d.ref, "budget.exceeded", { reason: over, refused: "tool calls", ...caps }, { run: turn.id });
+      w.emit(d.ref, "budget.exceeded", { reason: over, refused: "tool calls", ...caps, ...BUDGET_FAILURE }, { run: turn.id });
       if (await endTurn(w, d.store, d.ref, turn, "running", "fail", { reason: over, code: "budget" })) endedIn(d, w, turn);
     } else if (state.complete) {
       await completeRoundIn(d, w, { ...turn, iterations: iteration, rounds: round }, state);

@@ -108,4 +108,38 @@ describe("event filters", () => {
     const after = await p.apiOk<{ events: FeedEvent[] }>("GET", `/v1/events?after=${got[0]!.cursor}`);
     expect(after.events).toHaveLength(0);
   });
+  it("org-wide stream: Last-Event-ID resumes right after that event, with agent= and a type pattern applied to backlog and live", async () => {
+    const filter = `agent=${other}&type=turn.*`;
+    const expected = (await p.apiOk<{ events: FeedEvent[] }>("GET", `/v1/events?${filter}&limit=10000`)).events;
+    expect(expected.length).toBeGreaterThanOrEqual(TURNS);
+    const k = Math.floor(expected.length / 2);
+    // A reconnecting EventSource keeps its URL (here ?after= the start, and live=only) and adds the header: the header wins.
+    const res = await fetch(`${p.url}/v1/events/stream?${filter}&after=${expected[0]!.cursor}&live=only`, {
+      headers: { authorization: `Bearer ${p.token}`, "last-event-id": expected[k]!.cursor },
+    });
+    expect(res.status).toBe(200);
+    const backlog = expected.length - k - 1;
+    const got: FeedEvent[] = [];
+    let caughtUp: () => void = () => undefined;
+    const backlogRead = new Promise<void>((resolve) => (caughtUp = resolve));
+    const reading = readSse(res, (f) => {
+      if (f.event !== "event") return false;
+      const e = JSON.parse(f.data) as FeedEvent;
+      expect(f.id).toBe(e.cursor);
+      got.push(e);
+      if (got.length === backlog) caughtUp();
+      return got.length === backlog + 2;
+    });
+    await backlogRead;
+    expect(got.map((e) => e.id)).toEqual(expected.slice(k + 1).map((e) => e.id));
+    // Live: the other agent's turn shows, the helper's (sent first) does not.
+    await p.send(helper, "not for this stream", "live");
+    const sent = await p.send(other, "for this stream");
+    await reading;
+    expect(got.slice(backlog).map((e) => [short(e.type), e.run])).toEqual([
+      ["turn.started", sent.run],
+      ["turn.completed", sent.run],
+    ]);
+    for (const e of got) expect(e.source.endsWith(other)).toBe(true);
+  });
 });

@@ -11,6 +11,8 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startFaultProxy, type FaultProxy } from "../helpers/fault-proxy.js";
+import { projectDatabaseUrl } from "../helpers/database-contents.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 import { agentFile, createProject, short, sleep, type TestProject } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
@@ -60,6 +62,45 @@ describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
     expect(other.status).toBe(422);
     expect(other.json).toMatchObject({ error: { code: "idempotency_conflict", retryable: false } });
     expect(await queuedTexts("conflicted")).toEqual(["first"]);
+  });
+});
+
+describe("Idempotency-Key on the other POSTs", () => {
+  it("POST /v1/agents: a retry with the key makes no second agent and gets the first answer; another body is 422", async () => {
+    const key = randomUUID();
+    const body = { name: "made-once", description: "Made through the API", model: "echo" };
+    const create = (b: unknown) => p.api<{ id: string }>("POST", "/v1/agents", b, { headers: { "idempotency-key": key } });
+    const first = await create(body);
+    expect(first.status, first.text).toBe(201);
+    // Without the key, a second create of this name would be refused as a duplicate: the replay is the first answer.
+    const again = await create(body);
+    expect(again.status, again.text).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.json).toEqual(first.json);
+    const other = await create({ ...body, name: "made-twice" });
+    expect(other.status).toBe(422);
+    expect(other.json).toMatchObject({ error: { code: "idempotency_conflict" } });
+    const names = (await p.apiOk<{ agents: { name: string }[] }>("GET", "/v1/agents?limit=1000")).agents.map((a) => a.name);
+    expect(names.filter((n) => n.startsWith("made-"))).toEqual(["made-once"]);
+  });
+
+  it("POST /v1/tokens refuses a key with a 400 that says why, and mints nothing; wardrik token sends none", async () => {
+    const tokens = () =>
+      withSideConnection(projectDatabaseUrl(p.dir, p.read("config.yaml")), async (db) =>
+        (await db.all<{ org: string }>("SELECT org FROM tokens")).map((t) => t.org),
+      );
+    const before = await tokens();
+    const refused = await p.api("POST", "/v1/tokens", { org: "keyed" }, { headers: { "idempotency-key": randomUUID() } });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      error: { code: "bad_request", message: expect.stringContaining("does not take an Idempotency-Key") },
+    });
+    expect(refused.text).not.toMatch(/wrk_|"token"/);
+    expect(await tokens()).toEqual(before);
+    const made = await p.cli(["token", "keyed", "--json"]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ org: "keyed", token: expect.any(String) });
+    expect((await tokens()).filter((o) => o === "keyed")).toHaveLength(1);
   });
 });
 

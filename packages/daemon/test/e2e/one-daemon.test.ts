@@ -4,7 +4,7 @@
  * address; once the holder dies, even by kill -9, a new daemon starts at once.
  */
 import { expect, it } from "vitest";
-import { createProject, freePort, spawnWardrik } from "../helpers/spawn-daemon.js";
+import { agentFile, createProject, freePort, spawnWardrik } from "../helpers/spawn-daemon.js";
 
 it("a second daemon on the same database refuses, naming the first; after kill -9 a new one starts", async (ctx) => {
   const p = await createProject({ scope: ctx });
@@ -27,6 +27,38 @@ it("a second daemon on the same database refuses, naming the first; after kill -
   await p.start();
   expect(Date.now() - started).toBeLessThan(10_000);
   expect((await p.send("helper", "after the crash")).end.type).toBe("dev.wardrik.turn.completed");
+});
+
+it("a second daemon refuses while the first has a turn open, and re-runs none of it", async (ctx) => {
+  const p = await createProject({
+    scope: ctx,
+    scripts: {
+      noter: 'steps:\n  - tool_calls: [{ tool: "files/write", args: { path: "n.md", content: "{{message}}" } }]\n  - text: "noted"\n',
+    },
+    files: {
+      "agents/noter.md": agentFile({ description: "Writes notes", model: "noter", tools: ["files"], policy: "careful" }),
+      "policies/careful.yaml": "description: Writes need a person.\nrules:\n  - tool: files/write\n    decision: ask\n",
+    },
+  });
+  const id = await p.agentId("noter");
+  await p.apiOk("POST", `/v1/agents/${id}/messages`, { text: "open turn" });
+  const asked = await p.waitForEvent(id, (e) => e.type.endsWith("approval.requested"));
+  const before = await p.events(id);
+
+  const second = spawnWardrik(["daemon", "--port", String(await freePort())], { cwd: p.dir, scope: ctx });
+  const result = await second.done;
+  expect(result.code).not.toBe(0);
+  expect(result.stderr).toContain(`pid ${p.child!.pid}`);
+  // The open turn was not recovered, re-run or failed by the second daemon: not one event more.
+  expect(await p.events(id)).toEqual(before);
+
+  const approved = await p.cli(["approve", "noter", String(asked.data.call)]);
+  expect(approved.code, approved.stderr).toBe(0);
+  const end = await p.waitForTurnEnd(id, asked.run!);
+  expect(end.type).toBe("dev.wardrik.turn.completed");
+  const events = await p.events(id);
+  expect(events.filter((e) => e.type.endsWith("turn.started"))).toHaveLength(1);
+  expect(events.filter((e) => e.type.endsWith("call.completed"))).toHaveLength(1);
 });
 
 it("the CLI, finding no daemon at its address, never races one that holds the database: it names it", async (ctx) => {

@@ -5,7 +5,7 @@
  * or not).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
+import { createProject, runOfMessage, short, waitFor, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
 let acmeToken: string;
@@ -37,6 +37,9 @@ beforeAll(async () => {
   expect(made.status, made.text).toBe(201);
   botId = made.json.id;
 });
+
+// A well-formed call ID: the refusal must come from the org, not from the ID.
+const FAKE_CALL = "call_01ARZ3NDEKTSV4RRFFQ69G5FAV";
 
 // WARDRIK_TOKEN overrides the admin token of the project directory.
 const asAcme = () => ({ env: { WARDRIK_TOKEN: acmeToken } });
@@ -80,6 +83,40 @@ describe("org/name with the admin token", () => {
     expect(JSON.parse(cancelled.stdout)).toEqual({ cancelled: [], dropped: 0 });
   });
 
+  it("deny, agent kill and agent rm reach an agent of another org", async () => {
+    const made = await p.api<{ id: string }>(
+      "POST",
+      "/v1/agents",
+      { name: "bot2", description: "acme's second bot", model: "noter", tools: ["files"], policy: "careful" },
+      { token: acmeToken },
+    );
+    expect(made.status, made.text).toBe(201);
+    const id = made.json.id;
+    // Messages and events go through acme's own token; only the commands under test use the admin's.
+    const acmeEvent = (match: (e: WireEvent) => boolean) =>
+      waitFor(async () => {
+        const page = await p.api<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?limit=1000`, undefined, { token: acmeToken });
+        return page.json.events.find(match);
+      }, `an event of acme/bot2`);
+    for (const verb of [["deny"], ["agent", "kill"]]) {
+      const sent = await p.api<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text: verb.join(" ") }, { token: acmeToken });
+      expect(sent.status, sent.text).toBe(202);
+      const started = await acmeEvent((e) => short(e.type) === "turn.started" && runOfMessage([e], sent.json.message) !== undefined);
+      const asked = await acmeEvent((e) => short(e.type) === "approval.requested" && e.run === started.run);
+      const call = String(asked.data.call);
+      const r = await p.cli([...verb, "acme/bot2", call, "--json"]);
+      expect(r.code, `${verb.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ call, tool: "files/write" });
+      const answer = verb[0] === "deny" ? "approval.denied" : "call.killed";
+      await acmeEvent((e) => e.seq > asked.seq && e.data.call === call && short(e.type) === answer);
+      await acmeEvent((e) => e.run === started.run && /turn\.(completed|failed|cancelled)$/.test(e.type));
+    }
+    const removed = await p.cli(["agent", "rm", "acme/bot2", "--json"]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout)).toEqual({ removed: id, name: "bot2", org: "acme" });
+    expect((await p.api("GET", `/v1/agents/${id}`, undefined, { token: acmeToken })).status).toBe(404);
+  });
+
   it("a name that is not in that org lists the org's agents", async () => {
     const r = await p.cli(["agent", "show", "acme/nobody"]);
     expect(r.code).toBe(1);
@@ -111,13 +148,16 @@ describe("org/name with an org's token", () => {
         ["agent", "show", ref],
         ["ask", ref, "hi", "--no-wait"],
         ["tools", ref],
+        ["deny", ref, FAKE_CALL],
+        ["agent", "kill", ref, FAKE_CALL],
+        ["agent", "rm", ref],
       ]) {
         const r = await p.cli(args, asAcme());
         expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(1);
         expect(r.stderr).toContain(`This token belongs to org acme and can only reach that org; use the admin token to reach org ${org}.`);
       }
     }
-    // Nothing reached the default org's helper.
+    // Nothing reached the default org's helper, and it is still there.
     const helper = await p.agentId("helper");
     expect((await p.events(helper)).some((e) => short(e.type) === "message.queued")).toBe(false);
   });

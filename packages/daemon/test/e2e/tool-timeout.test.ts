@@ -38,8 +38,11 @@ it("a call that never answers is stopped after tool_timeout seconds", async () =
     expect(short(end.type)).toBe("turn.completed");
     await worker.waitFor((e) => e.event === "aborted" && e.tag === "t1", 10_000);
     const events = await p.events("waiter");
-    const ended = events.find((e) => e.run === run && /^call\.(killed|failed|timed_out)$/.test(short(e.type)));
-    expect(ended, "the call ended without an answer").toBeDefined();
+    const ofRun = events.filter((e) => e.run === run);
+    // A timeout, recorded as one: not a kill or a plain failure.
+    const timedOut = ofRun.find((e) => short(e.type) === "call.timed_out");
+    expect(timedOut?.data, "the call timed out").toMatchObject({ tool: "workers/wait_for_abort", timeout_s: 1, code: "timeout" });
+    expect(ofRun.filter((e) => /^call\.(killed|failed)$/.test(short(e.type)))).toEqual([]);
   } finally {
     await worker.stop();
   }

@@ -142,14 +142,21 @@ describe("Idempotency-Key", () => {
     expect(successor.ran).toEqual([]);
   });
 
-  it("requests without a key, and token creation, are not touched", async () => {
+  it("requests without a key are not touched; token creation refuses a key and mints nothing", async () => {
     const s = setup();
     await s.post("/v1/things", { text: "a" });
     await s.post("/v1/things", { text: "a" });
-    const t1 = (await (await s.post("/v1/tokens", {}, "k1")).json()) as { token: string };
-    const t2 = (await (await s.post("/v1/tokens", {}, "k1")).json()) as { token: string };
-    expect(t1.token).not.toBe(t2.token);
-    expect(s.ran).toEqual(["a", "a", "token", "token"]);
+    for (let i = 0; i < 2; i++) {
+      const r = await s.post("/v1/tokens", {}, "k1");
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({
+        error: { code: "bad_request", message: expect.stringMatching(/does not take an Idempotency-Key/) },
+      });
+    }
+    expect(s.ran).toEqual(["a", "a"]);
+    const t = (await (await s.post("/v1/tokens", {})).json()) as { token: string };
+    expect(s.ran).toEqual(["a", "a", "token"]);
+    expect(t.token).toBe("tok_3");
   });
 
   it("refuses a key that is not printable ASCII", async () => {

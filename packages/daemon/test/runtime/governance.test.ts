@@ -1,7 +1,7 @@
 import { agentStatus } from "../../src/store/rows.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Policy } from "../../src/policy/types.js";
-import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
+import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -62,8 +62,11 @@ describe("policies in the turn loop", () => {
     });
     await h.ask(a, "find");
     expect(log).toEqual(['find {"id":"o1"}']);
-    const decided = h.events.filter((e) => e.type === "dev.wardrik.call.decided").map((e) => e.data.decision);
-    expect(decided).toEqual(["deny", "allow"]);
+    const decided = h.events.filter((e) => e.type === "dev.wardrik.call.decided");
+    expect(decided.map((e) => e.data.decision)).toEqual(["deny", "allow"]);
+    // A deny is a failure on the record, with its code; an allow is not.
+    expect(decided[0]!.data).toMatchObject({ code: "denied", retryable: false });
+    expect(decided[1]!.data).not.toHaveProperty("code");
   });
 
   it("ask: the turn parks, the agent is parked, approve runs the call and the turn finishes", async () => {
@@ -99,6 +102,8 @@ describe("policies in the turn loop", () => {
     await h.runtime.enqueue(a, "main", "refund");
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
     await h.runtime.deny(a, String(asked.data.call), "not today");
+    const denied = await h.waitFor((e) => e.type === "dev.wardrik.approval.denied");
+    expect(denied.data).toEqual({ call: asked.data.call, tool: "shop/refund", reason: "not today", code: "denied", retryable: false });
     const end = await h.waitFor((e) => e.type === "dev.wardrik.turn.completed");
     expect(end.data.reply).toContain("A person refused this call: not today");
     expect(log).toEqual([]);
@@ -189,7 +194,8 @@ describe("budgets", () => {
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");
     expect(String(end.data.reason)).toMatch(/daily budget of \$0.00005 would be passed/);
-    expect(types(h.events, end.run)).toContain("budget.exceeded");
+    const exceeded = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.budget.exceeded");
+    expect(exceeded?.data).toMatchObject({ refused: expect.any(String), code: "budget", retryable: false });
     expect(h.models.get("a")!.calls).toHaveLength(1);
   });
 

@@ -126,7 +126,7 @@ describe("recovery after a crash", () => {
     h2.script("a", script);
     await h2.runtime.recover();
     const asked = await h2.waitFor((e) => e.type === "dev.wardrik.approval.requested");
-    expect(asked.data).toMatchObject({ tool: "linear/update_issue", reason: LOST_ANSWER, lost: true });
+    expect(asked.data).toMatchObject({ tool: "linear/update_issue", reason: LOST_ANSWER, lost: true, code: "lost", retryable: true });
     expect(attempts).toHaveLength(1);
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { shortType, type ModelRetry, type WardrikCloudEvent } from "@wardrik/protocol";
+import { typedEvent, type ModelRetry, type WardrikCloudEvent } from "@wardrik/protocol";
 import { AskProgress, summaryLine, type TurnUsage } from "../ask-progress.js";
 import { agentByName, connect, type AgentRef } from "../connect.js";
 import { formatArgs } from "../format-args.js";
@@ -181,68 +181,73 @@ class TurnWatch {
 
   /** Handles one event; returns how the command ends when the turn has ended. */
   async event(e: WardrikCloudEvent): Promise<{ code: number; outcome: string } | undefined> {
-    const type = shortType(e.type);
-    const data = e.data as Record<string, unknown>;
+    // A type this CLI does not know (from a newer daemon) changes nothing here.
+    const ev = typedEvent(e);
+    if (!ev) return undefined;
     const { ref } = this.target;
     if (!this.run) {
-      if (type === "turn.started" && Array.isArray(data.messages) && data.messages.includes(this.message)) {
+      if (ev.type === "turn.started" && this.message !== undefined && ev.data.messages.includes(this.message)) {
         this.run = e.run;
         const early = this.early.get(this.run ?? "");
         this.early.clear();
         if (early) this.delta(this.run!, early);
       }
       // The event names the conversation it dropped from (none: all of them), not the messages.
-      else if (type === "messages.dropped" && (data.conversation === undefined || data.conversation === this.conversation)) {
+      else if (ev.type === "messages.dropped" && (ev.data.conversation === undefined || ev.data.conversation === this.conversation)) {
         this.progress.line("The message was dropped: the agent was cancelled before it started.");
         return { code: 1, outcome: "✗ dropped" };
       }
       return undefined;
     }
     if (e.run !== this.run) return undefined;
-    const tool = String(data.tool);
-    const call = String(data.call);
-    switch (type) {
+    switch (ev.type) {
       case "model.called":
-        if (typeof data.model === "string") this.model = data.model;
+        if (typeof ev.data.model === "string") this.model = ev.data.model;
         this.waitingOnModel = true;
         this.progress.waiting(`waiting for the model (${this.model})`);
         break;
       case "model.replied":
         this.usage.modelCalls += 1;
-        this.usage.inputTokens += Number(data.input_tokens) || 0;
-        this.usage.outputTokens += Number(data.output_tokens) || 0;
-        this.usage.costUsd += Number(data.cost_usd) || 0;
+        this.usage.inputTokens += ev.data.input_tokens || 0;
+        this.usage.outputTokens += ev.data.output_tokens || 0;
+        this.usage.costUsd += ev.data.cost_usd || 0;
         this.waitingOnModel = false;
-        if (Number(data.tool_calls) > 0) this.endText();
+        if (ev.data.tool_calls > 0) this.endText();
         break;
       case "call.started":
-        this.running.set(call, tool);
-        this.progress.line(`→ ${tool} (${call})`);
+        this.running.set(ev.data.call, ev.data.tool);
+        this.progress.line(`→ ${ev.data.tool} (${ev.data.call})`);
         this.showRunning();
         break;
       case "call.completed":
+        this.running.delete(ev.data.call);
+        this.showRunning();
+        break;
       case "call.failed":
+        this.running.delete(ev.data.call);
+        this.progress.line(`✗ ${ev.data.tool}: ${ev.data.error}`);
+        this.showRunning();
+        break;
       case "call.killed":
+        this.running.delete(ev.data.call);
+        this.progress.line(`✗ ${ev.data.tool} stopped`);
+        this.showRunning();
+        break;
       case "call.timed_out":
-        this.running.delete(call);
-        if (type === "call.failed") this.progress.line(`✗ ${tool}: ${String(data.error)}`);
-        if (type === "call.killed") this.progress.line(`✗ ${tool} stopped`);
-        if (type === "call.timed_out")
-          this.progress.line(
-            `✗ ${tool} timed out after ${String(data.timeout_s)} s${data.will_retry === true ? "; it is tried again" : ""}`,
-          );
+        this.running.delete(ev.data.call);
+        this.progress.line(`✗ ${ev.data.tool} timed out after ${ev.data.timeout_s} s${ev.data.will_retry ? "; it is tried again" : ""}`);
         this.showRunning();
         break;
       case "call.decided":
-        if (data.decision === "deny") this.progress.line(`✗ ${tool} denied: ${String(data.reason)}`);
+        if (ev.data.decision === "deny") this.progress.line(`✗ ${ev.data.tool} denied: ${ev.data.reason}`);
         break;
       case "approval.requested": {
-        const rule = typeof data.rule === "string" && data.rule ? ` (rule: ${data.rule})` : "";
+        const { call, tool, rule } = ev.data;
         this.progress.line(
           [
-            `⏸ ${tool} waits for approval: ${String(data.reason)}${rule}`,
+            `⏸ ${tool} waits for approval: ${ev.data.reason}${rule ? ` (rule: ${rule})` : ""}`,
             `   call:    ${call}`,
-            `   args:    ${formatArgs(data.args, "            ")}`,
+            `   args:    ${formatArgs(ev.data.args, "            ")}`,
             `   approve: wardrik approve ${ref} ${call}`,
             `   deny:    wardrik deny ${ref} ${call} --reason "..."`,
           ].join("\n"),
@@ -251,32 +256,34 @@ class TurnWatch {
         break;
       }
       case "approval.granted":
-        this.progress.line(`✓ ${call} approved`);
+        this.progress.line(`✓ ${ev.data.call} approved`);
         break;
       case "approval.denied":
-        this.progress.line(`✗ ${call} denied: ${String(data.reason)}`);
+        this.progress.line(`✗ ${ev.data.call} denied: ${ev.data.reason}`);
         break;
       case "budget.exceeded":
-        this.progress.line(`✗ budget exceeded: ${String(data.reason)}`);
+        this.progress.line(`✗ budget exceeded: ${ev.data.reason}`);
         break;
       case "turn.completed":
+        return this.end("completed", ev.data.reply);
       case "turn.failed":
       case "turn.cancelled":
-        return this.end(type.slice("turn.".length), data);
+        return this.end(ev.type.slice("turn.".length), ev.data.reason);
     }
     return undefined;
   }
 
-  private async end(status: string, data: Record<string, unknown>): Promise<{ code: number; outcome: string }> {
+  /** `text` is the reply of a completed turn, else the reason it ended. */
+  private async end(status: string, text: string): Promise<{ code: number; outcome: string }> {
     this.progress.stop();
     if (this.json) {
       out(JSON.stringify(await this.target.client.getTurn(this.target.agent.id, this.run!), null, 2));
     } else if (status === "completed") {
       if (this.streamed) this.endText();
-      else out(String(data.reply ?? ""));
+      else out(text);
     } else {
       this.endText();
-      err(`The turn ${status}: ${String(data.reason ?? "")}`);
+      err(`The turn ${status}: ${text}`);
     }
     return status === "completed" ? { code: 0, outcome: "✓ completed" } : { code: 1, outcome: `✗ ${status}` };
   }
