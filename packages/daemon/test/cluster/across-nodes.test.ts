@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { runWardrik } from "../helpers/spawn-daemon.js";
-import { api, eventsOf, followEvents, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { agentMarkdown, api, eventsOf, followEvents, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
 import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
 
 const QUICK = { toolMs: { lookup: 50, upsert: 50, charge: 50 } };
@@ -13,7 +13,16 @@ const QUICK = { toolMs: { lookup: 50, upsert: 50, charge: 50 } };
 let c: Cluster;
 let w: FaultWorker;
 beforeAll(async () => {
-  c = await startCluster({ count: 3, byPrefix: { m: QUICK, slow: { model1Ms: 8000, toolMs: { lookup: 50 } } } });
+  c = await startCluster({
+    count: 3,
+    byPrefix: { m: QUICK, slow: { model1Ms: 8000, toolMs: { lookup: 50 } }, ask: QUICK, long: { toolMs: { lookup: 20_000, upsert: 50 } } },
+    // An agent whose policy asks a person before `charge`.
+    files: {
+      "agents/asker.md": agentMarkdown({ policy: "ask-charge" }),
+      "policies/ask-charge.yaml":
+        "description: A person approves charges.\nrules:\n  - tool: workers/charge\n    decision: ask\n  - tool: workers/*\n    decision: allow\n",
+    },
+  });
   w = c.worker(c.nodes[2]!.url);
   await waitForClusterWorker(c, c.nodes[2]!, w);
 });
@@ -122,5 +131,50 @@ describe("a cluster of three nodes", () => {
     expect(Date.parse(end.time) - Date.parse(started.time)).toBeLessThan(5000);
     // The cancelled model step never asked for its tools.
     expect(w.log().filter((l) => l.tag.startsWith("slow-1/"))).toEqual([]);
+  });
+
+  it("an approval sent to a node that does not own the agent lets the owner run the call", async () => {
+    const asker = await c.idOf("asker");
+    const m = (await api<{ message: string }>(c.nodes[0]!, "POST", `/v1/agents/${asker}/messages`, { text: "ask-1", conversation: "main" }))
+      .message;
+    const asked = await waitUntil(
+      async () => (await eventsOf(c.nodes[0]!, asker)).find((e) => short(e.type) === "approval.requested"),
+      "the charge to wait for a person",
+      20_000,
+      50,
+    );
+    const owner = await c.ownerOf(asker);
+    const elsewhere = c.nodes.find((n) => n.name !== owner)!;
+    await api(elsewhere, "POST", `/v1/agents/${asker}/calls/${String(asked.data.call)}/approve`, {});
+    const end = await waitUntil(
+      async () => {
+        const evs = await eventsOf(elsewhere, asker);
+        const run = evs.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(m))?.run;
+        return evs.find((e) => e.run === run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type)));
+      },
+      "the turn to end",
+      20_000,
+      50,
+    );
+    expect(short(end.type)).toBe("turn.completed");
+    expect(w.log().filter((l) => l.tag === "ask-1/charge" && l.phase === "start")).toHaveLength(1);
+    expect(await c.ownerOf(asker)).toBe(owner);
+  });
+
+  it("a kill sent to a node that does not own the agent stops the owner's call; the turn goes on", async () => {
+    const owner = await c.ownerOf(c.agentId);
+    const elsewhere = c.nodes.find((n) => n.name !== owner)!;
+    const m = await send(0, "long-1");
+    await waitUntil(() => w.log().some((l) => l.tag === "long-1/lookup" && l.phase === "start"), "the long call to run", 20_000, 20);
+    const evs = await eventsOf(elsewhere, c.agentId);
+    const run = evs.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(m))!.run;
+    const call = evs.find((e) => e.run === run && short(e.type) === "call.started" && e.data.tool === "workers/lookup")!;
+    await api(elsewhere, "POST", `/v1/agents/${c.agentId}/calls/${String(call.data.call)}/kill`, {});
+    const end = await ended(m);
+    expect(short(end.type)).toBe("turn.completed");
+    const turn = (await eventsOf(elsewhere, c.agentId)).filter((e) => e.run === run);
+    expect(turn.filter((e) => short(e.type) === "call.killed").map((e) => e.data.call)).toEqual([call.data.call]);
+    // Long before the call's 20 s: the owner heard of the kill at once.
+    expect(Date.parse(end.time) - Date.parse(call.time)).toBeLessThan(10_000);
   });
 });

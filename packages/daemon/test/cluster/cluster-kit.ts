@@ -60,6 +60,8 @@ export async function startCluster(opts: {
   env?: Record<string, string>;
   /** More agents like the fault agent (same model, tools and policy), for tests that need one nobody owns yet. */
   agents?: string[];
+  /** More files of the project (an agent with another policy, say). */
+  files?: Record<string, string>;
 }): Promise<Cluster> {
   const leaseSeconds = opts.leaseSeconds ?? 2;
   const p = await createProject({
@@ -69,6 +71,7 @@ export async function startCluster(opts: {
     files: {
       ...faultFiles(),
       ...Object.fromEntries((opts.agents ?? []).map((name) => [`agents/${name}.md`, agentMarkdown()])),
+      ...opts.files,
     },
     remove: ["agents/helper.md"],
   });

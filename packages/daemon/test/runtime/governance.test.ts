@@ -227,6 +227,35 @@ describe("budgets", () => {
     expect(done.data.cost_usd).toBeCloseTo(0.03, 10);
   });
 
+  it("spend sums exactly on both databases: 0.000123 + 1234.5678 is 1234.567923, not a float's rounding", async () => {
+    const t = new FnToolset("paid").add(
+      "lookup",
+      (_a, ctx) => {
+        ctx.cost(0.000123);
+        ctx.cost(1234.5678);
+        return { ok: true, output: "found" };
+      },
+      { readOnly: true },
+    );
+    h = await createHarness({ toolsets: [t] });
+    const a = await h.agent({
+      name: "rich",
+      budget: 10_000,
+      script: {
+        steps: [
+          { tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } },
+          { tool_calls: [call("paid/lookup")], usage: { input: 0, output: 0 } },
+          { text: "ok", usage: { input: 0, output: 0 } },
+        ],
+      },
+    });
+    await h.ask(a, "go");
+    const spend = await h.store.spend.on(a.id, new Date().toISOString().slice(0, 10));
+    expect(spend.tools_micros).toBe(2 * 1_234_567_923);
+    const done = h.events.filter((e) => e.type === "dev.wardrik.call.completed");
+    expect(done.map((e) => e.data.cost_usd)).toEqual([1234.567923, 1234.567923]);
+  });
+
   it("a per-turn cap ends the turn once tool costs reach it", async () => {
     const t = new FnToolset("paid").add(
       "lookup",
