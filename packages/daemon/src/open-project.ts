@@ -4,8 +4,9 @@
  * daemon owns it), the stored secrets loaded into the redactor, then
  * config.yaml read again with the secrets it names.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, type ProjectConfig } from "./config/index.js";
+import { CONFIG_FILE, loadConfig, type ProjectConfig } from "./config/index.js";
 import type { Logger } from "./log/index.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
 import { DatabaseLock } from "./store/database-lock.js";
@@ -28,6 +29,9 @@ export async function openProject(
   // the database (a secret there is an error), then again with the secrets.
   // A stand-in every secret-valued key accepts (a webhook secret must look like "whsec_" + base64).
   const PLACEHOLDER = "whsec_d2FyZHJpay1ib290c3RyYXA=";
+  // A secret in database: is refused for what it is, before the stand-in fails the URL's own check.
+  if (/^database:.*\$\{secret:/m.test(readConfigText(dir)))
+    throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
   const bootstrap = loadConfig(dir, { env, secret: () => PLACEHOLDER });
   if (bootstrap.database.includes(PLACEHOLDER))
     throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
@@ -66,4 +70,12 @@ export async function openProject(
     redactor.add(config.slack.signing_secret);
   }
   return { db, lock, config, secrets };
+}
+
+function readConfigText(dir: string): string {
+  try {
+    return readFileSync(join(dir, CONFIG_FILE), "utf8");
+  } catch {
+    return ""; // loadConfig says what is wrong with a missing or unreadable file
+  }
 }
