@@ -12,6 +12,7 @@ import {
   systemClock,
   ulidIds,
   type RuntimeHooks,
+  type OpenedDb,
   type StoredEvent,
   type Toolset,
 } from "wardrik";
@@ -38,10 +39,16 @@ export interface BenchRuntime {
   close(): Promise<void>;
 }
 
-/** The daemon's runtime in this process: SQLite on disk (WAL), the scripted model, no HTTP. */
-export function benchRuntime(script: Script, opts: { synchronous?: "NORMAL" | "FULL"; delayMs?: number } = {}): BenchRuntime {
+/**
+ * The daemon's runtime in this process: SQLite on disk (WAL), or the database
+ * given (PostgreSQL), the scripted model, no HTTP.
+ */
+export function benchRuntime(
+  script: Script,
+  opts: { synchronous?: "NORMAL" | "FULL"; delayMs?: number; db?: OpenedDb } = {},
+): BenchRuntime {
   const dir = mkdtempSync(join(tmpdir(), "wardrik-bench-"));
-  const db = new SqliteDb(join(dir, "bench.db"), { synchronous: opts.synchronous ?? "NORMAL" });
+  const db = opts.db ?? new SqliteDb(join(dir, "bench.db"), { synchronous: opts.synchronous ?? "NORMAL" });
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(), systemClock);
   const model = createScriptedModel(script, { modelId: "bench", ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}) });

