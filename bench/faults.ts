@@ -24,6 +24,7 @@ import {
   AGENT,
   send,
   settle,
+  seededRandom,
   sleep,
   standaloneProject,
   startWorker,
@@ -40,19 +41,7 @@ if (!Number.isInteger(trials) || trials < 1 || !Number.isInteger(seed)) {
   process.exit(2);
 }
 
-/** mulberry32: a small, fast, seedable PRNG. */
-function prng(s: number): () => number {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rand = prng(seed);
+const rand = seededRandom(seed);
 const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 
 interface TrialPlan {

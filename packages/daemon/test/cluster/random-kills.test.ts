@@ -8,27 +8,15 @@
  * WARDRIK_TEST_SEED=N replays a run (the seed is printed when it fails).
  */
 import { expect, it } from "vitest";
-import { api, checkInvariants, scopeToMessages, settle, sleep, type FaultWorker } from "../faults/fault-kit.js";
+import { api, checkInvariants, scopeToMessages, seededRandom, settle, sleep, type FaultWorker } from "../faults/fault-kit.js";
 import { startCluster, waitForClusterWorker, type ClusterNode } from "./cluster-kit.js";
 
 const SEED = Number(process.env.WARDRIK_TEST_SEED ?? Date.now() % 1_000_000);
 const KILLS = 5;
 const AGENTS = ["r1", "r2", "r3"];
 
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 it(`${KILLS} random kills of random nodes while messages flow (seed ${SEED})`, { timeout: 240_000 }, async () => {
-  const rnd = random(SEED);
+  const rnd = seededRandom(SEED);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const c = await startCluster({
     count: 3,
