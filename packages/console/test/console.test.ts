@@ -69,6 +69,8 @@ beforeAll(async () => {
     agentFile({ description, model: script, tools, policy: "careful" });
   [p, browser] = await Promise.all([
     createProject({
+      // The webhook trigger's signing key (Standard Webhooks: whsec_ + base64).
+      env: { REFUND_HOOK: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
       scripts: SCRIPTS,
       models: { loop: { provider: "openai-compatible", model: "loopback-model", base_url: model.baseUrl, api_key: "x" } },
       files: {
@@ -80,7 +82,7 @@ beforeAll(async () => {
           policy: "careful",
           triggers: [
             { schedule: "0 9 * * 1-5", message: "Check the refund queue" },
-            { webhook: "refund-requests", secret: "${secret:REFUND_HOOK}", message: "Refund {{order}}" },
+            { webhook: "refund-requests", secret: "${env:REFUND_HOOK}", message: "Refund {{order}}" },
           ],
         }),
         "agents/notes.md": careful("Keeps notes", "noter"),
