@@ -66,6 +66,7 @@ const MAX_ROWS_PER_INSERT = 500;
 const UPDATE_AGENT_BASE =
   "UPDATE agents SET event_seq = event_seq + ?, message_seq = message_seq + ?, running_turns = running_turns + ?, parked_turns = parked_turns + ?";
 const UPDATE_AGENT = `${UPDATE_AGENT_BASE} WHERE id = ? RETURNING event_seq, message_seq`;
+const UPDATE_AGENT_FENCED = `${UPDATE_AGENT_BASE} WHERE id = ? AND lease_token = ? RETURNING event_seq, message_seq`;
 
 export class BufferedWriter implements Writer {
   private readonly agents = new Map<string, AgentWrites>();
@@ -149,11 +150,12 @@ export class BufferedWriter implements Writer {
   /** Allocates sequence numbers and writes the buffered rows; the last step of every transaction. */
   async flush(): Promise<void> {
     // A fixed order of agent rows keeps two transactions from locking them in opposite orders.
-    const writes = [...this.agents.values()].sort((a, b) => (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
+    const writes = [...this.agents.values()];
+    if (writes.length > 1) writes.sort((a, b) => (a.ref.id < b.ref.id ? -1 : a.ref.id > b.ref.id ? 1 : 0));
     for (const w of writes) {
       const lease = w.ref.lease;
       const row = await this.tx.get<{ event_seq: number; message_seq: number }>(
-        lease === undefined ? UPDATE_AGENT : `${UPDATE_AGENT_BASE} WHERE id = ? AND lease_token = ? RETURNING event_seq, message_seq`,
+        lease === undefined ? UPDATE_AGENT : UPDATE_AGENT_FENCED,
         lease === undefined
           ? [w.events.length, w.messages.length, w.running, w.parked, w.ref.id]
           : [w.events.length, w.messages.length, w.running, w.parked, w.ref.id, lease],
@@ -166,11 +168,12 @@ export class BufferedWriter implements Writer {
       let messageSeq = row.message_seq - w.messages.length;
       for (const m of w.messages) m.seq = ++messageSeq;
     }
-    const events = writes.flatMap((w) => w.events);
-    await this.insertEvents(events);
+    const events = writes.length === 1 ? writes[0]!.events : writes.flatMap((w) => w.events);
+    if (events.length > 0) await this.insertEvents(events);
     // Whatever must be durable with the events (the webhook outbox) joins this same commit.
     if (this.onEventsWritten && events.length > 0) await this.onEventsWritten(this.tx, this.events);
-    await this.insertMessages(writes.flatMap((w) => w.messages));
+    const messages = writes.length === 1 ? writes[0]!.messages : writes.flatMap((w) => w.messages);
+    if (messages.length > 0) await this.insertMessages(messages);
     for (const fn of this.flushed) await fn(this.tx);
   }
 
@@ -182,7 +185,7 @@ export class BufferedWriter implements Writer {
         params.push(e.agent, e.seq, e.id, e.org, e.type, e.time, e.subject ?? null, e.run ?? null, json);
       }
       await this.tx.run(
-        `INSERT INTO events (agent_id, seq, id, org, type, time, subject, run, data) VALUES ${placeholders(chunk.length, 9)}`,
+        multiRowInsert("INSERT INTO events (agent_id, seq, id, org, type, time, subject, run, data) VALUES ", chunk.length, 9),
         params,
       );
     }
@@ -196,15 +199,39 @@ export class BufferedWriter implements Writer {
         params.push(m.conversationId, m.seq, m.run, m.message.role, JSON.stringify(this.redact(m.message)), this.now);
       }
       await this.tx.run(
-        `INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES ${placeholders(chunk.length, 6)}`,
+        multiRowInsert("INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES ", chunk.length, 6),
         params,
       );
     }
   }
 }
 
-/** `(?, ?, ?), (?, ?, ?)` for a multi-row INSERT. */
+const placeholderCache = new Map<number, string>();
+const insertCache = new Map<string, string[]>();
+
+/**
+ * `head` followed by the placeholders of `rows` rows, built once per shape: every turn writes the same
+ * few shapes, and a new string each time would be hashed again by the statement cache.
+ */
+export function multiRowInsert(head: string, rows: number, columns: number): string {
+  if (rows > 64) return head + placeholderText(rows, columns);
+  let byRows = insertCache.get(head);
+  if (!byRows) insertCache.set(head, (byRows = []));
+  return (byRows[rows] ??= head + placeholders(rows, columns));
+}
+
+/** `(?, ?, ?), (?, ?, ?)` for a multi-row INSERT (the same string object each time: the statement cache is keyed by it). */
 export function placeholders(rows: number, columns: number): string {
+  const key = rows * 1024 + columns;
+  let text = placeholderCache.get(key);
+  if (text === undefined) {
+    text = placeholderText(rows, columns);
+    if (rows <= 64) placeholderCache.set(key, text);
+  }
+  return text;
+}
+
+function placeholderText(rows: number, columns: number): string {
   const one = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
   return Array.from({ length: rows }, () => one).join(", ");
 }
