@@ -9,6 +9,9 @@ import type { RoundState } from "./round-state.js";
 import { runConversation } from "./turn-driver.js";
 import type { RuntimeHooks } from "./types.js";
 
+/** Conversations whose prompts an awake agent keeps in memory (see `keepPrompt`). */
+export const MAX_CACHED_PROMPTS = 32;
+
 interface Runner {
   again: boolean;
   done: Promise<void>;
@@ -128,17 +131,33 @@ export class AgentDriver {
 
   async prompt(conversationId: string): Promise<PromptCache> {
     let cache = this.prompts.get(conversationId);
-    if (!cache) {
+    if (cache) {
+      // Most recently used last: the first entry is the one to drop when the cache is full.
+      this.prompts.delete(conversationId);
+      this.prompts.set(conversationId, cache);
+    } else {
       const conv = await this.store.conversations.get(conversationId);
       cache = new PromptCache(await this.store.conversations.history(conversationId, conv?.summary_upto ?? 0), conv?.summary ?? null);
-      this.prompts.set(conversationId, cache);
+      this.keepPrompt(conversationId, cache);
     }
     return cache;
   }
 
   /** A conversation just created has no history: its prompt starts empty without reading the store. */
   primeEmptyPrompt(conversationId: string): void {
-    if (!this.prompts.has(conversationId)) this.prompts.set(conversationId, new PromptCache([], null));
+    if (!this.prompts.has(conversationId)) this.keepPrompt(conversationId, new PromptCache([], null));
+  }
+
+  /**
+   * Caches a conversation's prompt, dropping the least recently used beyond
+   * MAX_CACHED_PROMPTS: an agent talking in thousands of threads would
+   * otherwise hold every history in memory for as long as it is awake, and
+   * the garbage collector would walk all of it. A dropped prompt is read from
+   * the store again when its conversation next has a turn.
+   */
+  private keepPrompt(conversationId: string, cache: PromptCache): void {
+    this.prompts.set(conversationId, cache);
+    if (this.prompts.size > MAX_CACHED_PROMPTS) this.prompts.delete(this.prompts.keys().next().value!);
   }
 
   /** The prompt cache of a conversation if one is loaded (to append what was just committed). */
