@@ -109,12 +109,11 @@ export class ClusterOwnership implements Ownership {
     const rt = this.runtime;
     if (!rt || this.closed) return;
     try {
+      const before = rt.leases();
       const held = new Map((await this.store.leases.renew(this.node, this.o.leaseMs)).map((l) => [l.agentId, l.token]));
-      for (const [agentId, token] of rt.leases()) {
-        if (held.get(agentId) !== token) {
-          this.o.log("warn", "lost the lease of an agent to another node", { agent: agentId, node: this.node });
-          await rt.drop(agentId);
-        }
+      for (const agentId of leasesTakenElsewhere(before, held, rt.leases())) {
+        this.o.log("warn", "lost the lease of an agent to another node", { agent: agentId, node: this.node });
+        await rt.drop(agentId);
       }
     } catch (err) {
       this.o.log("warn", "renewing leases failed; retrying", { err: String(err) });
@@ -146,4 +145,19 @@ export class ClusterOwnership implements Ownership {
     await this.unlisten?.();
     if (releaseAll) await this.store.leases.releaseNode(this.node);
   }
+}
+
+/**
+ * The agents this node drives whose lease another node has taken: those it
+ * drove with the same token before the renewal read the table (`before`),
+ * still drives (`now`), and that the renewal did not find held with that
+ * token (`held`). A lease claimed while the renewal's query ran is missing
+ * from its answer; judging it by that answer would drop an agent whose row
+ * still names this node, so no node would ever take it over and its running
+ * turn would hang.
+ */
+export function leasesTakenElsewhere(before: Map<string, number>, held: Map<string, number>, now: Map<string, number>): string[] {
+  const lost: string[] = [];
+  for (const [agentId, token] of now) if (before.get(agentId) === token && held.get(agentId) !== token) lost.push(agentId);
+  return lost;
 }

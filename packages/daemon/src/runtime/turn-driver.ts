@@ -146,6 +146,11 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
 async function onTurnError(d: AgentDriver, turn: TurnRow, signal: AbortSignal, err: unknown): Promise<void> {
   if (err instanceof LeaseLostError) {
     // Another node owns the agent now: this driver stops, and writes nothing more.
+    d.opts.log("warn", "a write was refused: another node holds this agent's lease now; this node stops driving it", {
+      agent: d.id,
+      run: turn.id,
+      lease: d.lease,
+    });
     d.onLeaseLost?.();
     return;
   }

@@ -1,0 +1,98 @@
+/**
+ * A node's lease renewal against a real PostgreSQL: it stops driving an agent
+ * only when another node took it, never one it claimed while the renewal's
+ * query was under way (that agent's row still names this node, so nobody
+ * else would ever take it over, and its running turn would hang).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { ClusterOwnership, leasesTakenElsewhere, type ClusterRuntime } from "../../src/cluster/cluster-ownership.js";
+import { EventBus } from "../../src/events/event-bus.js";
+import { systemClock, ulidIds } from "../../src/ids.js";
+import type { Db } from "../../src/store/db.js";
+import type { PostgresDb } from "../../src/store/postgres-db.js";
+import { Store } from "../../src/store/store.js";
+import { openTestDb } from "../helpers/test-database.js";
+
+const opened: Db[] = [];
+afterEach(async () => {
+  for (const db of opened.splice(0)) await db.close();
+});
+
+async function setup() {
+  const { db } = await openTestDb();
+  opened.push(db);
+  const store = new Store(db, new EventBus(), ulidIds(), systemClock);
+  const agent = async (name: string) => {
+    const id = store.ids.next("agent");
+    await store.tx((w) =>
+      store.agents.insert(w, { id, org: "default", name, source: "api", definition: null, file: null, status: "idle", reason: null }),
+    );
+    return id;
+  };
+  const ownership = (node: string) => new ClusterOwnership(db as PostgresDb, store, { node, leaseMs: 10_000, log: () => undefined });
+  return { store, agent, ownership };
+}
+
+/** A runtime whose lease list can change between two reads, as a claim finishing mid-renewal makes it. */
+function runtimeWith(reads: Map<string, number>[]): ClusterRuntime & { dropped: string[] } {
+  const dropped: string[] = [];
+  let read = 0;
+  return {
+    dropped,
+    leases: () => reads[Math.min(read++, reads.length - 1)]!,
+    resume: async () => undefined,
+    drop: async (id) => void dropped.push(id),
+    poked: () => undefined,
+  };
+}
+
+async function renew(o: ClusterOwnership, rt: ClusterRuntime): Promise<void> {
+  (o as unknown as { runtime: ClusterRuntime }).runtime = rt;
+  await (o as unknown as { renew(): Promise<void> }).renew();
+}
+
+describe("lease renewal", () => {
+  it("keeps an agent claimed while the renewal ran, and drops one another node took", async () => {
+    const { store, agent, ownership } = await setup();
+    const a = await agent("a");
+    const b = await agent("b");
+    const n1 = ownership("n1");
+    const n2 = ownership("n2");
+    const tokenB = await n1.claim(b);
+    expect(tokenB).toBeDefined();
+    // Node n1's lease on b runs out and n2 takes b: n1 must stop driving b.
+    await store.db.run("UPDATE agents SET lease_expires = 0 WHERE id = ?", [b]);
+    expect(await n2.claim(b)).toBe(tokenB! + 1);
+    // a is claimed by n1 only after the renewal read the table (here: after the renewal, same effect):
+    // the renewal's answer lacks it, while n1's runtime already drives it.
+    const rt = runtimeWith([new Map([[b, tokenB!]])]);
+    const renewing = renew(n1, rt);
+    const tokenA = await n1.claim(a);
+    rt.leases = () =>
+      new Map([
+        [a, tokenA!],
+        [b, tokenB!],
+      ]);
+    await renewing;
+    expect(rt.dropped).toEqual([b]);
+    // The next renewal sees a held by n1 and keeps it.
+    await renew(n1, runtimeWith([new Map([[a, tokenA!]])]));
+    expect(await store.leases.owner(a)).toBe("n1");
+  });
+
+  it("the rule: only a lease held before the renewal and not found by it was taken elsewhere", () => {
+    const m = (...e: [string, number][]) => new Map(e);
+    // Claimed while the renewal ran: not in `before`, not in the answer. Kept.
+    expect(leasesTakenElsewhere(m(), m(), m(["a", 1]))).toEqual([]);
+    // Held before and after, found by the renewal: kept.
+    expect(leasesTakenElsewhere(m(["a", 1]), m(["a", 1]), m(["a", 1]))).toEqual([]);
+    // Held before, not found (another node took it): dropped.
+    expect(leasesTakenElsewhere(m(["a", 1]), m(), m(["a", 1]))).toEqual(["a"]);
+    // Found with another token (taken and given back meanwhile): dropped.
+    expect(leasesTakenElsewhere(m(["a", 1]), m(["a", 3]), m(["a", 1]))).toEqual(["a"]);
+    // Re-claimed by this node during the renewal (new token): judged next time.
+    expect(leasesTakenElsewhere(m(["a", 1]), m(), m(["a", 2]))).toEqual([]);
+    // Dropped by the runtime meanwhile: nothing to do.
+    expect(leasesTakenElsewhere(m(["a", 1]), m(), m())).toEqual([]);
+  });
+});
