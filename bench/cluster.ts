@@ -8,14 +8,18 @@
  *   time until another node starts the call again (attempt 2, from the
  *   agent's events). Then the node starts again. Target: max <= lease + 1 s.
  * - W1 over 1 node and over 3: CONVERSATIONS agents x TURNS turns, one worker
- *   call a turn (a worker per node), messages sent through the API of node (agent % nodes) with
- *   every turn's end awaited; turns per second. This machine's cores are
- *   printed with it: the point is no loss, not scaling on 2 cores.
+ *   call a turn (a worker per node); three clients, client k sending its agents' messages
+ *   through node k % nodes and following that node's org-wide feed for their ends; turns per second. This machine's cores are
+ *   printed with it: the point is no loss, not scaling on 2 cores. Each cluster
+ *   first runs WARM_TURNS turns per agent in another conversation, unmeasured:
+ *   V8 compiles hot code on background threads for the first few hundred turns
+ *   of each daemon, and three cold daemons pay that three times.
+ *   `KILLS` 0 skips the failover part.
  *
  * Prints one JSON line per part.
  */
 import { cpus } from "node:os";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -34,24 +38,27 @@ import {
   waitForWorker,
   waitUntil,
   type FaultWorker,
+  WORKER_FIXTURE,
 } from "../packages/daemon/test/faults/fault-kit.js";
 import { clusterNode, type ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
 
 const KILLS = Number(process.argv[2] ?? 20);
 const LEASE_S = Number(process.argv[3] ?? 2);
 const CONVERSATIONS = 30;
-const TURNS = 5;
+const TURNS = 10;
+const WARM_TURNS = 20;
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "packages", "daemon", "bin", "wardrik.js");
-if (!Number.isInteger(KILLS) || KILLS < 1 || !(LEASE_S > 0)) {
-  console.error("usage: npm run bench -- cluster [KILLS, default 20] [LEASE seconds, default 2]");
+if (!Number.isInteger(KILLS) || KILLS < 0 || !(LEASE_S > 0)) {
+  console.error("usage: npm run bench -- cluster [KILLS, default 20; 0 skips failover] [LEASE seconds, default 2]");
   process.exit(2);
 }
 
+const cpuPerTurn: Record<number, Record<string, number> | null> = {};
 const pg = await startTestPostgres();
 const roots: string[] = [];
 const running: { nodes: ClusterNode[]; workers: FaultWorker[] }[] = [];
 try {
-  console.log(JSON.stringify(await failover()));
+  if (KILLS > 0) console.log(JSON.stringify(await failover()));
   const one = await w1(1);
   const three = await w1(3);
   console.log(
@@ -60,9 +67,12 @@ try {
       cores: cpus().length,
       conversations: CONVERSATIONS,
       turns_each: TURNS,
+      warm_turns_each: WARM_TURNS,
       one_node_turns_per_s: one,
       three_nodes_turns_per_s: three,
       ratio: Number((three / one).toFixed(2)),
+      // CPU of every process of the class over the measured turns, per turn: where a cluster's extra work goes.
+      cpu_ms_per_turn: { one_node: cpuPerTurn[1], three_nodes: cpuPerTurn[3] },
     }),
   );
 } finally {
@@ -168,23 +178,31 @@ async function w1(count: number): Promise<number> {
   for (let i = 0; i < CONVERSATIONS; i++)
     ids.push((await api<{ agents: { id: string }[] }>(c.nodes[0]!, "GET", `/v1/agents?name=a${i}`)).agents[0]!.id);
   // Turn ends come from the org-wide event feed of the node each client talks to, not from polling.
-  const feeds = c.nodes.map((n) => followTurnEnds(n));
+  // Three clients either way (client k talks to node k % nodes and follows its feed): one node serves
+  // all three followers, as three nodes serve one each, so both runs do the same following.
+  const feeds = [0, 1, 2].map((k) => followTurnEnds(c.nodes[k % count]!));
   for (const f of feeds) await f.ready;
+  const run = (conversation: string, turns: number) =>
+    Promise.all(
+      ids.map(async (id, i) => {
+        const node = c.nodes[(i % 3) % count]!;
+        for (let t = 0; t < turns; t++) {
+          const { message } = await api<{ message: string }>(node, "POST", `/v1/agents/${id}/messages`, {
+            text: `w-${i}-${t}`,
+            conversation,
+          });
+          await within(60_000, feeds[i % 3]!.of(message), `a${i}'s turn for message ${message} (${conversation} ${t + 1})`);
+        }
+      }),
+    );
+  await run("warm", WARM_TURNS);
+  const before = cpuByProcessClass();
   const started = Date.now();
-  await Promise.all(
-    ids.map(async (id, i) => {
-      const node = c.nodes[i % count]!;
-      for (let t = 0; t < TURNS; t++) {
-        const { message } = await api<{ message: string }>(node, "POST", `/v1/agents/${id}/messages`, {
-          text: `w-${i}-${t}`,
-          conversation: "main",
-        });
-        await feeds[i % count]!.of(message);
-      }
-    }),
-  );
+  await run("main", TURNS);
+  const seconds = (Date.now() - started) / 1000;
+  cpuPerTurn[count] = perTurn(before, cpuByProcessClass(), CONVERSATIONS * TURNS);
   for (const f of feeds) f.stop();
-  return Number(((CONVERSATIONS * TURNS) / ((Date.now() - started) / 1000)).toFixed(1));
+  return Number(((CONVERSATIONS * TURNS) / seconds).toFixed(1));
 }
 
 /** Follows a node's org-wide feed (SSE, live only) and resolves, per message ID, when the turn that took it completed. */
@@ -246,4 +264,50 @@ function followTurnEnds(node: ClusterNode): { ready: Promise<void>; of(message: 
       }),
     stop: () => controller.abort(),
   };
+}
+
+/** Rejects, naming what never came, when `p` takes longer than `ms`: a lost turn fails the run instead of hanging it. */
+function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no end after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** CPU ticks (user + system) of every daemon, worker and PostgreSQL process on this machine, by class (Linux; null elsewhere). */
+function cpuByProcessClass(): Map<string, number> | null {
+  if (!existsSync("/proc/self/stat")) return null;
+  const out = new Map<string, number>();
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const cls = cmd.includes(`${BIN}\0daemon`)
+        ? "daemons"
+        : /postgres/.test(cmd)
+          ? "postgres"
+          : cmd.includes(WORKER_FIXTURE)
+            ? "workers"
+            : undefined;
+      if (!cls) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(`${cls} ${pid}`, Number(f[11]) + Number(f[12]));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+function perTurn(before: Map<string, number> | null, after: Map<string, number> | null, turns: number): Record<string, number> | null {
+  if (!before || !after) return null;
+  const ms = 1000 / 100; // Linux reports CPU in clock ticks of 10 ms (USER_HZ 100).
+  const sums: Record<string, number> = {};
+  for (const [key, ticks] of after) {
+    const cls = key.split(" ")[0]!;
+    sums[cls] = (sums[cls] ?? 0) + ((ticks - (before.get(key) ?? 0)) * ms) / turns;
+  }
+  for (const k of Object.keys(sums)) sums[k] = Number(sums[k]!.toFixed(2));
+  return sums;
 }
