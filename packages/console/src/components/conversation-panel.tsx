@@ -22,7 +22,8 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   const api = useApi();
   const keys = detail.conversations.map((c) => c.key);
   const [key, setKey] = useState(() => (keys.includes("main") || keys.length === 0 ? "main" : keys[0]!));
-  const [history, setHistory] = useState<History>({ messages: [], summary: null });
+  // The history of which conversation: until the one picked arrives, the one before must not show under its name.
+  const [history, setHistory] = useState<History & { key?: string }>({ messages: [], summary: null });
   const [settled, setSettled] = useState<Set<string>>(() => new Set());
   const [text, setText] = useState("");
   const [busy, setBusy] = useState<string>();
@@ -30,20 +31,24 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   const [confirmClear, setConfirmClear] = useState(false);
   const scroller = useRef<HTMLDivElement>(null);
   const atEnd = useRef(true);
+  const loads = useRef(0);
   const exists = keys.includes(key);
   const open = detail.conversations.find((c) => c.key === key)?.status;
   const running = open === "running" || open === "parked";
 
   const reload = async () => {
-    if (!exists) return setHistory({ messages: [], summary: null });
+    // Answers can arrive out of order (a switch while one loads): only the latest load may show.
+    const load = ++loads.current;
+    if (!exists) return setHistory({ key, messages: [], summary: null });
     const ended = [...stream.turns.values()].filter((t) => t.conversation === key && !["running", "parked"].includes(t.status));
     try {
       const h = await loadHistory(api, detail.id, key);
+      if (load !== loads.current) return;
       // The history now holds what the ended turns said: show it instead of their live view, in one render.
-      setHistory(h);
+      setHistory({ ...h, key });
       setSettled((s) => new Set([...s, ...ended.map((t) => t.run)]));
     } catch (e) {
-      setError(messageOf(e));
+      if (load === loads.current) setError(messageOf(e));
     }
   };
 
@@ -61,7 +66,8 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   const live = [...stream.turns.values()].filter((t) => t.conversation === key && !settled.has(t.run));
   // A turn still shown live already shows what the history saved of it so far (its rounds): show those once, live.
   const liveRuns = new Set(live.map((t) => t.run));
-  const shown = history.messages.filter((m) => m.role === "user" || m.run === undefined || !liveRuns.has(m.run));
+  const loaded = history.key === key;
+  const shown = (loaded ? history.messages : []).filter((m) => m.role === "user" || m.run === undefined || !liveRuns.has(m.run));
 
   // Follow the end of the conversation while the reader is there; leave them alone when they scrolled up.
   useLayoutEffect(() => {
@@ -96,16 +102,17 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   return (
     <div class="conversation">
       <div class="toolbar">
-        <label class="inline">
-          Conversation
-          <select value={key} onChange={(e) => setKey((e.target as HTMLSelectElement).value)}>
+        {/* The label beside the list, not around it: a wrapping label would lend the list its options' text as its name. */}
+        <span class="inline">
+          <label for="conversation-key">Conversation</label>
+          <select id="conversation-key" value={key} onChange={(e) => setKey((e.target as HTMLSelectElement).value)}>
             {(exists ? keys : [...keys, key]).map((k) => (
               <option key={k} value={k}>
                 {k}
               </option>
             ))}
           </select>
-        </label>
+        </span>
         <button
           type="button"
           disabled={!running || busy !== undefined}
@@ -146,7 +153,11 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
           atEnd.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {shown.length === 0 && live.length === 0 ? (
+        {!loaded ? (
+          <p class="muted" role="status">
+            Loading {key}…
+          </p>
+        ) : shown.length === 0 && live.length === 0 ? (
           <p class="muted">No messages in {key} yet.</p>
         ) : (
           <HistoryView messages={shown} summary={history.summary} />
