@@ -106,7 +106,7 @@ export class RemoteWorkerCalls implements RemoteWorkers {
         org,
         tools.map((t) => ({ name: t.name, descriptor: JSON.stringify(t.descriptor) })),
       );
-      await this.db.transaction((tx) => this.db.notify(tx, TOOLS_CHANNEL, this.node));
+      await this.db.notify(this.db, TOOLS_CHANNEL, this.node);
     })().catch((err: unknown) => this.log("warn", "publishing this node's worker tools failed", { err: String(err) }));
   }
 
