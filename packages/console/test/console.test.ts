@@ -399,6 +399,18 @@ describe("the rest of an agent", () => {
     await page.goto(`${p.url}/#/agents/${id}/configuration`);
     await visible("policies/careful.yaml");
     await visible("files/write");
+    // The policy's rules in the order they are tried, each with where it is written, then the default.
+    const rules = page.getByRole("list", { name: "Policy rules" });
+    await rules.waitFor();
+    const items = rules.getByRole("listitem");
+    expect(await items.count()).toBe(4);
+    const first = (await items.nth(0).textContent()) ?? "";
+    expect(first).toContain("files/write");
+    expect(first).toContain("ask");
+    expect(first).toContain("Writing needs a person's OK.");
+    expect(first).toContain("policies/careful.yaml:3");
+    expect(await items.nth(1).textContent()).toMatch(/files\/\*\s*allow/);
+    expect(await items.nth(3).textContent()).toContain("otherwise: read-only calls run, others ask a person");
     // Its triggers, with when they fire; the webhook's secret is withheld (not even its reference shows).
     const triggers = page.getByLabel("Triggers");
     expect(await triggers.textContent()).toContain('"schedule": "0 9 * * 1-5"');

@@ -13,7 +13,7 @@ import { decide, type CompiledPolicy } from "./policy/index.js";
 import { loadProjectPolicies as loadPolicies } from "./policy/load-project-policies.js";
 import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
-import { describeAgent, describeTools, describeTurn } from "./http/describe.js";
+import { describers } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
 import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
@@ -275,9 +275,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     events: { deliveries: eventsIO.admin, acceptWebhook: (req) => eventsIO.acceptWebhook(req) },
     slack: integrations.slack,
     reload: syncAgents,
-    describeAgent: (row) => describeAgent(row, { store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r) }),
-    describeTools: (row) => describeTools(row, registry),
-    describeTurn: (turn) => describeTurn(store, turn),
+    ...describers({ store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r), policy: (d) => policyOf(d)?.policy }),
     mcp: new McpServers(mcpServers, oauth),
     onDelta: (agentId, listener) => {
       let set = deltaListeners.get(agentId);

@@ -96,11 +96,34 @@ export const TriggerView = z
   .meta({ id: "AgentTrigger" });
 export type TriggerView = z.infer<typeof TriggerView>;
 
+/** A policy as the daemon applies it, rule by rule (read only). */
+export const PolicyView = z
+  .object({
+    name: z.string(),
+    description: z.string().optional(),
+    rules: z.array(
+      z.object({
+        tool: z.string().describe("The tool pattern the rule matches"),
+        decision: z.enum(["allow", "ask", "deny", "judge"]),
+        when: z.record(z.string(), z.unknown()).optional().describe("Conditions on the call's arguments, by argument path"),
+        reason: z.string().optional(),
+        judge: z.object({ model: z.string(), prompt: z.string(), on_error: z.enum(["ask", "deny"]) }).optional(),
+        source: z.string().optional().describe("Where the rule is written, e.g. policies/careful.yaml:12"),
+      }),
+    ),
+    budget: z.object({ per_turn_usd: z.number().optional(), per_day_usd: z.number().optional() }).optional(),
+  })
+  .meta({ id: "PolicyView" });
+export type PolicyView = z.infer<typeof PolicyView>;
+
 export const AgentDetail = AgentSummary.extend({
   node: z.string().optional().describe("The node that drives the agent while it is awake"),
   model: z.string().optional(),
   tools: z.array(z.string()),
   policy: z.string().optional(),
+  effective_policy: PolicyView.optional().describe(
+    "The policy that decides the agent's calls (its own, else config.yaml's), rule by rule; absent when the built-in default decides (read-only calls run, others ask a person)",
+  ),
   max_iterations: z.number().int(),
   timeout: z.number(),
   retries: z.number().int(),

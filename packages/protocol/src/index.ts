@@ -19,6 +19,7 @@ export {
   ConversationList,
   AgentTools,
   ApproveBody,
+  PolicyView,
   CreateAgentBody,
   CreateTokenBody,
   CreatedToken,

@@ -1,4 +1,4 @@
-import type { AgentDetail, AgentTools } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, PolicyView } from "@wardrik/protocol";
 import { useEffect, useState } from "preact/hooks";
 import { messageOf } from "../api";
 import { useApi } from "../context";
@@ -24,7 +24,15 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
         <dt>Model</dt>
         <dd>{detail.model ?? "the config's default model"}</dd>
         <dt>Policy</dt>
-        <dd>{detail.policy ? <code>policies/{detail.policy}.yaml</code> : "the default policy"}</dd>
+        <dd>
+          {detail.effective_policy ? (
+            <code>policies/{detail.effective_policy.name}.yaml</code>
+          ) : detail.policy ? (
+            <code>policies/{detail.policy}.yaml</code>
+          ) : (
+            "the built-in default: read-only calls run, others ask a person"
+          )}
+        </dd>
         <dt>Tool patterns</dt>
         <dd>{detail.tools.length > 0 ? detail.tools.map((t) => <code key={t}>{t} </code>) : "none"}</dd>
         <dt>Limits</dt>
@@ -57,6 +65,7 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
           ))}
         </ul>
       )}
+      {detail.effective_policy && <PolicyRules policy={detail.effective_policy} />}
       <h3>Instructions</h3>
       <pre class="instructions" tabIndex={0} aria-label="Instructions">
         {detail.instructions || "(none)"}
@@ -82,5 +91,37 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
         </ul>
       )}
     </div>
+  );
+}
+
+/** The rules of the agent's policy in the order they are tried, each with where it is written. */
+function PolicyRules({ policy }: { policy: PolicyView }) {
+  return (
+    <>
+      <h3 id="policy-rules">Policy rules</h3>
+      {policy.description && <p class="muted">{policy.description}</p>}
+      <ol class="rules" aria-labelledby="policy-rules">
+        {policy.rules.map((r, i) => (
+          <li key={i}>
+            <code>{r.tool}</code> <span class={`tag decision-${r.decision}`}>{r.decision}</span>
+            {r.when && <code class="when">when {JSON.stringify(r.when)}</code>}
+            {r.judge && (
+              <span class="sub">
+                judged by {r.judge.model} (on error: {r.judge.on_error}): {r.judge.prompt}
+              </span>
+            )}
+            {r.reason && <span class="sub">{r.reason}</span>}
+            {r.source && <span class="sub muted">{r.source}</span>}
+          </li>
+        ))}
+        <li class="muted">otherwise: read-only calls run, others ask a person</li>
+      </ol>
+      {policy.budget && (
+        <p>
+          Budget: {policy.budget.per_day_usd !== undefined ? `${usd(policy.budget.per_day_usd)} a day` : "no daily cap"}
+          {policy.budget.per_turn_usd !== undefined ? ` · ${usd(policy.budget.per_turn_usd)} a turn` : ""}
+        </p>
+      )}
+    </>
   );
 }

@@ -1,5 +1,6 @@
-import type { AgentDetail, AgentTools, TriggerView, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, PolicyView, TriggerView, TurnView } from "@wardrik/protocol";
 import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
+import type { Policy } from "../policy/types.js";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -11,17 +12,27 @@ import { describeAgentTools } from "../tools/describe-agent-tools.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { summarise } from "./agent-summary.js";
 
-export async function describeAgent(
-  row: AgentRow,
-  deps: {
-    store: Store;
-    registry: ToolRegistry;
-    hooks: RuntimeHooks;
-    runtime: Runtime;
-    /** The agent's triggers with their next run or last firing. */
-    triggers?: (row: AgentRow) => Promise<TriggerView[]>;
-  },
-): Promise<AgentDetail> {
+export interface DescribeDeps {
+  store: Store;
+  registry: ToolRegistry;
+  hooks: RuntimeHooks;
+  runtime: Runtime;
+  /** The agent's triggers with their next run or last firing. */
+  triggers?: (row: AgentRow) => Promise<TriggerView[]>;
+  /** The policy that decides the agent's calls, if one does (else the built-in default). */
+  policy?: (def: AgentDefinition) => Policy | undefined;
+}
+
+/** The API's views of agents, their tools and turns, bound to the daemon's parts. */
+export function describers(deps: DescribeDeps) {
+  return {
+    describeAgent: (row: AgentRow) => describeAgent(row, deps),
+    describeTools: (row: AgentRow) => describeTools(row, deps.registry),
+    describeTurn: (turn: TurnRow) => describeTurn(deps.store, turn),
+  };
+}
+
+export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<AgentDetail> {
   const def = definitionOf(row);
   const owner = await deps.store.leases.owner(row.id);
   const convs = await deps.store.conversations.list(row.id);
@@ -30,6 +41,7 @@ export async function describeAgent(
   const spend = await deps.store.spend.on(row.id, dayOf(deps.store.clock.now()));
   const lastActivity = await deps.store.events.lastTime(row.id);
   const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
+  const policy = def.name ? deps.policy?.(def as AgentDefinition) : undefined;
   // Health of every source in a namespace the agent's tool patterns reach.
   const reaches = (ns: string) => (def.tools ?? []).some((p) => p === "*" || p === ns || p.startsWith(ns + "/"));
   const sources = deps.registry
@@ -41,6 +53,7 @@ export async function describeAgent(
     ...(def.model ? { model: def.model } : {}),
     tools: def.tools ?? [],
     ...(def.policy ? { policy: def.policy } : {}),
+    ...(policy ? { effective_policy: policyView(policy) } : {}),
     max_iterations: def.max_iterations ?? AGENT_DEFAULTS.max_iterations,
     timeout: def.timeout ?? AGENT_DEFAULTS.timeout,
     retries: def.retries ?? AGENT_DEFAULTS.retries,
@@ -79,6 +92,23 @@ export async function describeAgent(
 /** What the agent can call right now (`GET /v1/agents/{id}/tools`). */
 export async function describeTools(row: AgentRow, registry: ToolRegistry): Promise<AgentTools> {
   return describeAgentTools(definitionOf(row).tools ?? [], registry, { org: row.org, agentId: row.id });
+}
+
+/** A policy as the API shows it: its rules as written, each with where it is written. */
+function policyView(p: Policy): PolicyView {
+  return {
+    name: p.name,
+    ...(p.description ? { description: p.description } : {}),
+    rules: p.rules.map((r) => ({
+      tool: r.tool,
+      decision: r.decision,
+      ...(r.when ? { when: r.when } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.judge ? { judge: { model: r.judge.model, prompt: r.judge.prompt, on_error: r.judge.on_error } } : {}),
+      ...(r.source ? { source: r.source } : {}),
+    })),
+    ...(p.budget ? { budget: p.budget } : {}),
+  };
 }
 
 function definitionOf(row: AgentRow): Partial<AgentDefinition> {
