@@ -42,10 +42,11 @@ async function oneTurn(conversation: string): Promise<number> {
 }
 
 // Warm up, then measure. V8 keeps compiling hot functions on its background threads for the first
-// thousand turns or so, and that CPU counts in the process's: after 50 turns a W1 turn measured 1.1 ms
-// of CPU, after 1,500 it measures 0.7 ms. A daemon runs for hours, so the figures are the steady state.
-// WARDRIK_BENCH_WARMUP=50 shows the cold one. Warm-up conversations are as long as the measured ones.
-const warmup = Number(process.env.WARDRIK_BENCH_WARMUP ?? 1500);
+// few thousand turns, and that CPU counts in the process's: a W1 turn measures 1.1 ms of CPU after 50
+// turns, 0.65 ms after 1,500 (still ~30 functions compiled during the measurement) and 0.55 ms after
+// 4,000. A daemon runs for hours, so the figures are the steady state. WARDRIK_BENCH_WARMUP=50 shows
+// the cold one. Warm-up conversations are as long as the measured ones.
+const warmup = Number(process.env.WARDRIK_BENCH_WARMUP ?? 4000);
 for (let i = 0; i < warmup; i++) await oneTurn(`warm-${Math.floor(i / spec.turns)}`);
 const rss = new PeakRss();
 const latencies: number[] = [];
