@@ -100,7 +100,9 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
   d.turnControllers.set(turn.id, controller);
   // close() aborts the controllers it finds; a turn that starts after it must stop too.
   if (d.closed) controller.abort(new TurnStop("shutdown"));
-  const deadline = Date.parse(turn.started_at) + d.def.timeout * 1000;
+  // The timeout counts the time the turn runs: waits for a person (parked) move the deadline.
+  // The timeout counts the time the turn runs: waits for a person (parked) move the deadline.
+  const deadline = Date.parse(turn.started_at) + (turn.parked_ms ?? 0) + d.def.timeout * 1000;
   const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
   const signal = controller.signal;
   // A turn this driver did not just start (recovered, or resumed after a decision).

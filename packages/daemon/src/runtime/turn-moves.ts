@@ -43,7 +43,7 @@ export async function beginTurn(
 /** running -> parked: a call of the round waits for a person. */
 export async function parkTurn(w: Writer, store: Store, agent: AgentRef, run: string, round: number, waiting: string[]): Promise<void> {
   const move = nextTurn("running", "park")!;
-  if (!(await store.turns.move(w, run, "running", move.to))) throw new StaleTurn(`turn ${run} is no longer running`);
+  if (!(await store.turns.move(w, run, "running", move.to, Date.parse(w.now)))) throw new StaleTurn(`turn ${run} is no longer running`);
   w.countTurns(agent, move.counters);
   w.emit(agent, move.event as "turn.parked", { round, waiting }, { run });
 }
@@ -51,7 +51,7 @@ export async function parkTurn(w: Writer, store: Store, agent: AgentRef, run: st
 /** parked -> running: a decision came; false when the turn was not parked. */
 export async function resumeTurn(w: Writer, store: Store, agent: AgentRef, run: string): Promise<boolean> {
   const move = nextTurn("parked", "resume")!;
-  if (!(await store.turns.move(w, run, "parked", move.to))) return false;
+  if (!(await store.turns.move(w, run, "parked", move.to, Date.parse(w.now)))) return false;
   w.countTurns(agent, move.counters);
   w.emit(agent, move.event as "turn.resumed", {}, { run });
   return true;

@@ -62,6 +62,10 @@ export interface TurnRow {
   format: number;
   started_at: string;
   ended_at: string | null;
+  /** Milliseconds spent parked, waiting for a person: the turn's timeout does not count them. */
+  parked_ms: number;
+  /** When the turn parked (epoch ms), while it is parked. */
+  parked_since_ms: number | null;
 }
 
 export type CallStatus = "planned" | "waiting" | "approved" | "running" | "completed" | "failed" | "denied" | "killed" | "timed_out";

@@ -66,6 +66,8 @@ export class TurnsTable {
       format: STATE_FORMAT,
       started_at: now,
       ended_at: null,
+      parked_ms: 0,
+      parked_since_ms: null,
     };
   }
 
@@ -96,9 +98,17 @@ export class TurnsTable {
     else await tx.run("UPDATE turns SET spend_micros = spend_micros + ? WHERE id = ?", [micros, run]);
   }
 
-  /** Moves a turn between open states (running <-> parked). */
-  async move(tx: Tx, run: string, from: TurnStatusValue, to: TurnStatusValue): Promise<boolean> {
-    return (await tx.run("UPDATE turns SET status = ? WHERE id = ? AND status = ?", [to, run, from])).changes > 0;
+  /**
+   * Moves a turn between open states (running <-> parked) at `nowMs`: parking
+   * notes the time, resuming adds the wait to `parked_ms` (the timeout counts
+   * only the time a turn runs).
+   */
+  async move(tx: Tx, run: string, from: TurnStatusValue, to: TurnStatusValue, nowMs: number): Promise<boolean> {
+    const sql =
+      to === "parked"
+        ? "UPDATE turns SET status = ?, parked_since_ms = ? WHERE id = ? AND status = ?"
+        : "UPDATE turns SET status = ?, parked_ms = parked_ms + COALESCE(? - parked_since_ms, 0), parked_since_ms = NULL WHERE id = ? AND status = ?";
+    return (await tx.run(sql, [to, nowMs, run, from])).changes > 0;
   }
 
   /**
