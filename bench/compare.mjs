@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALL, buildBench, commandOf, runWorkload, table, WORKLOADS } from "./workloads.mjs";
+import { ALL, buildBench, commandOf, isPeer, runWorkload, table, WORKLOADS } from "./workloads.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -18,6 +18,11 @@ const runsAt = args.indexOf("--runs");
 const runs = runsAt >= 0 ? Number(args.splice(runsAt, 2)[1]) : 5;
 const [ref, ...rawNames] = args;
 const names = rawNames.length === 0 ? ["W1"] : rawNames.flatMap((n) => (n === "all" ? ALL : [n]));
+if (names.some(isPeer)) {
+  // A peer's figures do not depend on the commit: run it on its own next to a Wardrik workload instead.
+  console.error(`compare runs Wardrik at two commits; ${names.filter(isPeer).join(", ")} is another framework: npm run bench -- NAME W1`);
+  process.exit(2);
+}
 if (!ref || !Number.isInteger(runs) || runs < 1 || names.some((n) => !WORKLOADS[n])) {
   console.error(`usage: npm run bench -- compare REF [${Object.keys(WORKLOADS).join("|")}|all ...] [--runs N]`);
   process.exit(2);

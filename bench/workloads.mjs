@@ -1,11 +1,13 @@
 // The benchmark workloads, how each runs, and how their JSON lines print as one table.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /**
  * NAME -> [file, ...args]. A `.js` file runs from bench/dist/ (compiled by `buildBench`): the figures
- * are the product's built JavaScript. The rest need the test kit or the daemon's sources and run through tsx.
+ * are the product's built JavaScript. A `peers/` file is another framework running the same workload, with its
+ * own install (`preparePeer`), nothing of Wardrik. The rest need the test kit or the daemon's sources and run through tsx.
  */
 export const WORKLOADS = {
   W1: ["turns.js", "W1"],
@@ -27,6 +29,8 @@ export const WORKLOADS = {
   cluster: ["cluster.ts"],
   webhooks: ["webhooks.ts"],
   telemetry: ["telemetry.ts"],
+  // npm run bench -- peer-langgraph W1|W2|W3 [state-graph|prebuilt] [async|sync|exit]
+  "peer-langgraph": ["peers/langgraph/bench.mjs"],
 };
 
 /** What `all` runs: every figure of the performance goals. */
@@ -45,12 +49,35 @@ export function buildBench(benchDir) {
   execFileSync(process.execPath, [tsc, "-p", join(benchDir, "tsconfig.json")], { stdio: "inherit" });
 }
 
+/** Whether NAME runs another framework (from bench/peers/), not Wardrik. */
+export function isPeer(name) {
+  return WORKLOADS[name]?.[0].startsWith("peers/") ?? false;
+}
+
+/**
+ * Installs a peer's folder from its own lockfile (`npm ci`) the first time, and again only when the lockfile
+ * changes: the peer is not a workspace, so the product's install never pulls it, and later runs stay offline.
+ * npm's output goes to stderr: stdout is the workload's JSON line.
+ */
+export function preparePeer(benchDir, name) {
+  const folder = join(benchDir, dirname(WORKLOADS[name][0]));
+  const lock = createHash("sha256")
+    .update(readFileSync(join(folder, "package-lock.json")))
+    .digest("hex");
+  const stamp = join(folder, "node_modules", ".installed-lock-sha256");
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === lock) return;
+  process.stderr.write(`installing ${name} in ${folder} (npm ci, once)\n`);
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: folder, stdio: ["ignore", 2, 2] });
+  writeFileSync(stamp, lock);
+}
+
 /** Command line for one workload; `distDir` holds the compiled harness (another tree's, for compare). */
 export function commandOf(benchDir, name, distDir = join(benchDir, "dist")) {
   const entry = WORKLOADS[name];
   if (!entry) return undefined;
   const [file, ...args] = entry;
   if (file.endsWith(".js")) return [join(distDir, file), ...args];
+  if (file.endsWith(".mjs")) return [join(benchDir, file), ...args];
   return ["--import", "tsx", join(benchDir, file), ...args];
 }
 
