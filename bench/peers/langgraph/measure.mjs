@@ -18,6 +18,17 @@ export class PeakRss {
   }
 }
 
+/**
+ * The warm-up of Wardrik's W1 and W2, read from bench/turns.ts so the peer's can never drift from it
+ * (this folder cannot import that file: it needs the product).
+ */
+export function wardrikWarmup() {
+  const source = readFileSync(new URL("../../turns.ts", import.meta.url), "utf8");
+  const m = /WARDRIK_BENCH_WARMUP \?\? (\d+)\)/.exec(source);
+  if (!m) throw new Error("bench/turns.ts no longer reads its warm-up as `WARDRIK_BENCH_WARMUP ?? N`: update wardrikWarmup()");
+  return Number(m[1]);
+}
+
 /** Bytes this process has passed to write(2) so far (Linux /proc/self/io). */
 export function writtenBytes() {
   const m = /^wchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"));

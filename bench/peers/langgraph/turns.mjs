@@ -1,6 +1,6 @@
 // W1 and W2 on LangGraph.js, measured as bench/turns.ts measures Wardrik: the same warm-up, then
 // conversations one after the other, each turn timed from the user's message to the final text.
-import { PeakRss, percentile, round, writtenBytes } from "./measure.mjs";
+import { PeakRss, percentile, round, wardrikWarmup, writtenBytes } from "./measure.mjs";
 import { openPeerAgent, peerInfo } from "./peer-agent.mjs";
 
 export async function runTurns(workload, { kind, durability }) {
@@ -19,9 +19,9 @@ export async function runTurns(workload, { kind, durability }) {
     return performance.now() - t0;
   }
 
-  // As bench/turns.ts: V8 compiles hot code during the first thousand turns or so and that CPU counts, so
-  // 1,500 turns first (conversations as long as the measured ones); WARDRIK_BENCH_WARMUP=50 shows the cold figures.
-  const warmup = Number(process.env.WARDRIK_BENCH_WARMUP ?? 1500);
+  // As bench/turns.ts: V8 compiles hot code during the first few thousand turns and that CPU counts, so the
+  // same unmeasured turns first (conversations as long as the measured ones); WARDRIK_BENCH_WARMUP=50 shows the cold figures.
+  const warmup = Number(process.env.WARDRIK_BENCH_WARMUP ?? wardrikWarmup());
   for (let i = 0; i < warmup; i++) await oneTurn(`warm-${Math.floor(i / spec.turns)}`);
   const rss = new PeakRss();
   const latencies = [];
