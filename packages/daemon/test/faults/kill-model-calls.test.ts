@@ -61,7 +61,8 @@ describe("SIGKILL during a model call", () => {
     for (const id of Object.values(calls)) {
       const done = ofType(turn, "call.completed", id);
       expect(done).toHaveLength(1);
-      expect(Date.parse(done[0]!.time)).toBeLessThan(at);
+      // (The kill can fire in the millisecond the last result was stamped.)
+      expect(Date.parse(done[0]!.time)).toBeLessThanOrEqual(at);
     }
     // ...so no call ran again (not even the safe ones) and nothing waited for a person.
     expect(approved.size).toBe(0);
