@@ -24,6 +24,7 @@ export const WORKLOADS = {
   mcp: ["mcp.ts"],
   faults: ["faults.ts"],
   recovery: ["recovery.ts"],
+  start: ["start.js"],
   sleep: ["sleep.ts"],
   db: ["db.ts"],
   cluster: ["cluster.ts"],
