@@ -9,7 +9,7 @@ import type { ChildProcess } from "node:child_process";
 import { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { WORKER_CLOSE_CODES, WORKER_PROTOCOL_VERSION } from "@wardrik/protocol";
-import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
+import { createProject, sleep, spawnWardrik, type TestProject } from "../helpers/spawn-daemon.js";
 
 interface Exit {
   code: number | null;
@@ -131,4 +131,20 @@ describe.concurrent("Ctrl-C with workers connected", () => {
     expect(log).toContain("second SIGINT: exiting at once");
     expect(log).not.toContain("shutdown: done");
   }, 60_000);
+});
+
+describe("a signal just as the daemon starts listening", () => {
+  it("SIGINT sent the moment the listening line appears still stops the daemon", async (ctx) => {
+    // The start's own handler gave way to the run's with a moment between them when no handler was
+    // listening; a signal caught just before (not yet dispatched) was dropped and the daemon ran on.
+    const p = await createProject({ start: false, scope: ctx });
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const daemon = spawnWardrik(["daemon", "--port", "0"], { cwd: p.dir, scope: ctx });
+      await daemon.waitForOutput((_out, err) => err.includes("daemon listening on"));
+      daemon.child.kill("SIGINT");
+      const ended = await Promise.race([daemon.done, sleep(10_000).then(() => undefined)]);
+      expect(ended, `attempt ${attempt}: still running 10 s after SIGINT:\n${daemon.stderr()}`).toBeDefined();
+      expect(ended?.code).toBe(0);
+    }
+  }, 90_000);
 });

@@ -38,10 +38,13 @@ export function registerDaemon(program: Command): void {
       log("error", error instanceof Error ? error.message : String(error));
       process.exit(1);
     });
+    // The run's handlers are added before the early ones go: with no listener left even for a moment, Node drops its
+    // signal watcher, and a signal already received but not yet dispatched (a Ctrl-C just as the daemon listens) is lost.
+    const stopped = runUntilSignalled(() => daemon.close(), log, early);
     process.off("SIGINT", onEarly);
     process.off("SIGTERM", onEarly);
     // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
-    process.exit(await runUntilSignalled(() => daemon.close(), log, early));
+    process.exit(await stopped);
   });
 }
 
