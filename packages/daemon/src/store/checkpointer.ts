@@ -23,31 +23,43 @@ parentPort.on("message", (m) => {
 });
 `;
 
+/**
+ * The worker starts one interval after the database opens, not during the
+ * open: its thread (a Node environment and a second SQLite connection) costs
+ * about 30 ms of CPU that a daemon's start, on a small machine, would share.
+ * The first checkpoint was due only after that interval anyway.
+ */
 export class Checkpointer {
-  private readonly worker: Worker;
+  private worker: Worker | undefined;
+  private readonly starting: NodeJS.Timeout;
   private exited = false;
   /** Why the worker stopped early, if it did; checkpoints then fall back to SQLite's automatic ones. */
   error: Error | undefined;
 
   constructor(path: string, driver: string, everyMs = 500, onError?: (err: Error) => void) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, everyMs } });
-    this.worker.unref();
-    this.worker.on("error", (err) => {
-      this.error = err;
-      onError?.(err);
-    });
-    this.worker.on("exit", () => (this.exited = true));
+    this.starting = setTimeout(() => {
+      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, everyMs } });
+      this.worker = worker;
+      worker.unref();
+      worker.on("error", (err) => {
+        this.error = err;
+        onError?.(err);
+      });
+      worker.on("exit", () => (this.exited = true));
+    }, everyMs).unref();
   }
 
   close(): Promise<void> {
-    if (this.exited) return Promise.resolve();
+    clearTimeout(this.starting);
+    const worker = this.worker;
+    if (!worker || this.exited) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => void this.worker.terminate().then(() => resolve()), 2000);
-      this.worker.once("exit", () => {
+      const timer = setTimeout(() => void worker.terminate().then(() => resolve()), 2000);
+      worker.once("exit", () => {
         clearTimeout(timer);
         resolve();
       });
-      this.worker.postMessage("close");
+      worker.postMessage("close");
     });
   }
 }
