@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Hono } from "hono";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { agentsMcpServer } from "../agent-mcp/agents-mcp-server.js";
 import type { ApiEnv } from "./api-env.js";
@@ -20,7 +20,7 @@ export const MCP_PATH = "/v1/mcp";
  * Mounted on the app directly rather than through RouteTable: the body is
  * JSON-RPC, which the SDK's transport reads and answers itself.
  */
-export function registerMcpEndpoint(app: OpenAPIHono<ApiEnv>, svc: ApiServices): void {
+export function registerMcpEndpoint(app: Hono<ApiEnv>, svc: ApiServices): void {
   app.post(MCP_PATH, async (c) => {
     const server = agentsMcpServer(svc, c.get("org"));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Hono } from "hono";
 import { WardrikError } from "@wardrik/protocol";
 import { PROMETHEUS_CONTENT_TYPE } from "../metrics/prometheus-registry.js";
 import type { ApiEnv } from "./api-env.js";
@@ -12,7 +12,7 @@ export const METRICS_PATH = "/metrics";
  * cannot hold it reads `telemetry.metrics_listen` instead (metrics-listener.ts).
  * Not in the OpenAPI document, which describes the JSON API under /v1.
  */
-export function registerMetricsRoute(app: OpenAPIHono<ApiEnv>, authenticate: Authenticate, render: () => Promise<string>): void {
+export function registerMetricsRoute(app: Hono<ApiEnv>, authenticate: Authenticate, render: () => Promise<string>): void {
   app.use(
     METRICS_PATH,
     bearerAuth(authenticate, () => false),

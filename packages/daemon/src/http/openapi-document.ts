@@ -1,6 +1,5 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import { ErrorResponse } from "@wardrik/protocol";
-import type { ApiEnv } from "./api-env.js";
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
 
 /** Error statuses a route can document (the components below). */
@@ -61,8 +60,7 @@ const TAGS = [
 ];
 
 /** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */
-export function registerSharedComponents(app: OpenAPIHono<ApiEnv>): void {
-  const registry = app.openAPIRegistry;
+function registerSharedComponents(registry: OpenAPIHono["openAPIRegistry"]): void {
   registry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
@@ -89,8 +87,17 @@ export function registerSharedComponents(app: OpenAPIHono<ApiEnv>): void {
   });
 }
 
-export function buildDocument(app: OpenAPIHono<ApiEnv>, version: string): unknown {
-  return app.getOpenAPI31Document({
+/**
+ * The OpenAPI document of `routes`. The generator (`@hono/zod-openapi` and
+ * the zod-to-openapi it extends zod with) loads here, with the first request
+ * for the document, rather than at every daemon start.
+ */
+export async function buildDocument(routes: RouteConfig[], version: string): Promise<unknown> {
+  const { OpenAPIHono } = await import("@hono/zod-openapi");
+  const generator = new OpenAPIHono();
+  registerSharedComponents(generator.openAPIRegistry);
+  for (const route of routes) generator.openAPIRegistry.registerPath(route);
+  return generator.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
       title: "Wardrik API",

@@ -20,8 +20,8 @@
  * 400 always (unknown query parameters), 401 unless `public`, 404 when the path
  * has parameters, 413 with a body, 431 always, and `errors` for the rest.
  */
-import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { EmptyBody } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
@@ -90,8 +90,10 @@ interface KnownRoute {
 
 export class RouteTable {
   private readonly known: KnownRoute[] = [];
+  /** Each route as the OpenAPI document describes it, made when the document is (see openapi-document.ts). */
+  private readonly documented: (() => RouteConfig)[] = [];
 
-  constructor(readonly app: OpenAPIHono<ApiEnv>) {}
+  constructor(readonly app: Hono<ApiEnv>) {}
 
   add<P extends string, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
     spec: RouteSpec<P, Q, B>,
@@ -107,7 +109,7 @@ export class RouteTable {
       bodyOptional: spec.body === undefined || spec.bodyOptional === true,
       ...(spec.rawBody ? { raw: true } : {}),
     };
-    this.app.openAPIRegistry.registerPath(this.describe(spec, docPath, schemas, names.length > 0));
+    this.documented.push(() => this.describe(spec, docPath, schemas, names.length > 0));
     this.app.on(spec.method.toUpperCase(), docPath.replace(/\{([^}]+)\}/g, ":$1"), async (c) => {
       const input = await readRequestInput(c, schemas);
       return spec.handler(c, input as RouteInput<P, Q, B>);
@@ -122,6 +124,11 @@ export class RouteTable {
         "$",
     );
     this.known.push({ method: spec.method.toUpperCase(), pattern, public: spec.public === true });
+  }
+
+  /** Every route's OpenAPI description, in the order the routes were added. */
+  describedRoutes(): RouteConfig[] {
+    return this.documented.map((describe) => describe());
   }
 
   /** The methods routes serve at this concrete path (GET implies HEAD); empty for an unknown path. */

@@ -1,4 +1,4 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { Health, WardrikError } from "@wardrik/protocol";
 import { IdempotencyKeys } from "../store/idempotency-keys.js";
@@ -18,10 +18,10 @@ import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
 import { registerMcpEndpoint } from "./mcp-endpoint.js";
 import { registerMcpServerRoutes } from "./mcp-server-routes.js";
-import { bodyTooLarge, describeIssues, errorResponse, toWardrikError, type InputPart } from "./http-errors.js";
+import { bodyTooLarge, errorResponse, toWardrikError } from "./http-errors.js";
 import type { HttpOptions } from "./http-options.js";
 import { MAX_BODY_BYTES } from "./limits.js";
-import { buildDocument, registerSharedComponents } from "./openapi-document.js";
+import { buildDocument } from "./openapi-document.js";
 import { registerMetricsRoute } from "./metrics-route.js";
 import { requestIds } from "./request-id.js";
 import { RouteTable } from "./route-table.js";
@@ -36,18 +36,10 @@ export { VERSION } from "../version.js";
 
 export type { HttpOptions } from "./http-options.js";
 
-export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHono<ApiEnv>; routes: RouteTable } {
-  const app = new OpenAPIHono<ApiEnv>({
-    // Routes registered with app.openapi() directly validate with zod-validator: same error shape as ours.
-    defaultHook: (result) => {
-      if (!result.success) {
-        const part: InputPart = result.target === "json" ? "body" : result.target === "param" ? "path" : "query";
-        throw new WardrikError("bad_request", `Invalid request: ${describeIssues(part, result.error.issues)}`);
-      }
-    },
-  });
+export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEnv>; routes: RouteTable } {
+  // A plain Hono app: every route validates through RouteTable, and the OpenAPI document is made on request.
+  const app = new Hono<ApiEnv>();
   const routes = new RouteTable(app);
-  registerSharedComponents(app);
 
   app.onError((err, c) => {
     const e = toWardrikError(err);
@@ -91,7 +83,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
     response: Health,
     handler: (c) => c.json({ ok: true, version: VERSION }),
   });
-  let document: unknown;
+  let document: Promise<unknown> | undefined;
   routes.add({
     method: "get",
     path: "/v1/openapi.json",
@@ -99,7 +91,13 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: OpenAPIHon
     tags: ["meta"],
     summary: "This document (OpenAPI 3.1)",
     public: true,
-    handler: (c) => c.json((document ??= buildDocument(app, VERSION)) as object),
+    handler: async (c) => {
+      document ??= buildDocument(routes.describedRoutes(), VERSION).catch((err: unknown) => {
+        document = undefined;
+        throw err;
+      });
+      return c.json((await document) as object);
+    },
   });
 
   if (opts.metrics) registerMetricsRoute(app, opts.authenticate, opts.metrics);
