@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import type { Script } from "@wardrik/testing";
@@ -6,9 +5,13 @@ import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { DEFAULT_LEASE_SECONDS, loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { EventsIO } from "./events-io.js";
+import { keyLocation } from "./config/key-location.js";
+import { positiveNumber } from "./config/positive-number.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
-import { resolveModel as resolveModelRef } from "./models/resolve-model.js";
+import { resolveModel as resolveModelRef, type ModelProvider } from "./models/resolve-model.js";
+import { warmProviderPackages } from "./models/provider-packages.js";
+import { onOptionalModuleLoaded } from "./optional-modules.js";
 import { decide, type CompiledPolicy } from "./policy/index.js";
 import { loadProjectPolicies as loadPolicies } from "./policy/load-project-policies.js";
 import { buildApp, listen } from "./http/server.js";
@@ -19,7 +22,7 @@ import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import type { SlackService } from "./slack/slack-service.js";
-import { slackService, startSlack } from "./slack/slack-start.js";
+import { loadSlack } from "./slack/load-slack.js";
 import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
 import { openProject } from "./open-project.js";
@@ -86,6 +89,15 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
   };
   const { db, lock, config, secrets } = await openProject(dir, { env, redactor, log, synchronous: options.synchronous ?? "NORMAL" });
+  // Packages a project may not use load on first use; `--log-level debug` shows which did, and why (until close).
+  const stopLoadLog = onOptionalModuleLoaded((load) => log("debug", "optional module loaded", { ...load }));
+  const slack = config.slack
+    ? await loadSlack().catch(async (err: unknown) => {
+        await db.close();
+        lock?.release();
+        throw err;
+      })
+    : undefined;
   const token = ensureAdminToken(dir);
   const clock = options.clock ?? systemClock;
   const bus = new EventBus();
@@ -105,12 +117,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
-  const models = new Map<string, ResolvedModelRef>();
+  // With each model's provider, whose package loads once the daemon listens.
+  const models = new Map<string, ResolvedModelRef & { provider: ModelProvider }>();
   const modelFor = (ref: string): ResolvedModelRef => {
     let m = models.get(ref);
     if (!m) {
       const r = resolveModelRef(ref, config, { env, ...(options.scripts ? { scripts: options.scripts } : {}) });
-      m = { ref, model: r.model, contextWindow: r.contextWindow, price: r.price };
+      m = { ref, provider: r.provider, model: r.model, contextWindow: r.contextWindow, price: r.price };
       models.set(ref, m);
     }
     return m;
@@ -213,7 +226,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   });
   lateAnswers.runtime = runtime;
   eventsIO.attach(store, runtime, bus);
-  if (config.slack) integrations.slack = slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });
+  if (slack && config.slack)
+    integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (known: Map<string, string>): FileAgent[] =>
@@ -328,11 +342,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await node.start(runtime, advertisedUrl(config.cluster?.advertise, options.host ?? config.listen.host, port));
   // Then deliveries are sent, and schedules (with those missed while no daemon ran) fire.
   await eventsIO.start();
-  if (integrations.slack) await startSlack(integrations.slack, config, store, log);
+  if (slack && integrations.slack) await slack.startSlack(integrations.slack, config, store, log);
   lock?.describe({ url });
   // The OAuth callback follows the address the daemon listens on; remote servers say now whether they want a login.
   oauth.setDaemonUrl(url);
   void oauth.probeUnknown();
+  // The provider packages of the models agents name load now, rather than in their first turn.
+  warmProviderPackages(models.values(), log);
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,
@@ -373,23 +389,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         await Promise.race([closed, new Promise((r) => setTimeout(r, 1000).unref())]);
         await db.close();
         lock?.release();
+        stopLoadLog();
         log("info", "shutdown: done");
       })()),
   };
-}
-
-function positiveNumber(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
-/** `file:line` of a top-level `key:` in a YAML file or a Markdown file's frontmatter; just `file` when not found. */
-function keyLocation(path: string, file: string, key: string): string {
-  try {
-    const lines = readFileSync(path, "utf8").split("\n");
-    const i = lines.findIndex((l) => new RegExp(`^${key}\\s*:`).test(l));
-    return i >= 0 ? `${file}:${i + 1}` : file;
-  } catch {
-    return file;
-  }
 }

@@ -1,5 +1,6 @@
-import { Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import type { OutputUnit, Schema, SchemaDraft } from "@cfworker/json-schema";
 import { WardrikError } from "@wardrik/protocol";
+import { loadOptionalModule } from "../optional-modules.js";
 import type { AgentRow } from "../store/rows.js";
 import type { ApiServices } from "./services.js";
 
@@ -25,7 +26,7 @@ export async function checkEditedArguments(
       `Tool ${call.tool} is not available right now (no connected worker or server offers it), so edited arguments cannot be checked against its schema. Approve without editing, or wait until it is back.`,
     );
   }
-  const problems = schemaProblems(tool.input_schema, args);
+  const problems = await schemaProblems(tool.input_schema, args);
   if (problems.length > 0) {
     throw new WardrikError(
       "bad_request",
@@ -34,8 +35,16 @@ export async function checkEditedArguments(
   }
 }
 
-/** What is wrong with `value` under `schema`, one readable line per problem; empty when it fits. */
-export function schemaProblems(schema: Record<string, unknown>, value: unknown): string[] {
+/**
+ * What is wrong with `value` under `schema`, one readable line per problem; empty when it fits.
+ * The validator loads with the first edited approval, which most daemons never see.
+ */
+export async function schemaProblems(schema: Record<string, unknown>, value: unknown): Promise<string[]> {
+  const { Validator } = await loadOptionalModule(
+    "@cfworker/json-schema",
+    "arguments edited in an approval",
+    () => import("@cfworker/json-schema"),
+  );
   const result = new Validator(schema as Schema, draftOf(schema), false).validate(value);
   if (result.valid) return [];
   return result.errors.filter((e) => !WRAPPERS.has(e.keyword)).map(describe);

@@ -1,10 +1,20 @@
 import type { Hono } from "hono";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { agentsMcpServer } from "../agent-mcp/agents-mcp-server.js";
+import { loadOptionalModule } from "../optional-modules.js";
 import type { ApiEnv } from "./api-env.js";
 import type { ApiServices } from "./services.js";
 
 export const MCP_PATH = "/v1/mcp";
+
+/** The MCP SDK's server side and the agents' server on it, loaded by the endpoint's first request. */
+function loadServerSide() {
+  return loadOptionalModule("@modelcontextprotocol/sdk (server)", `the agents' MCP endpoint ${MCP_PATH}`, async () => {
+    const [{ agentsMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+      import("../agent-mcp/agents-mcp-server.js"),
+      import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    ]);
+    return { agentsMcpServer, WebStandardStreamableHTTPServerTransport };
+  });
+}
 
 /**
  * The org's agents over MCP (streamable HTTP) at `/v1/mcp`, behind the same
@@ -18,10 +28,12 @@ export const MCP_PATH = "/v1/mcp";
  * for GET nor a session to DELETE: both answer 405, as the MCP spec allows.
  *
  * Mounted on the app directly rather than through RouteTable: the body is
- * JSON-RPC, which the SDK's transport reads and answers itself.
+ * JSON-RPC, which the SDK's transport reads and answers itself. The SDK
+ * loads with the first request: most daemons never serve one.
  */
 export function registerMcpEndpoint(app: Hono<ApiEnv>, svc: ApiServices): void {
   app.post(MCP_PATH, async (c) => {
+    const { agentsMcpServer, WebStandardStreamableHTTPServerTransport } = await loadServerSide();
     const server = agentsMcpServer(svc, c.get("org"));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);

@@ -4,9 +4,6 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError } from "@ai-sdk/provider";
 import type { LanguageModelV3, LanguageModelV3StreamPart, LanguageModelV3StreamResult } from "@ai-sdk/provider";
 import { builtinScripts, createScriptedModel, loadScriptFile } from "@wardrik/testing";
@@ -14,6 +11,9 @@ import type { Script } from "@wardrik/testing";
 import type { ModelEntry } from "../config/types.js";
 import { lookupModel } from "./known-models.js";
 import type { ModelPrice } from "./known-models.js";
+import { lazyModel } from "./lazy-model.js";
+import { ModelConfigError } from "./model-config-error.js";
+import { loadProviderPackage } from "./provider-packages.js";
 
 export type ModelProvider = ModelEntry["provider"];
 
@@ -39,23 +39,6 @@ export interface ResolveModelOptions {
   env?: NodeJS.ProcessEnv;
   /** Scripts by name for `script/NAME`, tried before script files and built-ins. */
   scripts?: Record<string, Script>;
-}
-
-const MARKER = Symbol.for("wardrik.model_config_error");
-
-/** A model that is misconfigured: retrying cannot help, the config must change. */
-export class ModelConfigError extends Error {
-  readonly [MARKER] = true;
-  readonly isRetryable = false;
-
-  constructor(message: string) {
-    super(message);
-    this.name = "ModelConfigError";
-  }
-
-  static isInstance(value: unknown): value is ModelConfigError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
-  }
 }
 
 export const MODEL_PROVIDERS: readonly ModelProvider[] = ["openai", "openai-chat", "anthropic", "openai-compatible", "script"];
@@ -110,13 +93,31 @@ function createModel(entry: ModelEntry, name: string | undefined, dir: string, o
     return failingModel(entry, `Model ${label} has no API key: ${fix}`);
   }
 
+  // The provider's package loads on the model's first call; `Model ${label}` is what its error names.
+  const needs = `Model ${label}`;
+  const settings = { apiKey, baseURL, headers: entry.headers };
   switch (entry.provider) {
     case "openai":
-      return redactingSecret(createOpenAI({ apiKey, baseURL, headers: entry.headers }).responses(entry.model), apiKey);
+      return redactingSecret(
+        lazyModel("openai.responses", entry.model, async () =>
+          (await loadProviderPackage("@ai-sdk/openai", needs)).createOpenAI(settings).responses(entry.model),
+        ),
+        apiKey,
+      );
     case "openai-chat":
-      return redactingSecret(createOpenAI({ apiKey, baseURL, headers: entry.headers }).chat(entry.model), apiKey);
+      return redactingSecret(
+        lazyModel("openai.chat", entry.model, async () =>
+          (await loadProviderPackage("@ai-sdk/openai", needs)).createOpenAI(settings).chat(entry.model),
+        ),
+        apiKey,
+      );
     case "anthropic":
-      return redactingSecret(createAnthropic({ apiKey, baseURL, headers: entry.headers })(entry.model), apiKey);
+      return redactingSecret(
+        lazyModel("anthropic.messages", entry.model, async () =>
+          (await loadProviderPackage("@ai-sdk/anthropic", needs)).createAnthropic(settings)(entry.model),
+        ),
+        apiKey,
+      );
     case "openai-compatible": {
       if (baseURL === undefined) {
         throw new ModelConfigError(
@@ -125,14 +126,15 @@ function createModel(entry: ModelEntry, name: string | undefined, dir: string, o
             : `Model ${label} needs base_url: set models.${name}.base_url in config.yaml (e.g. http://127.0.0.1:11434/v1)`,
         );
       }
-      const provider = createOpenAICompatible({
-        name: name ?? "openai-compatible",
-        baseURL,
+      const providerName = name ?? "openai-compatible";
+      return redactingSecret(
+        lazyModel(`${providerName}.chat`, entry.model, async () =>
+          (await loadProviderPackage("@ai-sdk/openai-compatible", needs))
+            .createOpenAICompatible({ name: providerName, baseURL, apiKey, headers: entry.headers, includeUsage: true })
+            .chatModel(entry.model),
+        ),
         apiKey,
-        headers: entry.headers,
-        includeUsage: true,
-      });
-      return redactingSecret(provider.chatModel(entry.model), apiKey);
+      );
     }
     case "script":
       return createScriptedModel(findScript(entry.model, label, dir, opts), { modelId: entry.model });

@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import type { McpServerView } from "@wardrik/protocol";
 import { connect } from "../connect.js";
 import type { DaemonClient } from "../daemon-client.js";
-import { serveStdioProxy } from "../mcp-stdio-proxy.js";
 import { openInBrowser } from "../open-browser.js";
 import { err, examples, json, out, setExitCode } from "../output.js";
 
@@ -104,6 +103,8 @@ export function registerMcp(program: Command): void {
     "WARDRIK_URL=http://127.0.0.1:7373 WARDRIK_TOKEN=wdk_... wardrik mcp serve",
   ).action(async (opts: { org?: string }) => {
     const c = connect();
+    // Loaded here: the MCP SDK is only needed by this command (the daemon's start pays for every command's imports).
+    const { serveStdioProxy } = await import("../mcp-stdio-proxy.js");
     await serveStdioProxy({ url: c.url, token: c.token, ...(opts.org ? { org: opts.org } : {}), note: err });
   });
 }

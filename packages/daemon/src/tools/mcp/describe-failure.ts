@@ -1,5 +1,5 @@
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { OptionalModuleError } from "../../optional-modules.js";
+import { loadedMcpClientSdk } from "./load-mcp-client-sdk.js";
 
 /**
  * What went wrong talking to a server, sorted by what it means for a call:
@@ -20,12 +20,15 @@ export interface Failure {
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 export function classifyFailure(err: unknown): Failure {
-  if (err instanceof McpError) {
+  // Without the SDK loaded, no error can be one of its own.
+  const sdk = loadedMcpClientSdk();
+  if (sdk && err instanceof sdk.McpError) {
+    const { ErrorCode } = sdk;
     if (err.code === ErrorCode.ConnectionClosed) return { kind: "closed", detail: "the connection closed" };
     if (err.code === ErrorCode.RequestTimeout) return { kind: "timeout", detail: "no answer in time" };
     return { kind: "refused", detail: err.message };
   }
-  if (err instanceof StreamableHTTPError) {
+  if (sdk && err instanceof sdk.StreamableHTTPError) {
     const status = err.code ?? -1;
     // 404: the server forgot the session (it restarted); 401/403: the headers do not authorise us.
     const unreachable = status === 404 || status === 401 || status === 403;
@@ -41,6 +44,8 @@ export function classifyFailure(err: unknown): Failure {
 
 /** Why a server did not start, in words a person can act on. */
 export function describeStartFailure(err: unknown, phase: "initialize" | "tools/list", timeoutMs: number, target: string): string {
+  // The SDK itself is missing or broken: that, not the server, is what to fix.
+  if (err instanceof OptionalModuleError) return err.message;
   const code = systemCode(err);
   if (code === "ENOENT") return `could not start ${target}: it was not found (check command and PATH)`;
   if (code === "EACCES") return `could not start ${target}: permission denied`;

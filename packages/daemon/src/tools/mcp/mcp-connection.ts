@@ -1,14 +1,15 @@
 import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
+import { loadMcpClientSdk, type McpClientSdk } from "./load-mcp-client-sdk.js";
 import { displayUrl } from "./redact.js";
 import { StderrTail } from "./stderr-tail.js";
 import { traceHeaderFetch } from "./trace-header-fetch.js";
@@ -29,14 +30,22 @@ export interface McpConnectionOptions {
   onToolsChanged: () => void;
 }
 
+/** The SDK's side of a session, made once the SDK is loaded. */
+interface Session {
+  client: Client;
+  transport: Transport;
+  /** Set for a streamable-HTTP server, whose session is ended on close. */
+  http?: StreamableHTTPClientTransport;
+}
+
 /**
  * One live session with one MCP server: a stdio child process or a
  * streamable-HTTP session. It is never reused after it closes; the toolset
- * makes a new one to restart the server.
+ * makes a new one to restart the server. The MCP SDK is loaded by the first
+ * `open()` of the process, not before.
  */
 export class McpConnection {
-  private readonly client: Client;
-  private readonly transport: Transport;
+  private session: Session | undefined;
   private readonly stderr: StderrTail | undefined;
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private child: ChildProcess | undefined;
@@ -46,12 +55,26 @@ export class McpConnection {
 
   constructor(
     readonly server: string,
-    entry: McpServerEntry,
+    private readonly entry: McpServerEntry,
     private readonly opts: McpConnectionOptions,
   ) {
     if (entry.command !== undefined) {
       this.target = `command "${entry.command}"`;
-      const stdio = new StdioClientTransport({
+      this.stderr = new StderrTail(undefined, opts.redactor);
+    } else if (entry.url !== undefined) {
+      this.target = displayUrl(entry.url);
+    } else {
+      throw new Error(`MCP server "${server}" needs either command (stdio) or url (streamable HTTP)`);
+    }
+  }
+
+  /** The SDK's client and transport for this server, wired to the callbacks. */
+  private connect(sdk: McpClientSdk): Session {
+    const { entry, opts, server } = this;
+    let session: Session;
+    const client = new sdk.Client(CLIENT_INFO, { capabilities: {} });
+    if (entry.command !== undefined) {
+      const stdio = new sdk.StdioClientTransport({
         command: entry.command,
         args: entry.args ?? [],
         // Merged by the SDK over its minimal safe environment (HOME, PATH, SHELL, TERM, USER, LOGNAME).
@@ -59,8 +82,7 @@ export class McpConnection {
         stderr: "pipe",
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
       });
-      const stderr = new StderrTail(undefined, opts.redactor);
-      this.stderr = stderr;
+      const stderr = this.stderr!;
       // A character split between two chunks must not decode as two broken ones (nor hide a secret).
       const decoder = new StringDecoder("utf8");
       stdio.stderr?.on("data", (chunk: Buffer | string) => {
@@ -68,22 +90,20 @@ export class McpConnection {
         if (released.trim()) opts.log("debug", "MCP server stderr", { server, text: released.trimEnd() });
       });
       this.watchExit(stdio);
-      this.transport = stdio;
-    } else if (entry.url !== undefined) {
-      this.target = displayUrl(entry.url);
-      this.transport = new StreamableHTTPClientTransport(new URL(entry.url), {
+      session = { client, transport: stdio };
+    } else {
+      const http = new sdk.StreamableHTTPClientTransport(new URL(entry.url!), {
         requestInit: { headers: entry.headers ?? {} },
         fetch: traceHeaderFetch(opts.fetch ?? fetch),
       });
-    } else {
-      throw new Error(`MCP server "${server}" needs either command (stdio) or url (streamable HTTP)`);
+      session = { client, transport: http, http };
     }
-    this.client = new Client(CLIENT_INFO, { capabilities: {} });
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => opts.onToolsChanged());
-    this.client.onclose = () => {
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => opts.onToolsChanged());
+    client.onclose = () => {
       if (!this.closing) opts.onClosed();
     };
-    this.client.onerror = (err) => opts.log("debug", "MCP transport error", { server, err: opts.redactor.redact(String(err)) });
+    client.onerror = (err) => opts.log("debug", "MCP transport error", { server, err: opts.redactor.redact(String(err)) });
+    return session;
   }
 
   get isStdio(): boolean {
@@ -92,7 +112,17 @@ export class McpConnection {
 
   /** Starts the process (stdio) and runs the MCP initialize handshake. */
   async open(timeoutMs: number): Promise<void> {
-    await this.client.connect(this.transport, { timeout: timeoutMs });
+    const sdk = await loadMcpClientSdk(`MCP server "${this.server}"`);
+    // Closed while the SDK loaded: nothing was started, nothing is left to stop.
+    if (this.closing) throw new Error(`the connection to ${this.target} closed`);
+    this.session = this.connect(sdk);
+    await this.session.client.connect(this.session.transport, { timeout: timeoutMs });
+  }
+
+  /** The session `open()` made; listing or calling before it is a bug of the caller. */
+  private get live(): Session {
+    if (!this.session) throw new Error(`the connection to ${this.target} is not open`);
+    return this.session;
   }
 
   /** Every tool, following `nextCursor` pages. */
@@ -100,7 +130,7 @@ export class McpConnection {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const res = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+      const res = await this.live.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
       tools.push(...res.tools);
       cursor = res.nextCursor;
       if (!cursor) return tools;
@@ -118,7 +148,7 @@ export class McpConnection {
    */
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions, traceparent?: string): Promise<CallToolResult> {
     const meta = traceparent === undefined ? {} : { _meta: { traceparent } };
-    return this.client.callTool({ name, arguments: args, ...meta }, undefined, options) as Promise<CallToolResult>;
+    return this.live.client.callTool({ name, arguments: args, ...meta }, undefined, options) as Promise<CallToolResult>;
   }
 
   /** How the process ended, such as "exit code 1", or "" when unknown or still running. */
@@ -135,11 +165,12 @@ export class McpConnection {
 
   close(): Promise<void> {
     return (this.closing ??= (async () => {
-      if (this.transport instanceof StreamableHTTPClientTransport) {
+      const session = this.session;
+      if (session?.http) {
         // Ends the server-side session; best effort, a dead server cannot answer.
-        await Promise.race([this.transport.terminateSession().catch(() => undefined), delay(1_000)]);
+        await Promise.race([session.http.terminateSession().catch(() => undefined), delay(1_000)]);
       }
-      await this.client.close().catch(() => undefined);
+      await session?.client.close().catch(() => undefined);
       await this.reap();
     })());
   }

@@ -1,4 +1,3 @@
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
@@ -6,6 +5,7 @@ import type { SecretRedactor } from "../../secrets/redactor.js";
 import { redactOutcome } from "../redacting-toolset.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome } from "../toolset.js";
 import { classifyFailure, describeStartFailure, seconds } from "./describe-failure.js";
+import { loadedMcpClientSdk } from "./load-mcp-client-sdk.js";
 import { McpConnection } from "./mcp-connection.js";
 import type { McpOAuthSession } from "./oauth/oauth-session.js";
 import { ServerHolders } from "./server-holders.js";
@@ -386,5 +386,6 @@ export class McpServerInstance {
 }
 
 function isUnauthorized(err: unknown): boolean {
-  return err instanceof StreamableHTTPError && err.code === 401;
+  const sdk = loadedMcpClientSdk();
+  return sdk !== undefined && err instanceof sdk.StreamableHTTPError && err.code === 401;
 }

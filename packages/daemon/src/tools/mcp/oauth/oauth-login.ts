@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { WardrikError } from "@wardrik/protocol";
+import { loadMcpClientSdk } from "../load-mcp-client-sdk.js";
 import { storeTokens, type GrantDocument } from "./grant-document.js";
 import type { McpOAuthSession } from "./oauth-session.js";
 import { revokeGrant } from "./revoke-grant.js";
@@ -42,6 +43,7 @@ export async function startLogin(session: McpOAuthSession, redirectUrl: string, 
   const entry = session.server.entry;
   const challenge = session.server.challenge;
   try {
+    const { auth } = await loadMcpClientSdk(`MCP server "${session.name}"`);
     const result = await auth(provider, {
       serverUrl: entry.url,
       ...(challenge?.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
@@ -77,6 +79,7 @@ export async function finishLogin(session: McpOAuthSession, state: string, code:
     discoveryState: () => doc.discovery,
   });
   try {
+    const { auth } = await loadMcpClientSdk(`MCP server "${session.name}"`);
     const result = await auth(provider, { serverUrl: session.server.entry.url, authorizationCode: code });
     if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server gave no tokens");
   } catch (err) {

@@ -1,10 +1,9 @@
-import { discoverOAuthServerInfo, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthError, ServerError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpGrantStore } from "../../../store/mcp-grants.js";
 import type { Logger } from "../../../log/logger.js";
 import type { SecretRedactor } from "../../../secrets/redactor.js";
+import { loadMcpClientSdk, loadedMcpClientSdk } from "../load-mcp-client-sdk.js";
 import { grantSecrets, parseGrant, storeTokens, type GrantDocument } from "./grant-document.js";
 import type { ServerAuth } from "./server-auth.js";
 
@@ -140,6 +139,7 @@ export class McpOAuthSession {
       return undefined;
     }
     try {
+      const { discoverOAuthServerInfo, refreshAuthorization } = await loadMcpClientSdk(`MCP server "${this.name}"`);
       const info = doc.discovery?.authorizationServerUrl ? doc.discovery : await discoverOAuthServerInfo(this.server.entry.url);
       const resource = info.resourceMetadata?.resource;
       const fresh = await refreshAuthorization(info.authorizationServerUrl, {
@@ -153,7 +153,8 @@ export class McpOAuthSession {
       this.ctx.log("info", "MCP server's OAuth token refreshed", { server: this.name, org: this.org });
       return fresh.access_token;
     } catch (err) {
-      if (err instanceof OAuthError && !(err instanceof ServerError)) {
+      const sdk = loadedMcpClientSdk();
+      if (sdk && err instanceof sdk.OAuthError && !(err instanceof sdk.ServerError)) {
         // Another daemon of a cluster may have used this refresh token a moment ago (it works once): its tokens win.
         const now = await this.reload();
         if (now?.tokens && now.tokens.refresh_token !== t.refresh_token) return now.tokens.access_token;
@@ -188,7 +189,7 @@ export class McpOAuthSession {
     const token = await this.accessToken();
     const res = await fetch(url, withBearer(init, token));
     if (res.status !== 401) return res;
-    this.server.noteUnauthorized(res);
+    await this.server.noteUnauthorized(res);
     if (!token) return res;
     const fresh = await this.refresh(token);
     // Refused (a login is needed) or not refreshed (`problem` says why): the 401 stands.

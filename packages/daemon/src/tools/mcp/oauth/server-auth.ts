@@ -1,5 +1,5 @@
-import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { McpServerEntry } from "../../../config/types.js";
+import { loadMcpClientSdk } from "../load-mcp-client-sdk.js";
 
 /** How long the probe waits for a server to answer before its need for a login stays unknown. */
 const PROBE_TIMEOUT_MS = 10_000;
@@ -28,8 +28,9 @@ export class ServerAuth {
   ) {}
 
   /** Records a 401 answer: the server asks for a login. */
-  noteUnauthorized(res: Response): void {
+  async noteUnauthorized(res: Response): Promise<void> {
     this.requiresLogin = true;
+    const { extractWWWAuthenticateParams } = await loadMcpClientSdk(`MCP server "${this.name}"`);
     const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(res);
     if (resourceMetadataUrl || scope)
       this.challenge = { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
@@ -55,7 +56,7 @@ export class ServerAuth {
           signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
         });
         await res.body?.cancel().catch(() => undefined);
-        if (res.status === 401) this.noteUnauthorized(res);
+        if (res.status === 401) await this.noteUnauthorized(res);
         else this.requiresLogin ??= false;
       } catch {
         // Unreachable: the connection attempts say why; the need for a login stays unknown.
