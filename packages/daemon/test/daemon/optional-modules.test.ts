@@ -136,7 +136,7 @@ describe("optional packages load on first use", () => {
     });
 
     // Started: no agent has used the MCP server yet. The provider of a model an agent names loads once the daemon listens.
-    await expect.poll(() => loadLines(p).map((l) => l.module)).toContain("@ai-sdk/openai-compatible");
+    await expect.poll(() => loadLines(p).map((l) => l.module), { timeout: 15_000 }).toContain("@ai-sdk/openai-compatible");
     expect(rec.packages()).not.toContain("@modelcontextprotocol/sdk");
 
     const turn = await p.send("echoer", "Echo hi");
