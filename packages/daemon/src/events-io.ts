@@ -34,6 +34,8 @@ export interface EventsIOOptions {
   secrets: SecretStore;
   env: NodeJS.ProcessEnv;
   userAgent: string;
+  /** How long delivered deliveries stay listed before they are deleted (default 7 days). */
+  keepDeliveredMs?: number;
   /** Each delivery attempt's outcome (the metrics). */
   onDeliveryAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
 }
@@ -79,6 +81,7 @@ export class EventsIO {
       clock: o.clock,
       log: o.log,
       userAgent: o.userAgent,
+      ...(o.keepDeliveredMs !== undefined ? { keepDeliveredMs: o.keepDeliveredMs } : {}),
       ...(o.onDeliveryAttempt ? { onAttempt: o.onDeliveryAttempt } : {}),
     });
     this.admin = new DeliveryAdmin(

@@ -1,16 +1,19 @@
 /**
  * The webhook outbox in the database (SQLite and PostgreSQL): rows commit
  * with their events; only the head of an (agent, subscriber) queue can be
- * claimed, and the next one is claimed with the head's outcome; a claim holds
+ * claimed, with the deliveries behind it as one run; a run's outcomes are
+ * recorded in one transaction that moves the queue's head on; a claim holds
  * until it expires, then another node takes the delivery and the first
- * node's outcome is refused; concurrent claimers never share a delivery.
+ * node's outcome is refused; concurrent claimers never share a delivery;
+ * delivered rows are deleted after the retention, dead letters never.
  */
+import { encodeTime } from "ulid";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SubscriberEntry } from "../../src/config/types.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { systemClock, ulidIds } from "../../src/ids.js";
 import type { Db } from "../../src/store/db.js";
-import { DeliveriesTable, type AttemptOutcome, type ClaimedDelivery } from "../../src/store/deliveries.js";
+import { DeliveriesTable, type AttemptOutcome, type ClaimedDelivery, type RunResult } from "../../src/store/deliveries.js";
 import { Store } from "../../src/store/store.js";
 import { compileSubscribers } from "../../src/webhooks/subscribers.js";
 import { WebhookOutbox } from "../../src/webhooks/webhook-outbox.js";
@@ -80,7 +83,13 @@ const failedUntil = (nextAt: number): AttemptOutcome => ({
   error: "HTTP 500",
   next: { status: "pending", nextAt },
 });
-const seqOf = (c: ClaimedDelivery[]) => c.map((x) => x.event.seq);
+const seqOf = (runs: ClaimedDelivery[][]) => runs.map((run) => run.map((x) => x.event.seq));
+/** A run whose deliveries were all sent with these outcomes (in order), none left unsent. */
+const sent = (run: readonly ClaimedDelivery[], ...outcomes: AttemptOutcome[]): RunResult => ({
+  attempts: outcomes.map((outcome, i) => ({ row: run[i]!.row, outcome })),
+  unsent: run.slice(outcomes.length).map((c) => c.row),
+});
+const HOUR = 3_600_000;
 
 describe("the webhook outbox", () => {
   it("commits a delivery with each event; only a queue's head is claimed, and the next with the head's outcome", async () => {
@@ -88,20 +97,48 @@ describe("the webhook outbox", () => {
     const seqs = await write("a", 3);
     const now = Date.now();
     const first = await table.claim("n1", now, now + 60_000, 10);
-    expect(seqOf(first)).toEqual([seqs[0]]);
-    expect(first[0]!.event.type).toBe("dev.wardrik.agent.loaded");
+    expect(seqOf(first)).toEqual([[seqs[0]]]);
+    expect(first[0]![0]!.event.type).toBe("dev.wardrik.agent.loaded");
     // The rest of the queue waits behind its head, for this node and any other.
     expect(await table.claim("n2", now, now + 60_000, 10)).toEqual([]);
-    const r = await table.finish(first[0]!.row, "n1", delivered(), now, now + 60_000);
-    expect(r.lost).toBe(false);
-    expect(r.next?.event.seq).toBe(seqs[1]);
+    const r = await table.settle("n1", [sent(first[0]!, delivered())], now, now + 60_000, 10, 1);
+    expect(r.lost).toEqual([]);
+    expect(seqOf(r.runs)).toEqual([[seqs[1]]]);
     // A failed attempt keeps its place at the head until it is due again: nothing behind it goes first.
-    const r2 = await table.finish(r.next!.row, "n1", failedUntil(now + 30_000), now, now + 60_000);
-    expect(r2).toEqual({ lost: false });
+    const r2 = await table.settle("n1", [sent(r.runs[0]!, failedUntil(now + 30_000))], now, now + 60_000, 10, 1);
+    expect(r2).toEqual({ lost: [], runs: [] });
     expect(await table.claim("n2", now + 1000, now + 60_000, 10)).toEqual([]);
     const again = await table.claim("n2", now + 30_000, now + 90_000, 10);
-    expect(seqOf(again)).toEqual([seqs[1]]);
-    expect(again[0]!.row.attempts).toBe(1);
+    expect(seqOf(again)).toEqual([[seqs[1]]]);
+    expect(again[0]![0]!.row.attempts).toBe(1);
+  });
+
+  it("claims a head with the deliveries behind it; a run stopped by a failure gives the rest back, in order", async () => {
+    const { table, write, db } = await setup();
+    const seqs = await write("a", 5);
+    const now = Date.now();
+    const [run] = await table.claim("n1", now, now + 60_000, 10, 3);
+    expect(run!.map((c) => c.event.seq)).toEqual(seqs.slice(0, 3));
+    // The whole run is this node's: nobody else sends any of it, nor what is behind it.
+    expect(await table.claim("n2", now, now + 60_000, 10, 3)).toEqual([]);
+    // The first is taken, the second fails and waits for its retry, the third was never sent.
+    const statementsBefore = db.stats.commits;
+    const r = await table.settle("n1", [sent(run!, delivered(), failedUntil(now + 30_000))], now, now + 60_000, 10, 3);
+    expect(db.stats.commits - statementsBefore).toBeLessThanOrEqual(1);
+    expect(r).toEqual({ lost: [], runs: [] });
+    const [first, second, third] = await Promise.all(run!.map((c) => table.get("default", c.row.id)));
+    expect([first?.status, second?.status, third?.status]).toEqual(["delivered", "pending", "pending"]);
+    expect([second?.head, third?.head, third?.claim]).toEqual([1, 0, null]);
+    const attempts = await table.attemptsOf(run!.map((c) => c.row.id));
+    expect([...attempts.values()].map((a) => a.map((x) => x.http_status))).toEqual([[200], [500]]);
+    // Once the failed one is due it heads a run again, with the rest of the queue behind it.
+    const [resumed] = await table.claim("n2", now + 30_000, now + 90_000, 10, 10);
+    expect(resumed!.map((c) => c.event.seq)).toEqual(seqs.slice(1));
+    // A run that ends with the queue: the next event makes a new head, claimed on its own.
+    const done = await table.settle("n2", [sent(resumed!, ...resumed!.map(() => delivered()))], now + 30_000, now + 90_000, 10, 10);
+    expect(done.runs).toEqual([]);
+    const [next] = await write("a");
+    expect(seqOf(await table.claim("n1", Date.now(), Date.now() + 60_000, 10, 10))).toEqual([[next]]);
   });
 
   it("a queue that ran dry gets a new head from the next event; other agents' queues are claimed beside it", async () => {
@@ -109,38 +146,41 @@ describe("the webhook outbox", () => {
     const [a1] = await write("a");
     const now = Date.now();
     const head = await table.claim("n1", now, now + 60_000, 10);
-    expect((await table.finish(head[0]!.row, "n1", delivered(), now, now + 60_000)).next).toBeUndefined();
+    expect((await table.settle("n1", [sent(head[0]!, delivered())], now, now + 60_000, 10, 1)).runs).toEqual([]);
     const [a2] = await write("a");
     const [b1] = await write("b");
     const later = Date.now();
     const both = await table.claim("n1", later, later + 60_000, 10);
-    expect(both.map((c) => c.event.seq).sort()).toEqual([a2, b1].sort());
+    expect(both.map((run) => run[0]!.event.seq).sort()).toEqual([a2, b1].sort());
     expect(a1).toBeLessThan(a2!);
   });
 
   it("a claim holds until it expires; then another node takes the delivery and the first one's outcome is refused", async () => {
     const { table, write } = await setup();
-    await write("a");
+    await write("a", 2);
     const now = Date.now();
-    const [mine] = await table.claim("n1", now, now + 5_000, 10);
-    expect(mine).toBeDefined();
-    expect(await table.claim("n2", now + 4_999, now + 10_000, 10)).toEqual([]);
-    const [theirs] = await table.claim("n2", now + 5_000, now + 10_000, 10);
-    expect(theirs?.row.id).toBe(mine!.row.id);
-    expect(await table.finish(mine!.row, "n1", delivered(), now + 6_000, now + 60_000)).toEqual({ lost: true });
-    const ok = await table.finish(theirs!.row, "n2", delivered(), now + 6_000, now + 60_000);
-    expect(ok.lost).toBe(false);
-    expect((await table.get("default", mine!.row.id))?.status).toBe("delivered");
+    const [mine] = await table.claim("n1", now, now + 5_000, 10, 2);
+    expect(mine).toHaveLength(2);
+    expect(await table.claim("n2", now + 4_999, now + 10_000, 10, 2)).toEqual([]);
+    const [theirs] = await table.claim("n2", now + 5_000, now + 10_000, 10, 2);
+    expect(theirs?.map((c) => c.row.id)).toEqual(mine!.map((c) => c.row.id));
+    const refused = await table.settle("n1", [sent(mine!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
+    expect(refused.lost.map((r) => r.id)).toEqual(mine!.map((c) => c.row.id));
+    const ok = await table.settle("n2", [sent(theirs!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
+    expect(ok.lost).toEqual([]);
+    expect((await table.get("default", mine![0]!.row.id))?.status).toBe("delivered");
+    // The refused outcomes left no attempt behind: one each, the node that held the claim's.
+    expect([...(await table.attemptsOf(mine!.map((c) => c.row.id))).values()].map((a) => a.length)).toEqual([1, 1]);
   });
 
   it("claimers at the same time never share a delivery", async () => {
     const { table, write } = await setup();
-    for (let i = 0; i < 12; i++) await write(`agent-${i}`);
+    for (let i = 0; i < 12; i++) await write(`agent-${i}`, 2);
     const now = Date.now();
-    const got = await Promise.all(["n1", "n2", "n3", "n4"].map((n) => table.claim(n, now, now + 60_000, 5)));
-    const ids = got.flat().map((c) => c.row.id);
-    expect(ids).toHaveLength(12);
-    expect(new Set(ids).size).toBe(12);
+    const got = await Promise.all(["n1", "n2", "n3", "n4"].map((n) => table.claim(n, now, now + 60_000, 5, 4)));
+    const ids = got.flat(2).map((c) => c.row.id);
+    expect(ids).toHaveLength(24);
+    expect(new Set(ids).size).toBe(24);
   });
 
   it("dead-lettered and delivered ones can be sent again; the queue goes on meanwhile", async () => {
@@ -148,13 +188,13 @@ describe("the webhook outbox", () => {
     const seqs = await write("a", 2);
     const now = Date.now();
     const [head] = await table.claim("n1", now, now + 60_000, 10);
-    const r = await table.finish(head!.row, "n1", delivered(), now, now + 60_000);
-    expect(r.next?.event.seq).toBe(seqs[1]);
+    const r = await table.settle("n1", [sent(head!, delivered())], now, now + 60_000, 10, 10);
+    expect(seqOf(r.runs)).toEqual([[seqs[1]]]);
     // The first one is asked for again while the second is in flight: both are out at once, neither waits.
-    expect(await table.retry("default", head!.row.id, now)).toBe(true);
-    const [resent] = await table.claim("n2", now, now + 60_000, 10);
-    expect(resent?.event.seq).toBe(seqs[0]);
-    expect(await table.retry("other-org", head!.row.id, now)).toBe(false);
+    expect(await table.retry("default", head![0]!.row.id, now)).toBe(true);
+    const resent = await table.claim("n2", now, now + 60_000, 10, 10);
+    expect(seqOf(resent)).toEqual([[seqs[0]]]);
+    expect(await table.retry("other-org", head![0]!.row.id, now)).toBe(false);
   });
 
   it("an event written while its queue's head finishes is never left without a head", async () => {
@@ -162,14 +202,54 @@ describe("the webhook outbox", () => {
     await write("a");
     for (let round = 0; round < 25; round++) {
       const now = Date.now();
-      const [head] = await table.claim("n1", now, now + 60_000, 10);
-      expect(head, `round ${round}: a head to claim`).toBeDefined();
-      // The head's outcome and the next event commit at the same moment (on PostgreSQL, truly at once).
-      const [r, [seq]] = await Promise.all([table.finish(head!.row, "n1", delivered(), now, now + 60_000), write("a")]);
-      if (r.next) {
-        expect(r.next.event.seq).toBe(seq);
-        await table.release(r.next.row.id, "n1");
+      const [run] = await table.claim("n1", now, now + 60_000, 10, 5);
+      expect(run, `round ${round}: a head to claim`).toBeDefined();
+      // The run's outcome and the next event commit at the same moment (on PostgreSQL, truly at once).
+      const [r, [seq]] = await Promise.all([
+        table.settle("n1", [sent(run!, ...run!.map(() => delivered()))], now, now + 60_000, 10, 5),
+        write("a"),
+      ]);
+      if (r.runs.length > 0) {
+        expect(seqOf(r.runs)).toEqual([[seq]]);
+        await table.settle("n1", [sent(r.runs[0]!)], now, now + 60_000, 0, 1);
       }
     }
+  });
+
+  it("deletes delivered deliveries after the retention, in batches, with their attempts; never pending ones or dead letters", async () => {
+    const { table, write } = await setup();
+    await write("a", 3);
+    await write("b", 1);
+    const now = Date.now();
+    const [runA, runB] = (await table.claim("n1", now, now + 60_000, 10, 10)).sort((x, y) => x.length - y.length).reverse();
+    const deadLetter: AttemptOutcome = { ...failedUntil(0), next: { status: "failed", endedAt: new Date(now).toISOString() } };
+    // a: two delivered, then one dead-lettered; b: its one delivery is still being retried.
+    await table.settle(
+      "n1",
+      [sent(runA!, delivered(), delivered(), deadLetter), sent(runB!, failedUntil(now + HOUR))],
+      now,
+      now + 60_000,
+      0,
+      1,
+    );
+    const later = await write("a", 1);
+    const ids = [...runA!, ...runB!].map((c) => c.row.id);
+    const listed = async () => (await table.list("default", { limit: 100 })).map((r) => [r.event_seq, r.status]);
+    const before = await listed();
+    expect(before.filter(([, s]) => s === "delivered")).toHaveLength(2);
+    // Nothing is old enough yet.
+    const idNow = `dlv_${encodeTime(now - HOUR, 10)}`;
+    expect(await table.prune(idNow, new Date(now - HOUR).toISOString(), 10)).toBe(0);
+    // A day on, with a retention of an hour: the two delivered go, one per batch here, with their attempts.
+    const dayOn = now + 24 * HOUR;
+    const cut = `dlv_${encodeTime(dayOn - HOUR, 10)}`;
+    expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(1);
+    expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(1);
+    expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(0);
+    expect((await listed()).map(([, s]) => s).sort()).toEqual(["failed", "pending", "pending"]);
+    expect((await table.list("default", { status: "failed", limit: 10 })).map((r) => r.id)).toEqual([runA![2]!.row.id]);
+    const attempts = await table.attemptsOf(ids);
+    expect([...attempts.keys()].sort()).toEqual([runA![2]!.row.id, runB![0]!.row.id].sort());
+    expect(later).toHaveLength(1);
   });
 });
