@@ -7,6 +7,7 @@ import type { Runtime } from "./runtime/runtime.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
 import type { Db, Tx } from "./store/db.js";
 import { DeliveriesTable } from "./store/deliveries.js";
+import { DeliveryClaims } from "./store/delivery-claims.js";
 import type { AgentRow } from "./store/rows.js";
 import type { SecretStore } from "./store/secrets.js";
 import type { Store } from "./store/store.js";
@@ -77,6 +78,7 @@ export class EventsIO {
     this.outbox = new WebhookOutbox(o.config.org, subscribers, this.deliveries, o.ids, o.clock);
     this.sender = new DeliverySender({
       table: this.deliveries,
+      claims: new DeliveryClaims(o.db),
       subscribers,
       clock: o.clock,
       log: o.log,

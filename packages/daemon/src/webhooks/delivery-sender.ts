@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { encodeTime } from "ulid";
 import { ID_PREFIXES } from "@wardrik/protocol";
-import { cloudEventJson } from "../events/event-json.js";
 import type { Clock } from "../ids.js";
 import type { Logger } from "../log/logger.js";
-import type { AttemptOutcome, ClaimedDelivery, DeliveriesTable, DeliveryRow, RunResult } from "../store/deliveries.js";
+import type { DeliveriesTable } from "../store/deliveries.js";
+import type { AttemptOutcome, ClaimedDelivery, ClaimedRow, DeliveryClaims, RunResult } from "../store/delivery-claims.js";
+import { cloudEventBody } from "./cloud-event-body.js";
 import { HttpPoster } from "./http-post.js";
 import { nextAttemptAt, retryAfterMs } from "./retry-policy.js";
 import { signStandard } from "./signatures.js";
@@ -12,6 +13,7 @@ import type { Subscriber } from "./subscribers.js";
 
 export interface DeliverySenderOptions {
   table: DeliveriesTable;
+  claims: DeliveryClaims;
   subscribers: readonly Subscriber[];
   clock: Clock;
   log: Logger;
@@ -131,9 +133,9 @@ export class DeliverySender {
     const heads = this.closed ? 0 : this.concurrency - this.sending;
     if (results.length === 0 && heads <= 0) return;
     const now = this.o.clock.now().getTime();
-    let settled: { lost: DeliveryRow[]; runs: ClaimedDelivery[][] };
+    let settled: { lost: ClaimedRow[]; runs: ClaimedDelivery[][] };
     try {
-      settled = await this.o.table.settle(this.claim, results, now, now + this.leaseMs, heads, RUN_LENGTH);
+      settled = await this.o.claims.settle(this.claim, results, now, now + this.leaseMs, heads, RUN_LENGTH);
     } catch (err) {
       // Unrecorded, these runs' claims lapse and their deliveries are sent again: at least once, none lost.
       this.o.log("error", "could not record or claim webhook deliveries", { err: String(err) });
@@ -160,7 +162,7 @@ export class DeliverySender {
 
   /** Sends a run in queue order until it ends, one is to be retried, or the run's claim is too close to lapsing. */
   private async send(run: readonly ClaimedDelivery[]): Promise<RunResult> {
-    const attempts: { row: DeliveryRow; outcome: AttemptOutcome }[] = [];
+    const attempts: { row: ClaimedRow; outcome: AttemptOutcome }[] = [];
     for (const c of run) {
       if (this.closed) break;
       const sub = this.bySubscriber.get(c.row.subscriber);
@@ -186,7 +188,7 @@ export class DeliverySender {
         next: { status: "failed", endedAt: startedIso },
       };
     }
-    const body = cloudEventJson(c.event);
+    const body = cloudEventBody(c.event);
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const headers: Record<string, string> = {
       "content-type": "application/cloudevents+json",
@@ -259,7 +261,7 @@ export class DeliverySender {
     }
   }
 
-  private report(row: DeliveryRow, o: AttemptOutcome): void {
+  private report(row: ClaimedRow, o: AttemptOutcome): void {
     this.o.onAttempt?.(o.next.status === "delivered" ? "delivered" : o.next.status === "failed" ? "gave_up" : "failed");
     if (o.next.status === "delivered") return;
     const fields = { delivery: row.id, subscriber: row.subscriber, event: row.event_id, attempt: row.attempts + 1 };

@@ -13,7 +13,8 @@ import type { SubscriberEntry } from "../../src/config/types.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { systemClock, ulidIds } from "../../src/ids.js";
 import type { Db } from "../../src/store/db.js";
-import { DeliveriesTable, type AttemptOutcome, type ClaimedDelivery, type RunResult } from "../../src/store/deliveries.js";
+import { DeliveriesTable } from "../../src/store/deliveries.js";
+import { DeliveryClaims, type AttemptOutcome, type ClaimedDelivery, type RunResult } from "../../src/store/delivery-claims.js";
 import { Store } from "../../src/store/store.js";
 import { compileSubscribers } from "../../src/webhooks/subscribers.js";
 import { WebhookOutbox } from "../../src/webhooks/webhook-outbox.js";
@@ -66,7 +67,7 @@ async function setup() {
     }
     return seqs;
   };
-  return { db, table, write, outbox };
+  return { db, table, claims: new DeliveryClaims(db), write, outbox };
 }
 
 const delivered = (): AttemptOutcome => ({
@@ -93,37 +94,37 @@ const HOUR = 3_600_000;
 
 describe("the webhook outbox", () => {
   it("commits a delivery with each event; only a queue's head is claimed, and the next with the head's outcome", async () => {
-    const { table, write } = await setup();
+    const { claims, write } = await setup();
     const seqs = await write("a", 3);
     const now = Date.now();
-    const first = await table.claim("n1", now, now + 60_000, 10);
+    const first = await claims.claim("n1", now, now + 60_000, 10);
     expect(seqOf(first)).toEqual([[seqs[0]]]);
     expect(first[0]![0]!.event.type).toBe("dev.wardrik.agent.loaded");
     // The rest of the queue waits behind its head, for this node and any other.
-    expect(await table.claim("n2", now, now + 60_000, 10)).toEqual([]);
-    const r = await table.settle("n1", [sent(first[0]!, delivered())], now, now + 60_000, 10, 1);
+    expect(await claims.claim("n2", now, now + 60_000, 10)).toEqual([]);
+    const r = await claims.settle("n1", [sent(first[0]!, delivered())], now, now + 60_000, 10, 1);
     expect(r.lost).toEqual([]);
     expect(seqOf(r.runs)).toEqual([[seqs[1]]]);
     // A failed attempt keeps its place at the head until it is due again: nothing behind it goes first.
-    const r2 = await table.settle("n1", [sent(r.runs[0]!, failedUntil(now + 30_000))], now, now + 60_000, 10, 1);
+    const r2 = await claims.settle("n1", [sent(r.runs[0]!, failedUntil(now + 30_000))], now, now + 60_000, 10, 1);
     expect(r2).toEqual({ lost: [], runs: [] });
-    expect(await table.claim("n2", now + 1000, now + 60_000, 10)).toEqual([]);
-    const again = await table.claim("n2", now + 30_000, now + 90_000, 10);
+    expect(await claims.claim("n2", now + 1000, now + 60_000, 10)).toEqual([]);
+    const again = await claims.claim("n2", now + 30_000, now + 90_000, 10);
     expect(seqOf(again)).toEqual([[seqs[1]]]);
     expect(again[0]![0]!.row.attempts).toBe(1);
   });
 
   it("claims a head with the deliveries behind it; a run stopped by a failure gives the rest back, in order", async () => {
-    const { table, write, db } = await setup();
+    const { table, claims, write, db } = await setup();
     const seqs = await write("a", 5);
     const now = Date.now();
-    const [run] = await table.claim("n1", now, now + 60_000, 10, 3);
+    const [run] = await claims.claim("n1", now, now + 60_000, 10, 3);
     expect(run!.map((c) => c.event.seq)).toEqual(seqs.slice(0, 3));
     // The whole run is this node's: nobody else sends any of it, nor what is behind it.
-    expect(await table.claim("n2", now, now + 60_000, 10, 3)).toEqual([]);
+    expect(await claims.claim("n2", now, now + 60_000, 10, 3)).toEqual([]);
     // The first is taken, the second fails and waits for its retry, the third was never sent.
     const statementsBefore = db.stats.commits;
-    const r = await table.settle("n1", [sent(run!, delivered(), failedUntil(now + 30_000))], now, now + 60_000, 10, 3);
+    const r = await claims.settle("n1", [sent(run!, delivered(), failedUntil(now + 30_000))], now, now + 60_000, 10, 3);
     expect(db.stats.commits - statementsBefore).toBeLessThanOrEqual(1);
     expect(r).toEqual({ lost: [], runs: [] });
     const [first, second, third] = await Promise.all(run!.map((c) => table.get("default", c.row.id)));
@@ -132,41 +133,41 @@ describe("the webhook outbox", () => {
     const attempts = await table.attemptsOf(run!.map((c) => c.row.id));
     expect([...attempts.values()].map((a) => a.map((x) => x.http_status))).toEqual([[200], [500]]);
     // Once the failed one is due it heads a run again, with the rest of the queue behind it.
-    const [resumed] = await table.claim("n2", now + 30_000, now + 90_000, 10, 10);
+    const [resumed] = await claims.claim("n2", now + 30_000, now + 90_000, 10, 10);
     expect(resumed!.map((c) => c.event.seq)).toEqual(seqs.slice(1));
     // A run that ends with the queue: the next event makes a new head, claimed on its own.
-    const done = await table.settle("n2", [sent(resumed!, ...resumed!.map(() => delivered()))], now + 30_000, now + 90_000, 10, 10);
+    const done = await claims.settle("n2", [sent(resumed!, ...resumed!.map(() => delivered()))], now + 30_000, now + 90_000, 10, 10);
     expect(done.runs).toEqual([]);
     const [next] = await write("a");
-    expect(seqOf(await table.claim("n1", Date.now(), Date.now() + 60_000, 10, 10))).toEqual([[next]]);
+    expect(seqOf(await claims.claim("n1", Date.now(), Date.now() + 60_000, 10, 10))).toEqual([[next]]);
   });
 
   it("a queue that ran dry gets a new head from the next event; other agents' queues are claimed beside it", async () => {
-    const { table, write } = await setup();
+    const { claims, write } = await setup();
     const [a1] = await write("a");
     const now = Date.now();
-    const head = await table.claim("n1", now, now + 60_000, 10);
-    expect((await table.settle("n1", [sent(head[0]!, delivered())], now, now + 60_000, 10, 1)).runs).toEqual([]);
+    const head = await claims.claim("n1", now, now + 60_000, 10);
+    expect((await claims.settle("n1", [sent(head[0]!, delivered())], now, now + 60_000, 10, 1)).runs).toEqual([]);
     const [a2] = await write("a");
     const [b1] = await write("b");
     const later = Date.now();
-    const both = await table.claim("n1", later, later + 60_000, 10);
+    const both = await claims.claim("n1", later, later + 60_000, 10);
     expect(both.map((run) => run[0]!.event.seq).sort()).toEqual([a2, b1].sort());
     expect(a1).toBeLessThan(a2!);
   });
 
   it("a claim holds until it expires; then another node takes the delivery and the first one's outcome is refused", async () => {
-    const { table, write } = await setup();
+    const { table, claims, write } = await setup();
     await write("a", 2);
     const now = Date.now();
-    const [mine] = await table.claim("n1", now, now + 5_000, 10, 2);
+    const [mine] = await claims.claim("n1", now, now + 5_000, 10, 2);
     expect(mine).toHaveLength(2);
-    expect(await table.claim("n2", now + 4_999, now + 10_000, 10, 2)).toEqual([]);
-    const [theirs] = await table.claim("n2", now + 5_000, now + 10_000, 10, 2);
+    expect(await claims.claim("n2", now + 4_999, now + 10_000, 10, 2)).toEqual([]);
+    const [theirs] = await claims.claim("n2", now + 5_000, now + 10_000, 10, 2);
     expect(theirs?.map((c) => c.row.id)).toEqual(mine!.map((c) => c.row.id));
-    const refused = await table.settle("n1", [sent(mine!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
+    const refused = await claims.settle("n1", [sent(mine!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
     expect(refused.lost.map((r) => r.id)).toEqual(mine!.map((c) => c.row.id));
-    const ok = await table.settle("n2", [sent(theirs!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
+    const ok = await claims.settle("n2", [sent(theirs!, delivered(), delivered())], now + 6_000, now + 60_000, 0, 1);
     expect(ok.lost).toEqual([]);
     expect((await table.get("default", mine![0]!.row.id))?.status).toBe("delivered");
     // The refused outcomes left no attempt behind: one each, the node that held the claim's.
@@ -174,57 +175,57 @@ describe("the webhook outbox", () => {
   });
 
   it("claimers at the same time never share a delivery", async () => {
-    const { table, write } = await setup();
+    const { claims, write } = await setup();
     for (let i = 0; i < 12; i++) await write(`agent-${i}`, 2);
     const now = Date.now();
-    const got = await Promise.all(["n1", "n2", "n3", "n4"].map((n) => table.claim(n, now, now + 60_000, 5, 4)));
+    const got = await Promise.all(["n1", "n2", "n3", "n4"].map((n) => claims.claim(n, now, now + 60_000, 5, 4)));
     const ids = got.flat(2).map((c) => c.row.id);
     expect(ids).toHaveLength(24);
     expect(new Set(ids).size).toBe(24);
   });
 
   it("dead-lettered and delivered ones can be sent again; the queue goes on meanwhile", async () => {
-    const { table, write } = await setup();
+    const { table, claims, write } = await setup();
     const seqs = await write("a", 2);
     const now = Date.now();
-    const [head] = await table.claim("n1", now, now + 60_000, 10);
-    const r = await table.settle("n1", [sent(head!, delivered())], now, now + 60_000, 10, 10);
+    const [head] = await claims.claim("n1", now, now + 60_000, 10);
+    const r = await claims.settle("n1", [sent(head!, delivered())], now, now + 60_000, 10, 10);
     expect(seqOf(r.runs)).toEqual([[seqs[1]]]);
     // The first one is asked for again while the second is in flight: both are out at once, neither waits.
     expect(await table.retry("default", head![0]!.row.id, now)).toBe(true);
-    const resent = await table.claim("n2", now, now + 60_000, 10, 10);
+    const resent = await claims.claim("n2", now, now + 60_000, 10, 10);
     expect(seqOf(resent)).toEqual([[seqs[0]]]);
     expect(await table.retry("other-org", head![0]!.row.id, now)).toBe(false);
   });
 
   it("an event written while its queue's head finishes is never left without a head", async () => {
-    const { table, write } = await setup();
+    const { claims, write } = await setup();
     await write("a");
     for (let round = 0; round < 25; round++) {
       const now = Date.now();
-      const [run] = await table.claim("n1", now, now + 60_000, 10, 5);
+      const [run] = await claims.claim("n1", now, now + 60_000, 10, 5);
       expect(run, `round ${round}: a head to claim`).toBeDefined();
       // The run's outcome and the next event commit at the same moment (on PostgreSQL, truly at once).
       const [r, [seq]] = await Promise.all([
-        table.settle("n1", [sent(run!, ...run!.map(() => delivered()))], now, now + 60_000, 10, 5),
+        claims.settle("n1", [sent(run!, ...run!.map(() => delivered()))], now, now + 60_000, 10, 5),
         write("a"),
       ]);
       if (r.runs.length > 0) {
         expect(seqOf(r.runs)).toEqual([[seq]]);
-        await table.settle("n1", [sent(r.runs[0]!)], now, now + 60_000, 0, 1);
+        await claims.settle("n1", [sent(r.runs[0]!)], now, now + 60_000, 0, 1);
       }
     }
   });
 
   it("deletes delivered deliveries after the retention, in batches, with their attempts; never pending ones or dead letters", async () => {
-    const { table, write } = await setup();
+    const { table, claims, write } = await setup();
     await write("a", 3);
     await write("b", 1);
     const now = Date.now();
-    const [runA, runB] = (await table.claim("n1", now, now + 60_000, 10, 10)).sort((x, y) => x.length - y.length).reverse();
+    const [runA, runB] = (await claims.claim("n1", now, now + 60_000, 10, 10)).sort((x, y) => x.length - y.length).reverse();
     const deadLetter: AttemptOutcome = { ...failedUntil(0), next: { status: "failed", endedAt: new Date(now).toISOString() } };
     // a: two delivered, then one dead-lettered; b: its one delivery is still being retried.
-    await table.settle(
+    await claims.settle(
       "n1",
       [sent(runA!, delivered(), delivered(), deadLetter), sent(runB!, failedUntil(now + HOUR))],
       now,

@@ -1,0 +1,228 @@
+import type { Db, Row, SqlValue, Tx } from "./db.js";
+import { MAX_ROWS_PER_INSERT } from "./deliveries.js";
+import type { EventRow } from "./events.js";
+
+/** What a sender needs of a delivery it holds a claim on. */
+export interface ClaimedRow {
+  id: string;
+  agent_id: string;
+  subscriber: string;
+  event_id: string;
+  event_seq: number;
+  attempts: number;
+  next_at: number;
+  window_from: number;
+  /** When this node's claim lapses (epoch ms): another node may take the delivery after it. */
+  claimed_until: number;
+}
+
+/** A delivery this node holds a claim on, with its event's row as stored (the sender builds the body from its text). */
+export interface ClaimedDelivery {
+  row: ClaimedRow;
+  event: EventRow;
+}
+
+/** What a sender did with one claimed run: the attempts it made, in queue order, and the deliveries it did not send. */
+export interface RunResult {
+  attempts: readonly { row: ClaimedRow; outcome: AttemptOutcome }[];
+  unsent: readonly ClaimedRow[];
+}
+
+/** What one attempt came to; `next` decides whether the delivery is retried, dead-lettered or done. */
+export interface AttemptOutcome {
+  startedAt: string;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+  next: { status: "delivered" } | { status: "failed"; endedAt: string } | { status: "pending"; nextAt: number };
+}
+
+/** Parameters per delivery_attempts row. */
+const ATTEMPT_VALUES = 6;
+
+/**
+ * How senders take deliveries from the outbox (the `deliveries` table, see
+ * DeliveriesTable) and give back what they did: each round of a sender is
+ * one transaction, so a run of many deliveries costs one commit. Claims are
+ * leases (`claim`, `claimed_until`): among several daemons on one PostgreSQL
+ * database each delivery is sent by one node at a time, and a node whose
+ * claim lapsed has its outcomes refused.
+ */
+export class DeliveryClaims {
+  constructor(private readonly db: Db) {}
+
+  /** Claims up to `heads` runs (see `settle`) and records nothing: a sender's first look. */
+  async claim(claim: string, nowMs: number, until: number, heads: number, runLength = 1): Promise<ClaimedDelivery[][]> {
+    return (await this.settle(claim, [], nowMs, until, heads, runLength)).runs;
+  }
+
+  /**
+   * One transaction for a sender's round: records what its finished runs did
+   * (each attempt's outcome and log line; claims of rows it did not send are
+   * given back), moves each finished queue's head on, and claims up to
+   * `heads` new runs: a due, unclaimed (or expired) queue head and up to
+   * `runLength - 1` deliveries behind it in its queue, all until `until`.
+   * Rows whose claim was no longer this node's are returned as `lost`.
+   */
+  settle(
+    claim: string,
+    results: readonly RunResult[],
+    nowMs: number,
+    until: number,
+    heads: number,
+    runLength: number,
+  ): Promise<{ lost: ClaimedRow[]; runs: ClaimedDelivery[][] }> {
+    return this.db.transaction(async (tx) => {
+      const lost = results.length > 0 ? await this.record(tx, claim, results) : [];
+      const runs = heads > 0 ? await this.claimRuns(tx, claim, nowMs, until, heads, runLength) : [];
+      return { lost, runs };
+    });
+  }
+
+  /** `FOR UPDATE SKIP LOCKED` where transactions run at once (PostgreSQL); SQLite runs one writer at a time. */
+  private get skipLocked(): string {
+    return this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+  }
+
+  private async record(tx: Tx, claim: string, results: readonly RunResult[]): Promise<ClaimedRow[]> {
+    // The agents' rows first (in one order), as the transactions that write their events take them: a delivery
+    // queued meanwhile either commits before this look for a queue's next head, or sees the run done and becomes
+    // the head itself.
+    if (this.db.dialect === "postgres") {
+      const agents = [...new Set(results.flatMap((r) => [...r.attempts.map((a) => a.row), ...r.unsent].map((d) => d.agent_id)))].sort();
+      if (agents.length > 0)
+        await tx.all(`SELECT id FROM agents WHERE id IN (${agents.map(() => "?").join(", ")}) ORDER BY id FOR UPDATE`, agents);
+    }
+    const lost: ClaimedRow[] = [];
+    const logged: SqlValue[] = [];
+    for (const r of results) {
+      let mine = true;
+      let waits = false;
+      for (const { row, outcome } of r.attempts) {
+        const n = outcome.next;
+        const updated = await tx.get<{ attempts: number }>(
+          // One to be retried is now the lowest pending delivery of its queue (those before it in its run are done).
+          "UPDATE deliveries SET attempts = attempts + 1, status = ?, head = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0 WHERE id = ? AND claim = ? RETURNING attempts",
+          [
+            n.status,
+            n.status === "pending" ? 1 : 0,
+            n.status === "pending" ? n.nextAt : row.next_at,
+            n.status === "failed" ? n.endedAt : n.status === "delivered" ? outcome.startedAt : null,
+            outcome.error,
+            row.id,
+            claim,
+          ],
+        );
+        if (!updated) {
+          lost.push(row);
+          mine = false;
+          continue;
+        }
+        if (n.status === "pending") waits = true;
+        logged.push(row.id, updated.attempts, outcome.startedAt, outcome.durationMs, outcome.httpStatus, outcome.error);
+      }
+      if (r.unsent.length > 0)
+        await tx.run(
+          `UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE claim = ? AND id IN (${r.unsent.map(() => "?").join(", ")})`,
+          [claim, ...r.unsent.map((u) => u.id)],
+        );
+      // A run that ended in a retry keeps its failed delivery at the head; one that lost its claim is another node's.
+      const first = r.attempts[0]?.row;
+      if (first && mine && !waits)
+        await tx.run(
+          `UPDATE deliveries SET head = 1 WHERE id = (
+             SELECT id FROM deliveries WHERE agent_id = ? AND subscriber = ? AND status = 'pending' ORDER BY event_seq LIMIT 1
+           )`,
+          [first.agent_id, first.subscriber],
+        );
+    }
+    for (let i = 0; i < logged.length; i += ATTEMPT_VALUES * MAX_ROWS_PER_INSERT) {
+      const chunk = logged.slice(i, i + ATTEMPT_VALUES * MAX_ROWS_PER_INSERT);
+      await tx.run(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, http_status, error) VALUES ${Array.from(
+          { length: chunk.length / ATTEMPT_VALUES },
+          () => "(?, ?, ?, ?, ?, ?)",
+        ).join(", ")}`,
+        chunk,
+      );
+    }
+    return lost;
+  }
+
+  /** Claims due queue heads, each with the deliveries waiting behind it (its run), and reads their events. */
+  private async claimRuns(
+    tx: Tx,
+    claim: string,
+    nowMs: number,
+    until: number,
+    limit: number,
+    runLength: number,
+  ): Promise<ClaimedDelivery[][]> {
+    const heads = await tx.all<{ id: string; agent_id: string; subscriber: string; event_seq: number }>(
+      `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (
+         SELECT id FROM deliveries WHERE status = 'pending' AND head = 1 AND next_at <= ? AND claimed_until <= ?
+         ORDER BY next_at LIMIT ?${this.skipLocked}) RETURNING id, agent_id, subscriber, event_seq`,
+      [claim, until, nowMs, nowMs, nowMs, limit],
+    );
+    const runIds: string[][] = [];
+    for (const h of heads) {
+      const ids = [h.id];
+      runIds.push(ids);
+      if (runLength <= 1) continue;
+      // Behind the head, up to the next head (a delivery sent again on request heads a run of its own).
+      const behind = await tx.all<{ id: string; head: number; claimed_until: number }>(
+        "SELECT id, head, claimed_until FROM deliveries WHERE agent_id = ? AND subscriber = ? AND status = 'pending' AND event_seq > ? ORDER BY event_seq LIMIT ?",
+        [h.agent_id, h.subscriber, h.event_seq, runLength - 1],
+      );
+      const end = behind.findIndex((b) => Number(b.head) === 1 || Number(b.claimed_until) > nowMs);
+      const take = (end < 0 ? behind : behind.slice(0, end)).map((b) => b.id);
+      if (take.length === 0) continue;
+      const got = new Set(
+        (
+          await tx.all<{ id: string }>(
+            `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (${take.map(() => "?").join(", ")}) RETURNING id`,
+            [claim, until, nowMs, ...take],
+          )
+        ).map((r) => r.id),
+      );
+      // In queue order, with no gap: a delivery another claim took ends the run there.
+      for (const id of take) {
+        if (!got.has(id)) break;
+        ids.push(id);
+        got.delete(id);
+      }
+      if (got.size > 0)
+        await tx.run(
+          `UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE claim = ? AND id IN (${[...got].map(() => "?").join(", ")})`,
+          [claim, ...got],
+        );
+    }
+    const byId = await this.withEvents(tx, runIds.flat());
+    return runIds
+      .map((ids) => ids.map((id) => byId.get(id)).filter((c): c is ClaimedDelivery => c !== undefined))
+      .filter((r) => r.length > 0);
+  }
+
+  /** The claimed rows with their events, as stored. */
+  private async withEvents(tx: Tx, ids: readonly string[]): Promise<Map<string, ClaimedDelivery>> {
+    const out = new Map<string, ClaimedDelivery>();
+    if (ids.length === 0) return out;
+    const rows = await tx.all<
+      ClaimedRow & Row & { org: string; type: string; time: string; subject: string | null; run: string | null; data: string }
+    >(
+      `SELECT d.id, d.agent_id, d.subscriber, d.event_id, d.event_seq, d.attempts, d.next_at, d.window_from, d.claimed_until,
+         e.org, e.type, e.time, e.subject, e.run, e.data
+       FROM deliveries d JOIN events e ON e.agent_id = d.agent_id AND e.seq = d.event_seq
+       WHERE d.id IN (${ids.map(() => "?").join(", ")})`,
+      ids,
+    );
+    for (const r of rows) {
+      const { org, type, time, subject, run, data, ...row } = r;
+      out.set(r.id, {
+        row,
+        event: { agent_id: r.agent_id, org, seq: Number(r.event_seq), id: r.event_id, type, time, subject, run, data },
+      });
+    }
+    return out;
+  }
+}
