@@ -89,51 +89,56 @@ export class DeliveryClaims {
     // queued meanwhile either commits before this look for a queue's next head, or sees the run done and becomes
     // the head itself.
     if (this.db.dialect === "postgres") {
-      const agents = [...new Set(results.flatMap((r) => [...r.attempts.map((a) => a.row), ...r.unsent].map((d) => d.agent_id)))].sort();
+      const agents = [...new Set(results.map((r) => (r.attempts[0]?.row ?? r.unsent[0]!).agent_id))].sort();
       if (agents.length > 0)
         await tx.all(`SELECT id FROM agents WHERE id IN (${agents.map(() => "?").join(", ")}) ORDER BY id FOR UPDATE`, agents);
     }
     const lost: ClaimedRow[] = [];
     const logged: SqlValue[] = [];
     for (const r of results) {
+      const head = r.attempts[0]?.row ?? r.unsent[0];
+      if (!head) continue;
+      // The run is this node's while its head's claim is: the deliveries behind it were claimed with it.
+      if (r.attempts.length === 0) {
+        await tx.run("UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE id = ? AND claim = ?", [head.id, claim]);
+        continue;
+      }
       let mine = true;
       let waits = false;
-      for (const { row, outcome } of r.attempts) {
+      for (const [i, { row, outcome }] of r.attempts.entries()) {
         const n = outcome.next;
-        const updated = await tx.get<{ attempts: number }>(
+        const changed = await tx.run(
           // One to be retried is now the lowest pending delivery of its queue (those before it in its run are done).
-          "UPDATE deliveries SET attempts = attempts + 1, status = ?, head = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0 WHERE id = ? AND claim = ? RETURNING attempts",
+          `UPDATE deliveries SET attempts = ?, status = ?, head = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0
+           WHERE id = ? AND ${i === 0 ? "claim = ?" : "status = ?"}`,
           [
+            row.attempts + 1,
             n.status,
             n.status === "pending" ? 1 : 0,
             n.status === "pending" ? n.nextAt : row.next_at,
             n.status === "failed" ? n.endedAt : n.status === "delivered" ? outcome.startedAt : null,
             outcome.error,
             row.id,
-            claim,
+            i === 0 ? claim : "pending",
           ],
         );
-        if (!updated) {
-          lost.push(row);
+        if (changed.changes === 0) {
+          if (i > 0) continue;
+          // The head's claim lapsed and another node took the run: none of its outcomes are this node's to record.
           mine = false;
-          continue;
+          lost.push(...r.attempts.map((a) => a.row));
+          break;
         }
         if (n.status === "pending") waits = true;
-        logged.push(row.id, updated.attempts, outcome.startedAt, outcome.durationMs, outcome.httpStatus, outcome.error);
+        logged.push(row.id, row.attempts + 1, outcome.startedAt, outcome.durationMs, outcome.httpStatus, outcome.error);
       }
-      if (r.unsent.length > 0)
-        await tx.run(
-          `UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE claim = ? AND id IN (${r.unsent.map(() => "?").join(", ")})`,
-          [claim, ...r.unsent.map((u) => u.id)],
-        );
       // A run that ended in a retry keeps its failed delivery at the head; one that lost its claim is another node's.
-      const first = r.attempts[0]?.row;
-      if (first && mine && !waits)
+      if (mine && !waits)
         await tx.run(
           `UPDATE deliveries SET head = 1 WHERE id = (
              SELECT id FROM deliveries WHERE agent_id = ? AND subscriber = ? AND status = 'pending' ORDER BY event_seq LIMIT 1
            )`,
-          [first.agent_id, first.subscriber],
+          [head.agent_id, head.subscriber],
         );
     }
     for (let i = 0; i < logged.length; i += ATTEMPT_VALUES * MAX_ROWS_PER_INSERT) {
@@ -149,7 +154,12 @@ export class DeliveryClaims {
     return lost;
   }
 
-  /** Claims due queue heads, each with the deliveries waiting behind it (its run), and reads their events. */
+  /**
+   * Claims due queue heads and reads each one's run: the head and the
+   * deliveries behind it, up to the next head (a delivery sent again on
+   * request heads a run of its own), with their events. Only the head's row
+   * carries the claim: nobody takes the rows behind a head but its holder.
+   */
   private async claimRuns(
     tx: Tx,
     claim: string,
@@ -164,65 +174,51 @@ export class DeliveryClaims {
          ORDER BY next_at LIMIT ?${this.skipLocked}) RETURNING id, agent_id, subscriber, event_seq`,
       [claim, until, nowMs, nowMs, nowMs, limit],
     );
-    const runIds: string[][] = [];
+    const runs: ClaimedDelivery[][] = [];
     for (const h of heads) {
-      const ids = [h.id];
-      runIds.push(ids);
-      if (runLength <= 1) continue;
-      // Behind the head, up to the next head (a delivery sent again on request heads a run of its own).
-      const behind = await tx.all<{ id: string; head: number; claimed_until: number }>(
-        "SELECT id, head, claimed_until FROM deliveries WHERE agent_id = ? AND subscriber = ? AND status = 'pending' AND event_seq > ? ORDER BY event_seq LIMIT ?",
-        [h.agent_id, h.subscriber, h.event_seq, runLength - 1],
+      const rows = await tx.all<RunRow>(
+        `SELECT d.id, d.agent_id, d.subscriber, d.event_id, d.event_seq, d.attempts, d.next_at, d.window_from, d.head,
+           e.org, e.type, e.time, e.subject, e.run, e.data
+         FROM deliveries d JOIN events e ON e.agent_id = d.agent_id AND e.seq = d.event_seq
+         WHERE d.agent_id = ? AND d.subscriber = ? AND d.status = 'pending' AND d.event_seq >= ?
+         ORDER BY d.event_seq LIMIT ?`,
+        [h.agent_id, h.subscriber, h.event_seq, runLength],
       );
-      const end = behind.findIndex((b) => Number(b.head) === 1 || Number(b.claimed_until) > nowMs);
-      const take = (end < 0 ? behind : behind.slice(0, end)).map((b) => b.id);
-      if (take.length === 0) continue;
-      const got = new Set(
-        (
-          await tx.all<{ id: string }>(
-            `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (${take.map(() => "?").join(", ")}) RETURNING id`,
-            [claim, until, nowMs, ...take],
-          )
-        ).map((r) => r.id),
-      );
-      // In queue order, with no gap: a delivery another claim took ends the run there.
-      for (const id of take) {
-        if (!got.has(id)) break;
-        ids.push(id);
-        got.delete(id);
+      const run: ClaimedDelivery[] = [];
+      for (const r of rows) {
+        if (run.length > 0 && Number(r.head) === 1) break;
+        run.push({
+          row: {
+            id: r.id,
+            agent_id: r.agent_id,
+            subscriber: r.subscriber,
+            event_id: r.event_id,
+            event_seq: Number(r.event_seq),
+            attempts: Number(r.attempts),
+            next_at: Number(r.next_at),
+            window_from: Number(r.window_from),
+            claimed_until: until,
+          },
+          event: {
+            agent_id: r.agent_id,
+            org: r.org,
+            seq: Number(r.event_seq),
+            id: r.event_id,
+            type: r.type,
+            time: r.time,
+            subject: r.subject,
+            run: r.run,
+            data: r.data,
+          },
+        });
       }
-      if (got.size > 0)
-        await tx.run(
-          `UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE claim = ? AND id IN (${[...got].map(() => "?").join(", ")})`,
-          [claim, ...got],
-        );
+      // The head itself comes first; were its event gone, nothing of the queue could be sent in order.
+      if (run[0]?.row.id === h.id) runs.push(run);
     }
-    const byId = await this.withEvents(tx, runIds.flat());
-    return runIds
-      .map((ids) => ids.map((id) => byId.get(id)).filter((c): c is ClaimedDelivery => c !== undefined))
-      .filter((r) => r.length > 0);
-  }
-
-  /** The claimed rows with their events, as stored. */
-  private async withEvents(tx: Tx, ids: readonly string[]): Promise<Map<string, ClaimedDelivery>> {
-    const out = new Map<string, ClaimedDelivery>();
-    if (ids.length === 0) return out;
-    const rows = await tx.all<
-      ClaimedRow & Row & { org: string; type: string; time: string; subject: string | null; run: string | null; data: string }
-    >(
-      `SELECT d.id, d.agent_id, d.subscriber, d.event_id, d.event_seq, d.attempts, d.next_at, d.window_from, d.claimed_until,
-         e.org, e.type, e.time, e.subject, e.run, e.data
-       FROM deliveries d JOIN events e ON e.agent_id = d.agent_id AND e.seq = d.event_seq
-       WHERE d.id IN (${ids.map(() => "?").join(", ")})`,
-      ids,
-    );
-    for (const r of rows) {
-      const { org, type, time, subject, run, data, ...row } = r;
-      out.set(r.id, {
-        row,
-        event: { agent_id: r.agent_id, org, seq: Number(r.event_seq), id: r.event_id, type, time, subject, run, data },
-      });
-    }
-    return out;
+    return runs;
   }
 }
+
+/** A delivery of a run as read with its event. */
+type RunRow = Omit<ClaimedRow, "claimed_until"> &
+  Row & { head: number; org: string; type: string; time: string; subject: string | null; run: string | null; data: string };
