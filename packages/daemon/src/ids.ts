@@ -50,7 +50,8 @@ export function ulidFactory(): (timeMs: number) => string {
   };
 }
 
-function encodeTime(ms: number): string {
+/** A ULID's time part (its first 10 characters): every ULID made before `ms` sorts below it. */
+export function encodeTime(ms: number): string {
   let out = "";
   for (let i = 0; i < 10; i++) {
     out = ALPHABET[ms % 32]! + out;

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { encodeTime } from "ulid";
 import { ID_PREFIXES } from "@wardrik/protocol";
-import type { Clock } from "../ids.js";
+import { encodeTime, type Clock } from "../ids.js";
 import type { Logger } from "../log/logger.js";
 import type { DeliveriesTable } from "../store/deliveries.js";
 import type { AttemptOutcome, ClaimedDelivery, ClaimedRow, DeliveryClaims, RunResult } from "../store/delivery-claims.js";
@@ -255,7 +254,7 @@ export class DeliverySender {
   private async prune(now: number): Promise<void> {
     const before = Math.max(0, now - (this.o.keepDeliveredMs ?? DEFAULT_KEEP_DELIVERED_MS));
     // Delivery IDs are ULIDs: every ID queued before `before` sorts below this one.
-    const idBefore = `${ID_PREFIXES.delivery}${encodeTime(before, 10)}`;
+    const idBefore = `${ID_PREFIXES.delivery}${encodeTime(before)}`;
     const beforeIso = new Date(before).toISOString();
     for (let i = 0; i < PRUNE_BATCHES && !this.closed; i++) {
       if ((await this.o.table.prune(idBefore, beforeIso, PRUNE_BATCH)) < PRUNE_BATCH) return;

@@ -7,11 +7,10 @@
  * node's outcome is refused; concurrent claimers never share a delivery;
  * delivered rows are deleted after the retention, dead letters never.
  */
-import { encodeTime } from "ulid";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SubscriberEntry } from "../../src/config/types.js";
 import { EventBus } from "../../src/events/event-bus.js";
-import { systemClock, ulidIds } from "../../src/ids.js";
+import { encodeTime, systemClock, ulidIds } from "../../src/ids.js";
 import type { Db } from "../../src/store/db.js";
 import { DeliveriesTable } from "../../src/store/deliveries.js";
 import { DeliveryClaims, type AttemptOutcome, type ClaimedDelivery, type RunResult } from "../../src/store/delivery-claims.js";
@@ -239,11 +238,11 @@ describe("the webhook outbox", () => {
     const before = await listed();
     expect(before.filter(([, s]) => s === "delivered")).toHaveLength(2);
     // Nothing is old enough yet.
-    const idNow = `dlv_${encodeTime(now - HOUR, 10)}`;
+    const idNow = `dlv_${encodeTime(now - HOUR)}`;
     expect(await table.prune(idNow, new Date(now - HOUR).toISOString(), 10)).toBe(0);
     // A day on, with a retention of an hour: the two delivered go, one per batch here, with their attempts.
     const dayOn = now + 24 * HOUR;
-    const cut = `dlv_${encodeTime(dayOn - HOUR, 10)}`;
+    const cut = `dlv_${encodeTime(dayOn - HOUR)}`;
     expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(1);
     expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(1);
     expect(await table.prune(cut, new Date(dayOn - HOUR).toISOString(), 1)).toBe(0);
