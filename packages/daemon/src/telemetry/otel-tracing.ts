@@ -93,7 +93,11 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
     logFields: (fields) => (typeof fields?.run === "string" ? tracing.logFields(fields.run) : undefined),
     shutdown: async () => {
       await tracing.close();
-      await processor.shutdown();
+      // Spans that cannot be sent now (a collector that is down, more batches than the exporter sends at once)
+      // are lost, not a reason for the daemon's stop to fail.
+      await processor
+        .shutdown()
+        .catch((err: unknown) => deps.log("warn", "OpenTelemetry: spans could not be exported at shutdown", { err: String(err) }));
     },
   };
 }
