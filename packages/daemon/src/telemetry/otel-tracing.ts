@@ -79,6 +79,7 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
   const source: SpanSource = {
     resource: defaultResource().merge(
       resourceFromAttributes({
+        ...(deps.node !== undefined ? { "wardrik.node": deps.node } : {}),
         ...settings.resource,
         "service.name": settings.serviceName,
         "service.version": deps.version,
