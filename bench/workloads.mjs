@@ -29,7 +29,7 @@ export const WORKLOADS = {
   db: ["db.ts"],
   cluster: ["cluster.ts"],
   webhooks: ["webhooks.ts"],
-  telemetry: ["telemetry.ts"],
+  telemetry: ["telemetry.js"],
   // npm run bench -- peer-langgraph W1|W2|W3 [state-graph|prebuilt] [async|sync|exit]
   "peer-langgraph": ["peers/langgraph/bench.mjs"],
 };

@@ -206,7 +206,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   // config.yaml `tool_timeout` (seconds, default 60); WARDRIK_TOOL_TIMEOUT_MS overrides it in tests of a spawned daemon.
   const toolTimeoutMs = options.toolTimeoutMs ?? positiveNumber(env.WARDRIK_TOOL_TIMEOUT_MS) ?? config.tool_timeout * 1000;
   const observed = await startDaemonTelemetry(config.telemetry, env, {
-    ...{ store, bus, log, metrics, version: VERSION },
+    ...{ store, bus, log, metrics, version: VERSION, node: node.node },
     redact: (t) => redactor.redact(t),
     addSecret: (value) => redactor.add(value),
     workerConnections: () => workers.connectionsByOrg(),

@@ -1,15 +1,17 @@
 /** Small OpenTelemetry SDK pieces the tracing layer builds on (loaded only with it). */
-import { diag, DiagLogLevel } from "@opentelemetry/api";
+import { diag, DiagLogLevel, type Attributes } from "@opentelemetry/api";
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   ParentBasedSampler,
   RandomIdGenerator,
   TraceIdRatioBasedSampler,
-  type IdGenerator,
   type Sampler,
 } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "../log/logger.js";
+import { ModelCallError } from "../runtime/call-model.js";
+import { TurnStop } from "../runtime/engine-options.js";
+import type { ToolCallTelemetry } from "../runtime/telemetry.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import type { SamplerName } from "./tracing-settings.js";
 
@@ -40,33 +42,6 @@ export function randomTraceId(): string {
 
 export function randomSpanId(): string {
   return random.generateSpanId();
-}
-
-/**
- * Random IDs, except inside `fixed()`: the root span of a turn is exported
- * when the turn ends, with the trace and span IDs chosen (and stored) when it
- * started, so the spans its stretches recorded meanwhile are its children.
- */
-export class FixableIds implements IdGenerator {
-  private ids: { traceId: string; spanId: string } | undefined;
-
-  generateTraceId(): string {
-    return this.ids?.traceId ?? random.generateTraceId();
-  }
-
-  generateSpanId(): string {
-    return this.ids?.spanId ?? random.generateSpanId();
-  }
-
-  /** Runs `start` (synchronous: nothing else can start a span meanwhile) with these IDs for the span it starts. */
-  fixed<T>(ids: { traceId: string; spanId: string }, start: () => T): T {
-    this.ids = ids;
-    try {
-      return start();
-    } finally {
-      this.ids = undefined;
-    }
-  }
 }
 
 /** How often the SDK's own complaints (a collector that does not answer) reach the log at most. */
@@ -113,4 +88,28 @@ export function outcomeCode(o: ToolOutcome): string {
     default:
       return "tool_error";
   }
+}
+
+/** An `execute_tool` span's attributes (the turn's too: backends filter child spans by agent and conversation). */
+export function toolAttributes(c: ToolCallTelemetry): Attributes {
+  const a: Attributes = {
+    "gen_ai.agent.id": c.agentId,
+    "gen_ai.agent.name": c.agentName,
+    "gen_ai.conversation.id": c.conversationId,
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": c.tool,
+    "gen_ai.tool.call.id": c.callId,
+    "gen_ai.tool.type": "function",
+  };
+  if (c.description) a["gen_ai.tool.description"] = c.description;
+  a["wardrik.call.decision"] = c.decision ?? "none";
+  if (c.attempt > 0) a["wardrik.call.attempt"] = c.attempt;
+  return a;
+}
+
+/** The `error.type` of work that threw. */
+export function errorType(err: unknown): string {
+  if (err instanceof TurnStop) return err.why;
+  if (err instanceof ModelCallError) return "model_error";
+  return err instanceof Error ? err.name : "_OTHER";
 }

@@ -13,6 +13,8 @@ export interface TracingDeps {
   /** Blanks known secrets from captured content. */
   redact: (text: string) => string;
   version: string;
+  /** This daemon's node name (`--node`): the `wardrik.node` resource attribute, so a cluster's spans say who wrote them. */
+  node?: string;
 }
 
 /** The daemon's traces: what the engine reports to, and how log lines find the active span. */
