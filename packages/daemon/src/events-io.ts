@@ -21,6 +21,7 @@ import { ScheduleRunner } from "./triggers/schedule-runner.js";
 import { TriggerFirer } from "./triggers/trigger-firer.js";
 import { TriggerIndex, type IndexedTrigger } from "./triggers/trigger-index.js";
 import { DeliveryAdmin } from "./webhooks/delivery-admin.js";
+import { DEFAULT_KEEP_DELIVERED_SECONDS } from "./config/integration-schemas.js";
 import { DeliverySender } from "./webhooks/delivery-sender.js";
 import { compileSubscribers } from "./webhooks/subscribers.js";
 import { WebhookOutbox } from "./webhooks/webhook-outbox.js";
@@ -35,7 +36,7 @@ export interface EventsIOOptions {
   secrets: SecretStore;
   env: NodeJS.ProcessEnv;
   userAgent: string;
-  /** How long delivered deliveries stay listed before they are deleted (default 7 days). */
+  /** How long delivered deliveries stay listed before they are deleted (default config.yaml's `deliveries.keep_delivered`). */
   keepDeliveredMs?: number;
   /** Each delivery attempt's outcome (the metrics). */
   onDeliveryAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
@@ -83,7 +84,7 @@ export class EventsIO {
       clock: o.clock,
       log: o.log,
       userAgent: o.userAgent,
-      ...(o.keepDeliveredMs !== undefined ? { keepDeliveredMs: o.keepDeliveredMs } : {}),
+      keepDeliveredMs: o.keepDeliveredMs ?? (o.config.deliveries?.keep_delivered ?? DEFAULT_KEEP_DELIVERED_SECONDS) * 1000,
       ...(o.onDeliveryAttempt ? { onAttempt: o.onDeliveryAttempt } : {}),
     });
     this.admin = new DeliveryAdmin(

@@ -20,6 +20,7 @@ export const OTEL_SAMPLERS = [
 
 export const DEFAULT_RETRY_FOR_SECONDS = 24 * 60 * 60;
 export const DEFAULT_DELIVERY_TIMEOUT_SECONDS = 10;
+export const DEFAULT_KEEP_DELIVERED_SECONDS = 7 * 24 * 60 * 60;
 
 /** `whsec_` + base64, as Standard Webhooks writes signing secrets. */
 export function isSigningSecret(value: string): boolean {
@@ -43,6 +44,14 @@ export const subscriberSchema = z
     timeout: seconds().default(DEFAULT_DELIVERY_TIMEOUT_SECONDS).describe("Seconds one attempt may take; default 10."),
   })
   .describe("A webhook that receives events, signed as Standard Webhooks specifies.");
+
+export const deliveriesSchema = z
+  .strictObject({
+    keep_delivered: seconds()
+      .default(DEFAULT_KEEP_DELIVERED_SECONDS)
+      .describe("Seconds a delivered delivery stays listed before it is deleted; default 7 days. Dead letters stay until sent again."),
+  })
+  .describe("The webhook outbox: how long sent deliveries are kept.");
 
 export const clusterSchema = z
   .strictObject({
@@ -90,12 +99,14 @@ export const integrationShape = {
     .array(subscriberSchema)
     .default(() => [])
     .describe("Webhooks that receive events."),
+  deliveries: deliveriesSchema.optional(),
   cluster: clusterSchema.optional(),
   slack: slackSchema.optional(),
   telemetry: telemetrySchema.optional(),
 };
 
 export type SubscriberEntry = z.output<typeof subscriberSchema>;
+export type DeliveriesSettings = z.output<typeof deliveriesSchema>;
 export type ClusterSettings = z.output<typeof clusterSchema>;
 export type SlackSettings = z.output<typeof slackSchema>;
 export type TelemetrySettings = z.output<typeof telemetrySchema>;

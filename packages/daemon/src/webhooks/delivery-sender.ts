@@ -23,7 +23,7 @@ export interface DeliverySenderOptions {
   pollMs?: number;
   /** How long delivered deliveries stay listed before they are deleted (default 7 days); failed ones stay until sent. */
   keepDeliveredMs?: number;
-  /** How often delivered deliveries past `keepDeliveredMs` are looked for (default every minute). */
+  /** How often delivered deliveries past `keepDeliveredMs` are looked for (default every minute, or each `keepDeliveredMs` if shorter). */
   pruneEveryMs?: number;
   /** Each attempt's outcome, for the metrics: delivered, failed (to be retried) or gave_up (dead-lettered). */
   onAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
@@ -239,7 +239,7 @@ export class DeliverySender {
         const due = await this.o.table.nextDue(now);
         if (due !== undefined && due <= now) this.roundSoon(0);
       }
-      if (now - this.lastPrune >= (this.o.pruneEveryMs ?? PRUNE_EVERY_MS)) {
+      if (now - this.lastPrune >= (this.o.pruneEveryMs ?? Math.min(PRUNE_EVERY_MS, this.o.keepDeliveredMs ?? PRUNE_EVERY_MS))) {
         this.lastPrune = now;
         await this.prune(now);
       }

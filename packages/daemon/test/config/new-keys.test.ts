@@ -31,6 +31,7 @@ describe("config.yaml keys for later features", () => {
       approvers: [],
     });
     expect(parse("").cluster).toBeUndefined();
+    expect(parse("deliveries: {}\n").deliveries).toEqual({ keep_delivered: 7 * 24 * 3600 });
   });
 
   it.each([
@@ -48,6 +49,11 @@ describe("config.yaml keys for later features", () => {
       "slack:\n  bot_token: b\n  signing_secret: s\n  channels:\n    general: triage",
       'config.yaml:6: name "general" in slack.channels must be a Slack channel ID such as C0123ABCD',
       "slack.channels.general",
+    ],
+    [
+      "deliveries:\n  keep_delivered: 0",
+      "config.yaml:3: deliveries.keep_delivered must be a positive number of seconds",
+      "deliveries.keep_delivered",
     ],
     ["telemetry:\n  protocol: grpc", "config.yaml:3: telemetry.protocol must be one of http/protobuf, http/json", "telemetry.protocol"],
     ["telemetry:\n  sampler_arg: 2", "config.yaml:3: telemetry.sampler_arg must be at most 1", "telemetry.sampler_arg"],
