@@ -46,6 +46,7 @@ export class ClusterOwnership implements Ownership {
   private unlisten: Unsubscribe | undefined;
   private scanning = false;
   private closed = false;
+  private readonly renewEvery: number;
 
   constructor(
     private readonly db: PostgresDb,
@@ -53,6 +54,7 @@ export class ClusterOwnership implements Ownership {
     private readonly o: ClusterOptions,
   ) {
     this.node = o.node;
+    this.renewEvery = Math.max(50, Math.floor(o.leaseMs / 3));
   }
 
   claim(agentId: string): Promise<number | undefined> {
@@ -76,8 +78,7 @@ export class ClusterOwnership implements Ownership {
         for (const id of runtime.leases().keys()) void runtime.resume(id).catch(() => undefined);
       },
     });
-    const renewEvery = Math.max(50, Math.floor(this.o.leaseMs / 3));
-    this.renewTimer = setInterval(() => void this.renew(), renewEvery);
+    this.renewTimer = setInterval(() => void this.renew(), this.renewEvery);
     this.renewTimer.unref();
     this.scanTimer = setInterval(() => void this.scan(), this.o.scanMs ?? 500);
     this.scanTimer.unref();
@@ -110,7 +111,9 @@ export class ClusterOwnership implements Ownership {
     if (!rt || this.closed) return;
     try {
       const before = rt.leases();
-      const held = new Map((await this.store.leases.renew(this.node, this.o.leaseMs)).map((l) => [l.agentId, l.token]));
+      // A lease skipped now (its row was being written) is renewed waiting once it would run out before two more rounds.
+      const leases = await this.store.leases.renew(this.node, this.o.leaseMs, 2 * this.renewEvery);
+      const held = new Map(leases.map((l) => [l.agentId, l.token]));
       for (const agentId of leasesTakenElsewhere(before, held, rt.leases())) {
         this.o.log("warn", "lost the lease of an agent to another node", { agent: agentId, node: this.node });
         await rt.drop(agentId);

@@ -41,15 +41,40 @@ export class LeasesTable {
     return row?.lease_token;
   }
 
-  /** Extends every lease `node` holds; the agents it still owns, with their tokens. */
-  async renew(node: string, leaseMs: number): Promise<Lease[]> {
-    const rows = await this.db.transaction((tx) =>
-      tx.all<{ id: string; lease_token: number }>(
-        `UPDATE agents SET lease_expires = ${this.now} + ? WHERE owner_node = ? RETURNING id, lease_token`,
-        [leaseMs, node],
-      ),
+  /**
+   * Extends the leases `node` holds; the agents it still owns, with their
+   * tokens. On PostgreSQL a row locked by an open transaction (the owner's
+   * own turn writing, a message queued through another node) is skipped, not
+   * waited for: a renewal that waited would hold every row it had renewed
+   * until the slowest writer committed, and each of those agents' turns would
+   * queue behind it (measured: 25 ms renewals and turns stalled on three
+   * nodes). A skipped lease is renewed at a later round; one that would run
+   * out within `mustRenewWithinMs` is renewed waiting, by itself.
+   */
+  async renew(node: string, leaseMs: number, mustRenewWithinMs = 0): Promise<Lease[]> {
+    if (this.db.dialect !== "postgres") {
+      const rows = await this.db.transaction((tx) =>
+        tx.all<{ id: string; lease_token: number }>(
+          `UPDATE agents SET lease_expires = ${this.now} + ? WHERE owner_node = ? RETURNING id, lease_token`,
+          [leaseMs, node],
+        ),
+      );
+      return rows.map((r) => ({ agentId: r.id, token: r.lease_token }));
+    }
+    // The outer SELECT reads the rows as committed before this statement: the owner and token of each.
+    const rows = await this.db.all<{ id: string; lease_token: number; renewed: number; left_ms: number }>(
+      `WITH free AS (SELECT id FROM agents WHERE owner_node = ? FOR UPDATE SKIP LOCKED),
+renewed AS (UPDATE agents SET lease_expires = ${this.now} + ? WHERE id IN (SELECT id FROM free) RETURNING id)
+SELECT id, lease_token, CASE WHEN id IN (SELECT id FROM renewed) THEN 1 ELSE 0 END AS renewed, (lease_expires - ${this.now})::float8 AS left_ms FROM agents WHERE owner_node = ?`,
+      [node, leaseMs, node],
     );
-    return rows.map((r) => ({ agentId: r.id, token: r.lease_token }));
+    const urgent = rows.filter((r) => r.renewed === 0 && r.left_ms < mustRenewWithinMs).map((r) => r.id);
+    if (urgent.length > 0)
+      await this.db.run(
+        `UPDATE agents SET lease_expires = ${this.now} + ? WHERE owner_node = ? AND id IN (${urgent.map(() => "?").join(", ")})`,
+        [leaseMs, node, ...urgent],
+      );
+    return rows.map((r) => ({ agentId: r.id, token: Number(r.lease_token) }));
   }
 
   /** Gives an agent up (it fell asleep, or the node stops), if `node` still holds it with `token`. */

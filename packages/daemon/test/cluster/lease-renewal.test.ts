@@ -80,6 +80,45 @@ describe("lease renewal", () => {
     expect(await store.leases.owner(a)).toBe("n1");
   });
 
+  it("does not wait for an agent whose row a transaction holds, and renews it waiting once it would run out", async () => {
+    const { store, agent, ownership } = await setup();
+    const busy = await agent("busy");
+    const idle = await agent("idle");
+    const n1 = ownership("n1");
+    const busyToken = (await n1.claim(busy))!;
+    await n1.claim(idle);
+    const expiresOf = async (id: string) =>
+      Number((await store.db.get<{ e: number }>("SELECT lease_expires AS e FROM agents WHERE id = ?", [id]))!.e);
+
+    // A writer holds busy's row (as the owner's turn does between its agent update and its commit).
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = store.db.transaction(async (tx) => {
+      await tx.run("UPDATE agents SET status = status WHERE id = ?", [busy]);
+      locked();
+      await new Promise<void>((r) => (release = r));
+    });
+    await isLocked;
+    const [busyBefore, idleBefore] = [await expiresOf(busy), await expiresOf(idle)];
+    await new Promise((r) => setTimeout(r, 20));
+    // Not urgent yet: busy is skipped, idle renewed, and the answer still lists both, with their tokens.
+    const leases = await store.leases.renew("n1", 10_000, 0);
+    expect(new Map(leases.map((l) => [l.agentId, l.token])).get(busy)).toBe(busyToken);
+    expect(leases.map((l) => l.agentId).sort()).toEqual([busy, idle].sort());
+    expect(await expiresOf(idle)).toBeGreaterThan(idleBefore);
+    expect(await expiresOf(busy)).toBe(busyBefore);
+    // Urgent (it would run out within 20 s): renewed waiting, once the writer commits.
+    let renewed = false;
+    const urgent = store.leases.renew("n1", 10_000, 20_000).then(() => (renewed = true));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(renewed).toBe(false);
+    release();
+    await holder;
+    await urgent;
+    expect(await expiresOf(busy)).toBeGreaterThan(busyBefore);
+  });
+
   it("the rule: only a lease held before the renewal and not found by it was taken elsewhere", () => {
     const m = (...e: [string, number][]) => new Map(e);
     // Claimed while the renewal ran: not in `before`, not in the answer. Kept.
