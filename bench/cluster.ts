@@ -14,7 +14,10 @@
  *   first runs WARM_TURNS turns per agent in another conversation, unmeasured:
  *   V8 compiles hot code on background threads for the first few hundred turns
  *   of each daemon, and three cold daemons pay that three times.
- *   `KILLS` 0 skips the failover part.
+ *   `KILLS` 0 skips the failover part. With WARDRIK_BENCH_STATEMENTS=1 the
+ *   server counts statements (pg_stat_statements) and the measured turns'
+ *   statements per turn, by query, go to stderr: where a cluster's extra
+ *   database work comes from.
  *
  * Prints one JSON line per part.
  */
@@ -54,7 +57,8 @@ if (!Number.isInteger(KILLS) || KILLS < 0 || !(LEASE_S > 0)) {
 }
 
 const cpuPerTurn: Record<number, Record<string, number> | null> = {};
-const pg = await startTestPostgres();
+const STATEMENTS = process.env.WARDRIK_BENCH_STATEMENTS === "1";
+const pg = await startTestPostgres({ statementStats: STATEMENTS });
 const roots: string[] = [];
 const running: { nodes: ClusterNode[]; workers: FaultWorker[] }[] = [];
 try {
@@ -196,13 +200,35 @@ async function w1(count: number): Promise<number> {
       }),
     );
   await run("warm", WARM_TURNS);
+  const stats = STATEMENTS ? await statementCounter() : undefined;
   const before = cpuByProcessClass();
   const started = Date.now();
   await run("main", TURNS);
   const seconds = (Date.now() - started) / 1000;
   cpuPerTurn[count] = perTurn(before, cpuByProcessClass(), CONVERSATIONS * TURNS);
+  await stats?.print(`${count} node(s)`, CONVERSATIONS * TURNS);
   for (const f of feeds) f.stop();
   return Number(((CONVERSATIONS * TURNS) / seconds).toFixed(1));
+}
+
+/** pg_stat_statements, reset now; `print` writes the statements run since, per turn and by query, to stderr. */
+async function statementCounter(): Promise<{ print(label: string, turns: number): Promise<void> }> {
+  const admin = new PostgresDb(pg.url, { poolSize: 1 });
+  await admin.run("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  await admin.run("SELECT pg_stat_statements_reset()");
+  return {
+    async print(label, turns) {
+      const rows = await admin.all<{ calls: string; ms: number; q: string }>(
+        "SELECT calls::text AS calls, total_exec_time AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 120) AS q FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND calls >= ? ORDER BY calls DESC",
+        [turns / 100],
+      );
+      await admin.close();
+      const total = rows.reduce((a, r) => a + Number(r.calls), 0);
+      console.error(`${label}: ${(total / turns).toFixed(1)} statements a turn (calls a turn, execution ms a turn, query)`);
+      for (const r of rows)
+        console.error(`${(Number(r.calls) / turns).toFixed(2).padStart(6)} ${(r.ms / turns).toFixed(3).padStart(7)} ${r.q}`);
+    },
+  };
 }
 
 /** Follows a node's org-wide feed (SSE, live only) and resolves, per message ID, when the turn that took it completed. */

@@ -20,6 +20,8 @@ import { dirname, join, parse } from "node:path";
 export interface TestPostgresOptions {
   /** fsync every commit as a production server does. Default false: a test server's data is thrown away. */
   durable?: boolean;
+  /** Loads pg_stat_statements, for benchmarks that count statements by query (default false). */
+  statementStats?: boolean;
   /** Receives the server's log (default: kept, and shown only if the start fails). */
   onLog?: (text: string) => void;
 }
@@ -74,6 +76,7 @@ export async function startTestPostgres(options: TestPostgresOptions = {}): Prom
     await initdb(bin, dataDir, password, runAs, onLog);
     const flags = [
       ...["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=300"],
+      ...(options.statementStats ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : []),
       ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
     ];
     for (let attempt = 1; ; attempt++) {
