@@ -61,11 +61,8 @@ async function startOnce(dir: string): Promise<Start> {
   return result;
 }
 
-function summary(xs: number[]): { median: number; min: number; max: number } {
-  const s = [...xs].sort((a, b) => a - b);
-  const round = (n: number) => Number(n.toFixed(3));
-  return { median: round(s[Math.floor(s.length / 2)]!), min: round(s[0]!), max: round(s.at(-1)!) };
-}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round = (n: number) => Number(n.toFixed(3));
 
 const first: Start[] = [];
 const restart: Start[] = [];
@@ -78,13 +75,15 @@ for (let i = 0; i < runs; i++) {
   restart.push(await startOnce(dir));
   rmSync(root, { recursive: true, force: true });
 }
+// Flat numeric figures, so `all` and `compare` tables show them: medians, and the fastest start.
 console.log(
   JSON.stringify({
     workload: "start",
     runs,
-    first_seconds_to_listening: summary(first.map((s) => s.seconds)),
-    restart_seconds_to_listening: summary(restart.map((s) => s.seconds)),
-    first_cpu_ms: summary(first.map((s) => s.cpuMs)),
-    restart_cpu_ms: summary(restart.map((s) => s.cpuMs)),
+    first_seconds_to_listening: round(median(first.map((s) => s.seconds))),
+    restart_seconds_to_listening: round(median(restart.map((s) => s.seconds))),
+    min_seconds_to_listening: round(Math.min(...first.concat(restart).map((s) => s.seconds))),
+    first_cpu_ms: median(first.map((s) => s.cpuMs)),
+    restart_cpu_ms: median(restart.map((s) => s.cpuMs)),
   }),
 );
