@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { join } from "node:path";
-import type { Script } from "@wardrik/testing";
+import type { Script } from "@wardrik/testing/scripted-model";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { DEFAULT_LEASE_SECONDS, loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";

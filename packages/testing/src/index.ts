@@ -1,4 +1,11 @@
-export { COMPACTION_MARKER, builtinScripts, createScriptedModel } from "./scripted-model.js";
+export {
+  COMPACTION_MARKER,
+  ScriptFileError,
+  builtinScripts,
+  createScriptedModel,
+  loadScriptFile,
+  parseScript,
+} from "./scripted-model-entry.js";
 export type {
   Script,
   ScriptContext,
@@ -12,7 +19,6 @@ export type {
   ScriptUsage,
   ScriptedModel,
   ScriptedModelOptions,
-} from "./script-types.js";
-export { ScriptFileError, loadScriptFile, parseScript } from "./script-file.js";
+} from "./scripted-model-entry.js";
 export { ToolCallError, createToolContext, runTool } from "./run-tool.js";
 export type { TestAbortReason, TestToolContext, TestToolContextOptions } from "./run-tool.js";

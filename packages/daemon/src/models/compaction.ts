@@ -1,4 +1,4 @@
-import { COMPACTION_MARKER } from "@wardrik/testing";
+import { COMPACTION_MARKER } from "@wardrik/testing/scripted-model";
 import type { HistoryEntry, StoredMessage } from "../store/message-format.js";
 
 /** Compaction starts when the next model input would pass this share of the context window. */

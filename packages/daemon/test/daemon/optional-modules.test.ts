@@ -33,6 +33,8 @@ const OPTIONAL = [
   "@opentelemetry/api",
   "@opentelemetry/sdk-trace-base",
   "@cfworker/json-schema",
+  // The daemon runs scripted models from @wardrik/testing/scripted-model: the kit's tool runner, and the worker SDK with it, stay out.
+  "@wardrik/sdk",
 ];
 
 const dirs: string[] = [];
