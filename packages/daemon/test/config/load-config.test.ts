@@ -238,7 +238,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, subscribers, cluster, slack, telemetry)',
+      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, subscribers, deliveries, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });
