@@ -36,21 +36,14 @@ export interface SpanSource {
   scope: InstrumentationScope;
 }
 
+/** A span (ReadableSpan): what differs from span to span is a field, what never does is a getter (a smaller object). */
 export class RecordedSpan implements ReadableSpan {
   /** Epoch milliseconds (fractional). */
   endMs: number;
   status: SpanStatus = UNSET;
-  readonly ended = true;
-  readonly links = NO_LINKS;
-  readonly events = NO_EVENTS;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
-  readonly resource: Resource;
-  readonly instrumentationScope: InstrumentationScope;
 
   constructor(
-    source: SpanSource,
+    private readonly source: SpanSource,
     readonly name: string,
     readonly kind: SpanKind,
     readonly traceId: string,
@@ -64,8 +57,38 @@ export class RecordedSpan implements ReadableSpan {
     readonly sampled: boolean,
   ) {
     this.endMs = startMs;
-    this.resource = source.resource;
-    this.instrumentationScope = source.scope;
+  }
+
+  get resource(): Resource {
+    return this.source.resource;
+  }
+
+  get instrumentationScope(): InstrumentationScope {
+    return this.source.scope;
+  }
+
+  get ended(): boolean {
+    return true;
+  }
+
+  get links(): Link[] {
+    return NO_LINKS;
+  }
+
+  get events(): TimedEvent[] {
+    return NO_EVENTS;
+  }
+
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+
+  get droppedEventsCount(): number {
+    return 0;
+  }
+
+  get droppedLinksCount(): number {
+    return 0;
   }
 
   spanContext(): SpanContext {
