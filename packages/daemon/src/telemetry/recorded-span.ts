@@ -23,6 +23,8 @@ import {
 } from "@opentelemetry/api";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
+import { formatTraceParent } from "@wardrik/protocol";
+import type { Started } from "../runtime/telemetry.js";
 
 type InstrumentationScope = ReadableSpan["instrumentationScope"];
 
@@ -119,4 +121,16 @@ function hrTime(ms: number): HrTime {
   const seconds = Math.floor(ms / 1000);
   const nanos = Math.round((ms - seconds * 1000) * 1e6);
   return nanos < 1e9 ? [seconds, nanos] : [seconds + 1, nanos - 1e9];
+}
+
+/** A model or tool call's span while the call runs: what the engine holds from its start to its end. */
+export class CallSpan<C> extends RecordedSpan implements Started {
+  /** The call, for the log line at its end (dropped then). */
+  call: C | undefined;
+  /** performance.now() at the start: the duration's clock. */
+  readonly perfStart = performance.now();
+
+  get traceparent(): string {
+    return formatTraceParent({ traceId: this.traceId, spanId: this.spanId, flags: this.sampled ? 1 : 0 });
+  }
 }
