@@ -44,6 +44,7 @@ import {
   toolAttributes,
 } from "./otel-parts.js";
 import { CallSpan, RecordedSpan, type SpanSource } from "./recorded-span.js";
+import { SpanIds } from "./span-ids.js";
 import type { TracingDeps, DaemonTracing } from "./start-tracing.js";
 import type { TracingSettings } from "./tracing-settings.js";
 import { TurnTraces } from "../store/turn-traces.js";
@@ -107,6 +108,7 @@ class OtelTracing implements Telemetry {
   private readonly open = new Map<string, TurnTrace>();
   private readonly ended = new Map<string, TurnTrace>();
   private readonly pending = new Set<Promise<void>>();
+  private readonly ids = new SpanIds();
   private readonly traces: TurnTraces;
   private readonly unsubscribe: () => void;
 
@@ -258,7 +260,7 @@ class OtelTracing implements Telemetry {
   private begin<C>(t: TurnTrace | undefined, call: C, name: string, kind: SpanKind, attributes: Attributes): CallSpan<C> {
     const traceId = t ? t.traceparent.traceId : randomTraceId();
     const sampled = t ? t.sampled : this.sampled(traceId, name, kind);
-    const span = new CallSpan<C>(this.source, name, kind, traceId, randomSpanId(), t?.parent, Date.now(), attributes, sampled);
+    const span = new CallSpan<C>(this.source, name, kind, traceId, this.ids.next(), t?.parent, Date.now(), attributes, sampled);
     span.call = call;
     return span;
   }
