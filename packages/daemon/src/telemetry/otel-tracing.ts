@@ -63,7 +63,12 @@ interface TurnTrace {
   provider?: string;
 }
 
-/** Turns that ended are kept this long (by count) for spans recorded just after the end (calls decided in the ending commit). */
+/**
+ * Turns that ended are kept this long (by count, in two generations) for spans recorded just after the end
+ * (calls decided in the ending commit). Generations, not dropping the oldest entry of one map at every end:
+ * a Map's oldest entry sits behind the holes its deleted predecessors left, and finding it cost a turn
+ * several microseconds (bench/telemetry.ts).
+ */
 const RECENTLY_ENDED = 1000;
 const MAX_OPEN = 100_000;
 
@@ -106,7 +111,8 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
 
 class OtelTracing implements Telemetry {
   private readonly open = new Map<string, TurnTrace>();
-  private readonly ended = new Map<string, TurnTrace>();
+  private ended = new Map<string, TurnTrace>();
+  private endedBefore = new Map<string, TurnTrace>();
   private readonly pending = new Set<Promise<void>>();
   private readonly ids = new SpanIds();
   private readonly traces: TurnTraces;
@@ -302,7 +308,7 @@ class OtelTracing implements Telemetry {
   }
 
   private turnTrace(run: string): TurnTrace | undefined {
-    return this.open.get(run) ?? this.ended.get(run);
+    return this.open.get(run) ?? this.ended.get(run) ?? this.endedBefore.get(run);
   }
 
   /** A turn ended (here, or elsewhere and this process saw the event): its root span. */
@@ -312,7 +318,10 @@ class OtelTracing implements Telemetry {
     const t = this.open.get(run);
     if (t) {
       this.open.delete(run);
-      if (this.ended.size >= RECENTLY_ENDED) this.ended.delete(this.ended.keys().next().value!);
+      if (this.ended.size >= RECENTLY_ENDED) {
+        this.endedBefore = this.ended;
+        this.ended = new Map();
+      }
       this.ended.set(run, t);
       if ((t.traceparent.flags & 1) === 0) return;
       // The common case, a turn this process drove: no promise, no read.
