@@ -32,7 +32,7 @@ import type { ModelCallTelemetry, Started, Telemetry, ToolCallTelemetry, TurnTel
 import type { NewCall } from "../store/calls.js";
 import type { Writer } from "../store/store.js";
 import type { ToolOutcome } from "../tools/toolset.js";
-import { inputMessages, outputMessages, systemInstructions } from "./gen-ai-content.js";
+import { inputMessages, outputMessages, systemInstructions, toolContent } from "./gen-ai-content.js";
 import {
   buildSampler,
   errorType,
@@ -204,7 +204,7 @@ class OtelTracing implements Telemetry {
   toolCallStarted(call: ToolCallTelemetry): CallSpan<ToolCallTelemetry> {
     const span = this.begin(this.turnTrace(call.run), call, `execute_tool ${call.tool}`, SpanKind.INTERNAL, toolAttributes(call));
     if (this.settings.captureContent && span.sampled) {
-      span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(JSON.stringify(call.args ?? {}));
+      span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(toolContent(call.args ?? {}));
     }
     return span;
   }
@@ -217,7 +217,7 @@ class OtelTracing implements Telemetry {
       const capture = this.settings.captureContent && span.sampled;
       span.attributes["wardrik.call.outcome"] = code;
       if (outcome.ok) {
-        if (capture) span.attributes["gen_ai.tool.call.result"] = this.deps.redact(JSON.stringify(outcome.output ?? null));
+        if (capture) span.attributes["gen_ai.tool.call.result"] = this.deps.redact(toolContent(outcome.output ?? null));
       } else span.failed(code, capture ? this.deps.redact(outcome.error) : undefined);
       this.deps.log("debug", "tool call ended", {
         trace_id: span.traceId,

@@ -1,9 +1,9 @@
 /**
  * Spans of work that fails: the engine reports a model or tool call as it
  * starts and as it ends, so work that throws must still end its span, with
- * an ERROR status and the `error.type` the GenAI conventions ask for. Real
- * tracing (the OpenTelemetry SDK's batch processor and OTLP exporter) into a
- * real OTLP/HTTP receiver.
+ * an ERROR status and the `error.type` the GenAI conventions ask for. And
+ * recording never fails the work itself. Real tracing (the OpenTelemetry
+ * SDK's batch processor and OTLP exporter) into a real OTLP/HTTP receiver.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Tx } from "../../src/store/db.js";
@@ -106,5 +106,18 @@ describe("spans of work that fails", () => {
     expect(tool!.status.code).toBe(ERROR);
     expect(tool!.attributes["error.type"]).toBe("LedgerLocked");
     expect(tool!.attributes["wardrik.call.outcome"]).toBeUndefined();
+  });
+
+  it("with content captured, a tool result that is not JSON fails the call (bad_result), not the turn", async () => {
+    const odd = new FnToolset("odd").add("count", () => ({ ok: true, output: { n: 1n } }));
+    h = await tracedHarness([odd], { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" });
+    const a = await h.agent({ name: "a", script: { steps: [{ tool_calls: [{ tool: "odd/count", args: {} }] }, { text: "counted" }] } });
+    const end = await h.ask(a, "count");
+    expect(end.type).toBe("dev.wardrik.turn.completed");
+    const failed = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.call.failed");
+    expect(failed?.data.code).toBe("bad_result");
+    const [tool] = (await turnSpans(end.run!)).named("execute_tool odd/count");
+    expect(String(tool!.attributes["gen_ai.tool.call.result"])).toMatch(/^\[not JSON-serialisable: /);
+    expect(tool!.attributes["gen_ai.tool.call.arguments"]).toBe("{}");
   });
 });
