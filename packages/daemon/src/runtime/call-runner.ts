@@ -90,8 +90,16 @@ async function dispatch(
       await runInTransaction(d, turn, call, tool, args, attempt);
       return;
     }
-    const traced = toolTelemetry(d, turn, call, tool, args, attempt);
-    const { outcome, cost } = await d.opts.telemetry.toolCall(traced, (tp) => invokeTool(d, turn, call, tool, args, turnSignal, tp));
+    const started = d.opts.telemetry.toolCallStarted(toolTelemetry(d, turn, call, tool, args, attempt));
+    let ran: Awaited<ReturnType<typeof invokeTool>>;
+    try {
+      ran = await invokeTool(d, turn, call, tool, args, turnSignal, started?.traceparent);
+    } catch (err) {
+      d.opts.telemetry.toolCallEnded(started, undefined, err);
+      throw err;
+    }
+    d.opts.telemetry.toolCallEnded(started, ran.outcome);
+    const { outcome, cost } = ran;
     const costMicros = toMicros(cost);
     if (turnSignal.aborted) {
       // The turn was cancelled or timed out (its end closed the call), or the daemon is stopping (recovery resumes it).
@@ -127,9 +135,10 @@ async function runInTransaction(
   const state = d.rounds.get(turn.id);
   await d.store
     .tx(async (w) => {
-      const traced = toolTelemetry(d, turn, call, tool, args, attempt);
-      const { outcome } = await d.opts.telemetry.toolCall(traced, async (traceparent) => ({
-        outcome: await tool.toolset.callInTransaction!(w, tool.local, args, {
+      const started = d.opts.telemetry.toolCallStarted(toolTelemetry(d, turn, call, tool, args, attempt));
+      let outcome: ToolOutcome;
+      try {
+        outcome = await tool.toolset.callInTransaction!(w, tool.local, args, {
           agent: d.id,
           org: d.org,
           run: turn.id,
@@ -138,9 +147,13 @@ async function runInTransaction(
           signal: new AbortController().signal,
           timeoutMs: d.opts.toolTimeoutMs,
           cost: () => undefined,
-          traceparent,
-        }),
-      }));
+          traceparent: started?.traceparent,
+        });
+      } catch (err) {
+        d.opts.telemetry.toolCallEnded(started, undefined, err);
+        throw err;
+      }
+      d.opts.telemetry.toolCallEnded(started, outcome);
       const result = outcome.ok ? { isError: false, output: outcome.output } : { isError: true, output: outcome.error };
       const moved = outcome.ok
         ? await completeCall(w, d.store, d.ref, call, "running", outcome.output, 0, attempt)

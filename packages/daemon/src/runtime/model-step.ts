@@ -7,10 +7,10 @@ import { toModelToolName } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { BUDGET_FAILURE, budgetReason, estimateTokens, stopForBudget } from "./budget.js";
 import { recordNewCall } from "./call-moves.js";
-import { callModel, type CallModelOptions } from "./call-model.js";
+import { callModel, type CallModelOptions, type ModelReply } from "./call-model.js";
 import { maybeCompact } from "./compaction-step.js";
 import { StaleTurn } from "./engine-options.js";
-import { turnTelemetry } from "./telemetry.js";
+import { modelCallTelemetry } from "./telemetry.js";
 import { completeRoundIn } from "./round-runner.js";
 import { RoundState } from "./round-state.js";
 import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-round.js";
@@ -79,9 +79,17 @@ export async function modelStep(
         }
       : {}),
   };
-  const traced = { ...turnTelemetry(d, turn), ref: resolved.ref, provider: resolved.model.provider, modelId: resolved.model.modelId };
-  const content = () => ({ instructions: d.def.instructions, prompt });
-  const reply = await d.opts.telemetry.modelCall({ ...traced, iteration, content }, () => callModel(request));
+  const model = { ref: resolved.ref, provider: resolved.model.provider, modelId: resolved.model.modelId };
+  const traced = modelCallTelemetry(d, turn, model, iteration, () => ({ instructions: d.def.instructions, prompt }));
+  const started = d.opts.telemetry.modelCallStarted(traced);
+  let reply: ModelReply;
+  try {
+    reply = await callModel(request);
+  } catch (err) {
+    d.opts.telemetry.modelCallEnded(started, undefined, err);
+    throw err;
+  }
+  d.opts.telemetry.modelCallEnded(started, reply);
   cache.recordUsage(reply.usage.input, sentMessages);
   const costMicros = toMicros(reply.costUsd);
   const replied = {

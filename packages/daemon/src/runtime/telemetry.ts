@@ -10,6 +10,12 @@ import type { ModelReply } from "./call-model.js";
  * model is called, a tool runs and calls are decided. The engine does not
  * know whether anything listens; the daemon passes an implementation when
  * tracing is configured (telemetry/), and the default costs a function call.
+ *
+ * Work is reported as it starts and as it ends (not wrapped in a callback):
+ * the engine awaits the work itself, so an observer adds no promise and no
+ * closure to a model or tool call. The engine ends everything it started
+ * exactly once, work that threw included (with the error); an implementation
+ * must not throw from these calls, since they run around the engine's work.
  */
 export interface Telemetry {
   /**
@@ -21,15 +27,22 @@ export interface Telemetry {
   turnStarting(w: Writer, turn: TurnTelemetry): string | undefined;
   /** One stretch of a turn: from its start or resumption until it ends, parks or stops. */
   inTurn<T>(turn: TurnTelemetry, fn: () => Promise<T>): Promise<T>;
-  /** One model call of a turn (with its retries). */
-  modelCall(call: ModelCallTelemetry, fn: () => Promise<ModelReply>): Promise<ModelReply>;
-  /**
-   * One attempt of a tool call. `fn` gets the trace context to hand the tool
-   * (a worker, an MCP server), if any, and returns the attempt's outcome.
-   */
-  toolCall<T extends { outcome: ToolOutcome }>(call: ToolCallTelemetry, fn: (traceparent: string | undefined) => Promise<T>): Promise<T>;
+  /** One model call of a turn (with its retries) starts; what this returns goes to `modelCallEnded`. */
+  modelCallStarted(call: ModelCallTelemetry): Started | undefined;
+  /** It ended, with `reply` or failing with `error`. */
+  modelCallEnded(started: Started | undefined, reply: ModelReply | undefined, error?: unknown): void;
+  /** One attempt of a tool call starts; `traceparent` of what this returns is the trace context to hand the tool. */
+  toolCallStarted(call: ToolCallTelemetry): Started | undefined;
+  /** It ended, with `outcome` or failing with `error`. */
+  toolCallEnded(started: Started | undefined, outcome: ToolOutcome | undefined, error?: unknown): void;
   /** A model reply's calls were decided and saved; those that will not run now (denied, invalid, waiting) end here. */
   callsPlanned(turn: TurnTelemetry, calls: readonly NewCall[]): void;
+}
+
+/** Work an observer is following, as the engine sees it. */
+export interface Started {
+  /** The W3C trace context of the work, for the tool it calls; undefined when not traced. */
+  readonly traceparent: string | undefined;
 }
 
 /** The turn a piece of work belongs to. */
@@ -68,8 +81,10 @@ export interface ToolCallTelemetry extends TurnTelemetry {
 export const noTelemetry: Telemetry = {
   turnStarting: () => undefined,
   inTurn: (_turn, fn) => fn(),
-  modelCall: (_call, fn) => fn(),
-  toolCall: (_call, fn) => fn(undefined),
+  modelCallStarted: () => undefined,
+  modelCallEnded: () => undefined,
+  toolCallStarted: () => undefined,
+  toolCallEnded: () => undefined,
   callsPlanned: () => undefined,
 };
 
@@ -97,13 +112,42 @@ export function toolTelemetry(
   args: unknown,
   attempt: number,
 ): ToolCallTelemetry {
+  // One literal, not a spread of turnTelemetry's: this runs for every attempt of every call.
   return {
-    ...turnTelemetry(d, turn),
+    run: turn.id,
+    agentId: d.id,
+    agentName: d.def.name,
+    agentDescription: d.def.description,
+    org: d.org,
+    conversationId: turn.conversation_id,
     callId: call.id,
     tool: call.tool,
     description: tool.description,
     decision: call.decision,
     attempt,
     args,
+  };
+}
+
+/** The telemetry view of one model call of a turn (also the turn's, for the calls it plans). */
+export function modelCallTelemetry(
+  d: { id: string; org: string; def: { name: string; description: string } },
+  turn: { id: string; conversation_id: string },
+  model: { ref: string; provider: string; modelId: string },
+  iteration: number,
+  content: ModelCallTelemetry["content"],
+): ModelCallTelemetry {
+  return {
+    run: turn.id,
+    agentId: d.id,
+    agentName: d.def.name,
+    agentDescription: d.def.description,
+    org: d.org,
+    conversationId: turn.conversation_id,
+    ref: model.ref,
+    provider: model.provider,
+    modelId: model.modelId,
+    iteration,
+    content,
   };
 }

@@ -45,6 +45,19 @@ export function outputMessages(reply: ModelReply): string {
   return JSON.stringify([{ role: "assistant", parts, finish_reason: reply.finishReason }]);
 }
 
+/**
+ * A tool call's arguments or result (`gen_ai.tool.call.arguments`, `.result`)
+ * as JSON. A result that is not JSON-serialisable is the engine's to fail
+ * (bad_result); recording it must not throw first and fail the turn.
+ */
+export function toolContent(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "null";
+  } catch (err) {
+    return `[not JSON-serialisable: ${(err as Error).message}]`;
+  }
+}
+
 function toolResultValue(output: { type: string; value?: unknown }): unknown {
   return "value" in output ? output.value : output.type;
 }

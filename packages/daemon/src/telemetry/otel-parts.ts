@@ -36,10 +36,12 @@ export function buildSampler(name: SamplerName, ratio: number): Sampler {
 // and crypto's randomBytes per span was a tenth of what tracing cost a turn (bench/telemetry.ts).
 const random = new RandomIdGenerator();
 
+/** A new trace ID (one a turn): random, as W3C trace context asks of trace IDs. */
 export function randomTraceId(): string {
   return random.generateTraceId();
 }
 
+/** The root span's ID, chosen with the trace ID. */
 export function randomSpanId(): string {
   return random.generateSpanId();
 }

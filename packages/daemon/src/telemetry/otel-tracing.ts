@@ -21,18 +21,18 @@
  * the SDK's sampler decides, its BatchSpanProcessor batches and its OTLP
  * exporter sends them.
  */
-import { ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type SpanContext } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, type Attributes, type SpanContext } from "@opentelemetry/api";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, SamplingDecision, type Sampler } from "@opentelemetry/sdk-trace-base";
 import { EVENT_TYPE_PREFIX, formatTraceParent, parseTraceParent, type EventDataMap, type TraceParent } from "@wardrik/protocol";
 import type { ModelReply } from "../runtime/call-model.js";
-import type { ModelCallTelemetry, Telemetry, ToolCallTelemetry, TurnTelemetry } from "../runtime/telemetry.js";
+import type { ModelCallTelemetry, Started, Telemetry, ToolCallTelemetry, TurnTelemetry } from "../runtime/telemetry.js";
 import type { NewCall } from "../store/calls.js";
 import type { Writer } from "../store/store.js";
 import type { ToolOutcome } from "../tools/toolset.js";
-import { inputMessages, outputMessages, systemInstructions } from "./gen-ai-content.js";
+import { inputMessages, outputMessages, systemInstructions, toolContent } from "./gen-ai-content.js";
 import {
   buildSampler,
   errorType,
@@ -43,7 +43,8 @@ import {
   routeDiagnostics,
   toolAttributes,
 } from "./otel-parts.js";
-import { RecordedSpan, type SpanSource } from "./recorded-span.js";
+import { CallSpan, RecordedSpan, type SpanSource } from "./recorded-span.js";
+import { SpanIds } from "./span-ids.js";
 import type { TracingDeps, DaemonTracing } from "./start-tracing.js";
 import type { TracingSettings } from "./tracing-settings.js";
 import { TurnTraces } from "../store/turn-traces.js";
@@ -54,15 +55,20 @@ interface TurnTrace {
   traceparent: TraceParent;
   /** The turn's root span: the parent of every span of the turn. */
   parent: SpanContext;
-  /** The same as a context, for the sampler. */
-  parentContext: Context;
+  /** The sampler's decision for the turn, made once when it started: every span of the turn follows it. */
+  sampled: boolean;
   startedAt: number;
   turn: TurnTelemetry | undefined;
   /** The provider of the turn's latest model call, for the root span. */
   provider?: string;
 }
 
-/** Turns that ended are kept this long (by count) for spans recorded just after the end (calls decided in the ending commit). */
+/**
+ * Turns that ended are kept this long (by count, in two generations) for spans recorded just after the end
+ * (calls decided in the ending commit). Generations, not dropping the oldest entry of one map at every end:
+ * a Map's oldest entry sits behind the holes its deleted predecessors left, and finding it cost a turn
+ * several microseconds (bench/telemetry.ts).
+ */
 const RECENTLY_ENDED = 1000;
 const MAX_OPEN = 100_000;
 
@@ -105,8 +111,10 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
 
 class OtelTracing implements Telemetry {
   private readonly open = new Map<string, TurnTrace>();
-  private readonly ended = new Map<string, TurnTrace>();
+  private ended = new Map<string, TurnTrace>();
+  private endedBefore = new Map<string, TurnTrace>();
   private readonly pending = new Set<Promise<void>>();
+  private readonly ids = new SpanIds();
   private readonly traces: TurnTraces;
   private readonly unsubscribe: () => void;
 
@@ -126,7 +134,7 @@ class OtelTracing implements Telemetry {
   turnStarting(w: Writer, turn: TurnTelemetry): string {
     const traceId = randomTraceId();
     const name = `invoke_agent ${turn.agentName}`;
-    const traceparent = { traceId, spanId: randomSpanId(), flags: this.sampled(ROOT_CONTEXT, traceId, name) ? 1 : 0 };
+    const traceparent = { traceId, spanId: randomSpanId(), flags: this.sampled(traceId, name) ? 1 : 0 };
     const startedAt = Date.parse(w.now);
     w.afterCommit(() => this.remember(turn.run, traceparent, startedAt, turn));
     return formatTraceParent(traceparent);
@@ -145,12 +153,11 @@ class OtelTracing implements Telemetry {
     return t ? { trace_id: t.traceparent.traceId, span_id: t.traceparent.spanId } : undefined;
   }
 
-  async modelCall(call: ModelCallTelemetry, fn: () => Promise<ModelReply>): Promise<ModelReply> {
+  modelCallStarted(call: ModelCallTelemetry): CallSpan<ModelCallTelemetry> {
     const t = this.turnTrace(call.run);
     const provider = providerName(call.provider);
     if (t) t.provider = provider;
-    const started = performance.now();
-    const span = this.begin(t, `chat ${call.modelId}`, SpanKind.CLIENT, {
+    const span = this.begin(t, call, `chat ${call.modelId}`, SpanKind.CLIENT, {
       "gen_ai.agent.id": call.agentId,
       "gen_ai.agent.name": call.agentName,
       "gen_ai.conversation.id": call.conversationId,
@@ -160,58 +167,58 @@ class OtelTracing implements Telemetry {
       "wardrik.model": call.ref,
       "wardrik.turn.iteration": call.iteration,
     });
-    const a = span.attributes;
-    const capture = this.settings.captureContent && span.sampled;
-    if (capture) {
+    if (this.settings.captureContent && span.sampled) {
       const { instructions, prompt } = call.content();
-      a["gen_ai.system_instructions"] = this.deps.redact(systemInstructions(instructions));
-      a["gen_ai.input.messages"] = this.deps.redact(inputMessages(prompt));
+      span.attributes["gen_ai.system_instructions"] = this.deps.redact(systemInstructions(instructions));
+      span.attributes["gen_ai.input.messages"] = this.deps.redact(inputMessages(prompt));
     }
-    try {
-      const reply = await fn();
+    return span;
+  }
+
+  modelCallEnded(started: Started | undefined, reply: ModelReply | undefined, error?: unknown): void {
+    const span = started as CallSpan<ModelCallTelemetry>;
+    const call = span.call!;
+    if (reply) {
+      const a = span.attributes;
       a["gen_ai.usage.input_tokens"] = reply.usage.input;
       a["gen_ai.usage.output_tokens"] = reply.usage.output;
       a["gen_ai.usage.cache_read.input_tokens"] = reply.usage.cached;
       a["gen_ai.response.finish_reasons"] = [reply.finishReason];
       a["wardrik.cost_usd"] = reply.costUsd;
       a["wardrik.tool_calls"] = reply.toolCalls.length;
-      if (capture) a["gen_ai.output.messages"] = this.deps.redact(outputMessages(reply));
+      if (this.settings.captureContent && span.sampled) a["gen_ai.output.messages"] = this.deps.redact(outputMessages(reply));
       this.deps.log("debug", "model call ended", {
         trace_id: span.traceId,
         span_id: span.spanId,
         agent: call.agentId,
         run: call.run,
         model: call.ref,
-        ms: Math.round(performance.now() - started),
+        ms: Math.round(performance.now() - span.perfStart),
         input_tokens: reply.usage.input,
         output_tokens: reply.usage.output,
       });
-      return reply;
-    } catch (err) {
-      span.failed(errorType(err));
-      throw err;
-    } finally {
-      this.end(span, started);
-    }
+    } else span.failed(errorType(error));
+    this.end(span);
   }
 
-  async toolCall<T extends { outcome: ToolOutcome }>(
-    call: ToolCallTelemetry,
-    fn: (traceparent: string | undefined) => Promise<T>,
-  ): Promise<T> {
-    const t = this.turnTrace(call.run);
-    const started = performance.now();
-    const span = this.begin(t, `execute_tool ${call.tool}`, SpanKind.INTERNAL, toolAttributes(call));
-    const capture = this.settings.captureContent && span.sampled;
-    if (capture) span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(JSON.stringify(call.args ?? {}));
-    const traceparent = formatTraceParent({ traceId: span.traceId, spanId: span.spanId, flags: span.sampled ? 1 : 0 });
-    try {
-      const result = await fn(traceparent);
-      const code = outcomeCode(result.outcome);
+  toolCallStarted(call: ToolCallTelemetry): CallSpan<ToolCallTelemetry> {
+    const span = this.begin(this.turnTrace(call.run), call, `execute_tool ${call.tool}`, SpanKind.INTERNAL, toolAttributes(call));
+    if (this.settings.captureContent && span.sampled) {
+      span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(toolContent(call.args ?? {}));
+    }
+    return span;
+  }
+
+  toolCallEnded(started: Started | undefined, outcome: ToolOutcome | undefined, error?: unknown): void {
+    const span = started as CallSpan<ToolCallTelemetry>;
+    const call = span.call!;
+    if (outcome) {
+      const code = outcomeCode(outcome);
+      const capture = this.settings.captureContent && span.sampled;
       span.attributes["wardrik.call.outcome"] = code;
-      if (result.outcome.ok) {
-        if (capture) span.attributes["gen_ai.tool.call.result"] = this.deps.redact(JSON.stringify(result.outcome.output ?? null));
-      } else span.failed(code, capture ? this.deps.redact(result.outcome.error) : undefined);
+      if (outcome.ok) {
+        if (capture) span.attributes["gen_ai.tool.call.result"] = this.deps.redact(toolContent(outcome.output ?? null));
+      } else span.failed(code, capture ? this.deps.redact(outcome.error) : undefined);
       this.deps.log("debug", "tool call ended", {
         trace_id: span.traceId,
         span_id: span.spanId,
@@ -220,29 +227,23 @@ class OtelTracing implements Telemetry {
         call: call.callId,
         tool: call.tool,
         outcome: code,
-        ms: Math.round(performance.now() - started),
+        ms: Math.round(performance.now() - span.perfStart),
       });
-      return result;
-    } catch (err) {
-      span.failed(errorType(err));
-      throw err;
-    } finally {
-      this.end(span, started);
-    }
+    } else span.failed(errorType(error));
+    this.end(span);
   }
 
   callsPlanned(turn: TurnTelemetry, calls: readonly NewCall[]): void {
     const t = this.turnTrace(turn.run);
     if (!t) return;
-    const now = performance.now();
     for (const c of calls) {
       if (c.status === "running") continue; // its span comes when it runs
       const outcome = c.status === "waiting" ? "approval_requested" : (c.errorCode ?? c.status);
       const traced = { ...turn, callId: c.id, tool: c.tool, description: "", decision: c.decision, attempt: 0, args: c.args };
-      const span = this.begin(t, `execute_tool ${c.tool}`, SpanKind.INTERNAL, toolAttributes(traced));
+      const span = this.begin(t, traced, `execute_tool ${c.tool}`, SpanKind.INTERNAL, toolAttributes(traced));
       span.attributes["wardrik.call.outcome"] = outcome;
       if (c.status !== "waiting") span.failed(outcome);
-      this.end(span, now);
+      this.end(span);
     }
   }
 
@@ -253,22 +254,28 @@ class OtelTracing implements Telemetry {
 
   // ---- spans ----
 
-  /** Whether the sampler records a span under `parent` (ROOT_CONTEXT: a new trace). */
-  private sampled(parent: Context, traceId: string, name: string, kind: SpanKind = SpanKind.INTERNAL): boolean {
-    return this.sampler.shouldSample(parent, traceId, name, kind, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED;
+  /**
+   * Whether the sampler records a new trace. Asked once a turn: a turn's spans follow its decision, as the
+   * parent-based samplers (the default) decide, and as the others do too, since they decide by trace ID alone.
+   */
+  private sampled(traceId: string, name: string, kind: SpanKind = SpanKind.INTERNAL): boolean {
+    return this.sampler.shouldSample(ROOT_CONTEXT, traceId, name, kind, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED;
   }
 
-  /** A span of turn `t` (a trace of its own when this process does not know the turn), starting now. */
-  private begin(t: TurnTrace | undefined, name: string, kind: SpanKind, attributes: Attributes): RecordedSpan {
-    const traceId = t?.traceparent.traceId ?? randomTraceId();
-    const sampled = this.sampled(t?.parentContext ?? ROOT_CONTEXT, traceId, name, kind);
-    return new RecordedSpan(this.source, name, kind, traceId, randomSpanId(), t?.parent, Date.now(), attributes, sampled);
+  /** A call's span in turn `t` (a trace of its own when this process does not know the turn), starting now. */
+  private begin<C>(t: TurnTrace | undefined, call: C, name: string, kind: SpanKind, attributes: Attributes): CallSpan<C> {
+    const traceId = t ? t.traceparent.traceId : randomTraceId();
+    const sampled = t ? t.sampled : this.sampled(traceId, name, kind);
+    const span = new CallSpan<C>(this.source, name, kind, traceId, this.ids.next(), t?.parent, Date.now(), attributes, sampled);
+    span.call = call;
+    return span;
   }
 
-  /** Ends a span begun at `started` (performance.now()); a sampled one goes to the SDK's batch. */
-  private end(span: RecordedSpan, started: number): void {
+  /** Ends a call's span; a sampled one goes to the SDK's batch. */
+  private end(span: CallSpan<unknown>): void {
+    span.call = undefined; // it holds the prompt: not to be kept while the span waits for its batch
     if (!span.sampled) return;
-    span.endMs = span.startMs + (performance.now() - started);
+    span.endMs = span.startMs + (performance.now() - span.perfStart);
     this.processor.onEnd(span);
   }
 
@@ -278,7 +285,7 @@ class OtelTracing implements Telemetry {
     if (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value!);
     // Remote: the root span is exported by whichever process ends the turn, not as this process's local parent.
     const parent: SpanContext = { traceId: traceparent.traceId, spanId: traceparent.spanId, traceFlags: traceparent.flags, isRemote: true };
-    const t: TurnTrace = { traceparent, parent, parentContext: trace.setSpanContext(ROOT_CONTEXT, parent), startedAt, turn };
+    const t: TurnTrace = { traceparent, parent, sampled: (traceparent.flags & 1) === 1, startedAt, turn };
     this.open.set(run, t);
     return t;
   }
@@ -291,7 +298,7 @@ class OtelTracing implements Telemetry {
     if (!traceparent) {
       const traceId = randomTraceId();
       const name = `invoke_agent ${turn.agentName}`;
-      const flags = this.sampled(ROOT_CONTEXT, traceId, name) ? 1 : 0;
+      const flags = this.sampled(traceId, name) ? 1 : 0;
       const fresh = formatTraceParent({ traceId, spanId: randomSpanId(), flags });
       traceparent = parseTraceParent(await this.traces.adopt(turn.run, fresh))!;
     }
@@ -301,7 +308,7 @@ class OtelTracing implements Telemetry {
   }
 
   private turnTrace(run: string): TurnTrace | undefined {
-    return this.open.get(run) ?? this.ended.get(run);
+    return this.open.get(run) ?? this.ended.get(run) ?? this.endedBefore.get(run);
   }
 
   /** A turn ended (here, or elsewhere and this process saw the event): its root span. */
@@ -311,7 +318,10 @@ class OtelTracing implements Telemetry {
     const t = this.open.get(run);
     if (t) {
       this.open.delete(run);
-      if (this.ended.size >= RECENTLY_ENDED) this.ended.delete(this.ended.keys().next().value!);
+      if (this.ended.size >= RECENTLY_ENDED) {
+        this.endedBefore = this.ended;
+        this.ended = new Map();
+      }
       this.ended.set(run, t);
       if ((t.traceparent.flags & 1) === 0) return;
       // The common case, a turn this process drove: no promise, no read.

@@ -23,6 +23,8 @@ import {
 } from "@opentelemetry/api";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace-base";
+import { formatTraceParent } from "@wardrik/protocol";
+import type { Started } from "../runtime/telemetry.js";
 
 type InstrumentationScope = ReadableSpan["instrumentationScope"];
 
@@ -36,21 +38,14 @@ export interface SpanSource {
   scope: InstrumentationScope;
 }
 
+/** A span (ReadableSpan): what differs from span to span is a field, what never does is a getter (a smaller object). */
 export class RecordedSpan implements ReadableSpan {
   /** Epoch milliseconds (fractional). */
   endMs: number;
   status: SpanStatus = UNSET;
-  readonly ended = true;
-  readonly links = NO_LINKS;
-  readonly events = NO_EVENTS;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
-  readonly resource: Resource;
-  readonly instrumentationScope: InstrumentationScope;
 
   constructor(
-    source: SpanSource,
+    private readonly source: SpanSource,
     readonly name: string,
     readonly kind: SpanKind,
     readonly traceId: string,
@@ -64,8 +59,38 @@ export class RecordedSpan implements ReadableSpan {
     readonly sampled: boolean,
   ) {
     this.endMs = startMs;
-    this.resource = source.resource;
-    this.instrumentationScope = source.scope;
+  }
+
+  get resource(): Resource {
+    return this.source.resource;
+  }
+
+  get instrumentationScope(): InstrumentationScope {
+    return this.source.scope;
+  }
+
+  get ended(): boolean {
+    return true;
+  }
+
+  get links(): Link[] {
+    return NO_LINKS;
+  }
+
+  get events(): TimedEvent[] {
+    return NO_EVENTS;
+  }
+
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+
+  get droppedEventsCount(): number {
+    return 0;
+  }
+
+  get droppedLinksCount(): number {
+    return 0;
   }
 
   spanContext(): SpanContext {
@@ -96,4 +121,16 @@ function hrTime(ms: number): HrTime {
   const seconds = Math.floor(ms / 1000);
   const nanos = Math.round((ms - seconds * 1000) * 1e6);
   return nanos < 1e9 ? [seconds, nanos] : [seconds + 1, nanos - 1e9];
+}
+
+/** A model or tool call's span while the call runs: what the engine holds from its start to its end. */
+export class CallSpan<C> extends RecordedSpan implements Started {
+  /** The call, for the log line at its end (dropped then). */
+  call: C | undefined;
+  /** performance.now() at the start: the duration's clock. */
+  readonly perfStart = performance.now();
+
+  get traceparent(): string {
+    return formatTraceParent({ traceId: this.traceId, spanId: this.spanId, flags: this.sampled ? 1 : 0 });
+  }
 }

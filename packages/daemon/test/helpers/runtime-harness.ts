@@ -10,6 +10,7 @@ import type { Policy } from "../../src/policy/types.js";
 import type { Logger } from "../../src/log/logger.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import type { MemoryCollectOptions } from "../../src/runtime/sleep-keeper.js";
+import type { Telemetry } from "../../src/runtime/telemetry.js";
 import type { RuntimeHooks } from "../../src/runtime/types.js";
 import { Store, type AgentRow } from "../../src/store/store.js";
 import { FilesToolset } from "../../src/tools/files-toolset.js";
@@ -81,6 +82,8 @@ export interface HarnessOptions {
   sleepCheckMs?: number;
   memoryCollect?: MemoryCollectOptions;
   log?: Logger;
+  /** What the engine reports turns, model calls and tool calls to (tracing), made with the harness's store and bus. */
+  telemetry?: (deps: { store: Store; bus: EventBus }) => Promise<Telemetry>;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -124,6 +127,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     sleepCheckMs: options.sleepCheckMs ?? 1000,
     ...(options.memoryCollect ? { memoryCollect: options.memoryCollect } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.telemetry ? { telemetry: await options.telemetry({ store, bus }) } : {}),
   });
 
   const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>

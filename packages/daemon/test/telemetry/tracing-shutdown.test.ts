@@ -48,7 +48,7 @@ describe("tracing at shutdown", () => {
     const turn = { run: "run_x", agentId: "ag_x", agentName: "a", agentDescription: "", org: "default", conversationId: "cv_x" };
     for (let i = 0; i < 40; i++) {
       const call = { ...turn, callId: `call_${i}`, tool: "t/x", description: "", decision: "allow", attempt: 1, args: {} };
-      await tracing.telemetry.toolCall(call, () => Promise.resolve({ outcome: { ok: true as const, output: i } }));
+      tracing.telemetry.toolCallEnded(tracing.telemetry.toolCallStarted(call), { ok: true, output: i });
     }
     await expect(tracing.shutdown()).resolves.toBeUndefined();
     expect(lines).toContainEqual({ level: "warn", msg: "OpenTelemetry: spans could not be exported at shutdown" });
