@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createRequire } from "node:module";
-import { Checkpointer } from "./checkpointer.js";
+import { Checkpointer, DEFAULT_RESTART_FRAMES } from "./checkpointer.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 import { migrateSqlite } from "./migrate.js";
 
@@ -11,6 +11,8 @@ export interface SqliteOptions {
   synchronous?: "NORMAL" | "FULL";
   /** Checkpoint the WAL from a worker thread (default) instead of inside commits. */
   checkpointInBackground?: boolean;
+  /** WAL frames (pages) after which the background checkpoint makes the WAL start over (default 16,384: about 64 MiB). */
+  walRestartFrames?: number;
 }
 
 const MAX_GROUP = 64;
@@ -44,7 +46,11 @@ export class SqliteDb implements Db {
     }
     if (path !== ":memory:" && options.checkpointInBackground !== false) {
       this.db.pragma("wal_autocheckpoint = 0");
-      this.checkpointer = new Checkpointer(path, createRequire(import.meta.url).resolve("better-sqlite3"), 500, () => {
+      const restartFrames = options.walRestartFrames ?? DEFAULT_RESTART_FRAMES;
+      // When the WAL starts over, its file is cut back to this size instead of keeping its largest.
+      this.db.pragma(`journal_size_limit = ${restartFrames * 4096}`);
+      const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+      this.checkpointer = new Checkpointer(path, driver, 500, restartFrames, () => {
         // Without the worker, let SQLite checkpoint inside commits again.
         if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
       });
