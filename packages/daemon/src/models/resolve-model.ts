@@ -137,7 +137,9 @@ function createModel(entry: ModelEntry, name: string | undefined, dir: string, o
       );
     }
     case "script":
-      return createScriptedModel(findScript(entry.model, label, dir, opts), { modelId: entry.model });
+      // Nothing in a daemon reads a script's recorded calls: kept, the last 1,000 prompts of long conversations
+      // held most of a busy daemon's memory (900 MB after 13,000 turns of W1 through HTTP).
+      return createScriptedModel(findScript(entry.model, label, dir, opts), { modelId: entry.model, keepCalls: 0 });
     default:
       throw new ModelConfigError(
         `Model ${label} has an unknown provider "${String(entry.provider)}": use one of ${MODEL_PROVIDERS.join(", ")}`,
