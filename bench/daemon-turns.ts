@@ -27,7 +27,7 @@ try {
   // first few thousand turns, and that CPU counts in the daemon's; a daemon runs for hours, so the figures are its
   // steady state. WARDRIK_BENCH_WARMUP=50 shows a freshly started one.
   const warmup = Number(process.env.WARDRIK_BENCH_WARMUP ?? 4000);
-  for (let i = 0; i < warmup; i++) await oneTurn(`warm-${i % 50}`);
+  for (let i = 0; i < warmup; i++) await oneTurn(`warm-${Math.floor(i / spec.turns)}`);
 
   const latencies: number[] = [];
   const cpu0 = d.cpuMs();
