@@ -236,7 +236,10 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
   const flushMs = performance.now() - flushStart;
   // The scrape works and counted every turn.
   const text = metrics ? await metrics.render() : "";
-  if (metrics && !text.includes(`wardrik_turns_total{org="default",agent="bench",outcome="completed"} ${(2 + WARM_PASSES) * CONVERSATIONS * TURNS}\n`)) {
+  if (
+    metrics &&
+    !text.includes(`wardrik_turns_total{org="default",agent="bench",outcome="completed"} ${(2 + WARM_PASSES) * CONVERSATIONS * TURNS}\n`)
+  ) {
     throw new Error(`the metrics did not count the turns:\n${text.slice(0, 2000)}`);
   }
   await db.close();
