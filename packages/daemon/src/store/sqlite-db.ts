@@ -11,6 +11,10 @@ export interface SqliteOptions {
   synchronous?: "NORMAL" | "FULL";
   /** Checkpoint the WAL from a worker thread (default) instead of inside commits. */
   checkpointInBackground?: boolean;
+  /** How long a statement waits, blocking, for a lock another connection holds (default 5 s). */
+  busyTimeoutMs?: number;
+  /** How long a transaction keeps retrying, without blocking, to start while another connection writes (default 30 s). */
+  beginRetryMs?: number;
   /** WAL frames (pages) after which the background checkpoint makes the WAL start over (default 65,536: 64 MiB of 1 KiB pages). */
   walRestartFrames?: number;
 }
@@ -31,17 +35,19 @@ export class SqliteDb implements Db {
   private draining = false;
   private readonly checkpointer: Checkpointer | undefined;
   readonly stats: DbStats = { statements: 0, commits: 0 };
+  private readonly beginRetryMs: number;
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
+    this.beginRetryMs = options.beginRetryMs ?? 30_000;
     // Before the first table: a new database gets 1 KiB pages (an existing one keeps its own). A commit writes
     // every page it touched whole to the WAL, and a turn touches a few rows in many tables and indexes: with
     // 4 KiB pages W1 wrote 215 KB a turn for 6 KB of data, with 1 KiB 74 KB, and took 15 % less CPU.
     this.db.pragma(`page_size = ${PAGE_SIZE}`);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
-    this.db.pragma("busy_timeout = 5000");
+    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     this.db.pragma("foreign_keys = OFF");
     try {
       migrateSqlite(this.db);
@@ -114,13 +120,40 @@ export class SqliteDb implements Db {
     });
   }
 
+  /**
+   * BEGIN IMMEDIATE, tried again a moment later while another connection
+   * holds the write lock. SQLite does not always wait for it: the checkpoint
+   * worker's RESTART holds the lock while it waits for readers, and a BEGIN
+   * that meets it can fail at once with SQLITE_BUSY (seen in a W1 run: the
+   * process died of "database is locked"). Waiting here lets the event loop
+   * run; a batch that still cannot begin fails alone.
+   */
+  private async begin(): Promise<void> {
+    const until = Date.now() + this.beginRetryMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      try {
+        this.control("BEGIN IMMEDIATE");
+        return;
+      } catch (err) {
+        if (!String((err as { code?: unknown }).code).startsWith("SQLITE_BUSY") || Date.now() >= until) throw err;
+      }
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
   private async drain(): Promise<void> {
     this.draining = true;
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, MAX_GROUP);
         const settled: (() => void)[] = [];
-        this.control("BEGIN IMMEDIATE");
+        try {
+          await this.begin();
+        } catch (err) {
+          // Still locked after the retries: these transactions fail, the ones queued after them are tried.
+          for (const item of batch) item.reject(err);
+          continue;
+        }
         try {
           if (batch.length === 1) {
             // Alone in its batch: the transaction itself is the savepoint.

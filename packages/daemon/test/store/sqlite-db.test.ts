@@ -50,6 +50,44 @@ describe("SqliteDb", () => {
     reopened.close();
   });
 
+  it("a transaction that meets another connection's write lock waits for it without blocking the event loop", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-db-"));
+    dirs.push(dir);
+    const path = join(dir, "t.db");
+    // The blocking wait (busy_timeout) is short here, so the lock outlasts it, as the checkpoint worker's can.
+    const db = new SqliteDb(path, { busyTimeoutMs: 20, beginRetryMs: 300, checkpointInBackground: false });
+    const other = new Database(path);
+    const insert = (p: string) =>
+      db.transaction((tx) => tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, 'x', 'now')", [p]));
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 10);
+      setTimeout(() => other.exec("COMMIT"), 150);
+      await insert("after-a-wait");
+      clearInterval(ticker);
+      expect(ticks).toBeGreaterThanOrEqual(5);
+
+      // Held past the retries: that transaction fails with SQLITE_BUSY; the next one, once free, commits.
+      other.exec("BEGIN IMMEDIATE");
+      const failed = insert("too-late").then(
+        () => "committed",
+        (err: { code?: string }) => err.code,
+      );
+      setTimeout(() => other.exec("COMMIT"), 600);
+      expect(await failed).toBe("SQLITE_BUSY");
+      await new Promise((r) => setTimeout(r, 650));
+      await insert("later");
+      expect((await db.all<{ path: string }>("SELECT path FROM files ORDER BY path")).map((r) => r.path)).toEqual([
+        "after-a-wait",
+        "later",
+      ]);
+    } finally {
+      other.close();
+      await db.close();
+    }
+  });
+
   it("groups concurrent transactions, and a failing one rolls back alone", async () => {
     const { db } = tempDb();
     const write = (path: string, fail = false) =>
