@@ -18,7 +18,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
-db.pragma("busy_timeout = 1000");
+// Short: a RESTART holds the write lock while it waits, and the main thread's commits wait with it.
+db.pragma("busy_timeout = 100");
 const timer = setInterval(() => {
   try {
     const [done] = db.pragma("wal_checkpoint(PASSIVE)");
