@@ -11,7 +11,7 @@ import {
 import type { Logger } from "../log/logger.js";
 import { ModelCallError } from "../runtime/call-model.js";
 import { TurnStop } from "../runtime/engine-options.js";
-import type { ToolCallTelemetry } from "../runtime/telemetry.js";
+import type { ModelCallTelemetry, ToolCallTelemetry } from "../runtime/telemetry.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import type { SamplerName } from "./tracing-settings.js";
 
@@ -92,9 +92,32 @@ export function outcomeCode(o: ToolOutcome): string {
   }
 }
 
+/** A `chat` span's attributes, with the keys its reply fills in (see toolAttributes). */
+export function modelAttributes(call: ModelCallTelemetry, provider: string): Attributes {
+  return {
+    "gen_ai.agent.id": call.agentId,
+    "gen_ai.agent.name": call.agentName,
+    "gen_ai.conversation.id": call.conversationId,
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": provider,
+    "gen_ai.request.model": call.modelId,
+    "wardrik.model": call.ref,
+    "wardrik.turn.iteration": call.iteration,
+    "gen_ai.usage.input_tokens": undefined,
+    "gen_ai.usage.output_tokens": undefined,
+    "gen_ai.usage.cache_read.input_tokens": undefined,
+    "gen_ai.response.finish_reasons": undefined,
+    "wardrik.cost_usd": undefined,
+    "wardrik.tool_calls": undefined,
+    "error.type": undefined,
+  };
+}
+
 /** An `execute_tool` span's attributes (the turn's too: backends filter child spans by agent and conversation). */
 export function toolAttributes(c: ToolCallTelemetry): Attributes {
-  const a: Attributes = {
+  // Every key the span may get is here from the start (undefined until set, and then left out of the export):
+  // one object shape for every tool span, instead of a shape change for each key added at the end.
+  return {
     "gen_ai.agent.id": c.agentId,
     "gen_ai.agent.name": c.agentName,
     "gen_ai.conversation.id": c.conversationId,
@@ -102,11 +125,12 @@ export function toolAttributes(c: ToolCallTelemetry): Attributes {
     "gen_ai.tool.name": c.tool,
     "gen_ai.tool.call.id": c.callId,
     "gen_ai.tool.type": "function",
+    "gen_ai.tool.description": c.description || undefined,
+    "wardrik.call.decision": c.decision ?? "none",
+    "wardrik.call.attempt": c.attempt > 0 ? c.attempt : undefined,
+    "wardrik.call.outcome": undefined,
+    "error.type": undefined,
   };
-  if (c.description) a["gen_ai.tool.description"] = c.description;
-  a["wardrik.call.decision"] = c.decision ?? "none";
-  if (c.attempt > 0) a["wardrik.call.attempt"] = c.attempt;
-  return a;
 }
 
 /** The `error.type` of work that threw. */

@@ -18,14 +18,13 @@
  * IDs and the turn's recorded start time.
  *
  * Spans are recorded as the SDK's ReadableSpan directly (recorded-span.ts);
- * the SDK's sampler decides, its BatchSpanProcessor batches and its OTLP
- * exporter sends them.
+ * the SDK's sampler decides; over http/protobuf each span is encoded as it
+ * ends and sent in batches by the SDK's OTLP transport (span-export-queue.ts),
+ * over http/json the SDK's BatchSpanProcessor and exporter send them.
  */
 import { ROOT_CONTEXT, SpanKind, type Attributes, type SpanContext } from "@opentelemetry/api";
-import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, SamplingDecision, type Sampler } from "@opentelemetry/sdk-trace-base";
+import { SamplingDecision, type Sampler } from "@opentelemetry/sdk-trace-base";
 import { EVENT_TYPE_PREFIX, formatTraceParent, parseTraceParent, type EventDataMap, type TraceParent } from "@wardrik/protocol";
 import type { ModelReply } from "../runtime/call-model.js";
 import type { ModelCallTelemetry, Started, Telemetry, ToolCallTelemetry, TurnTelemetry } from "../runtime/telemetry.js";
@@ -36,6 +35,7 @@ import { inputMessages, outputMessages, systemInstructions, toolContent } from "
 import {
   buildSampler,
   errorType,
+  modelAttributes,
   outcomeCode,
   providerName,
   randomSpanId,
@@ -44,6 +44,7 @@ import {
   toolAttributes,
 } from "./otel-parts.js";
 import { CallSpan, RecordedSpan, type SpanSource } from "./recorded-span.js";
+import { jsonSpanSink, SpanExportQueue, type SpanSink } from "./span-export-queue.js";
 import { SpanIds } from "./span-ids.js";
 import type { TracingDeps, DaemonTracing } from "./start-tracing.js";
 import type { TracingSettings } from "./tracing-settings.js";
@@ -64,12 +65,10 @@ interface TurnTrace {
 }
 
 /**
- * Turns that ended are kept this long (by count, in two generations) for spans recorded just after the end
- * (calls decided in the ending commit). Generations, not dropping the oldest entry of one map at every end:
- * a Map's oldest entry sits behind the holes its deleted predecessors left, and finding it cost a turn
- * several microseconds (bench/telemetry.ts).
+ * Turns that ended are kept (by count, in two generations) for spans recorded just after the end. Generations:
+ * finding a Map's oldest entry behind the holes of deleted ones cost a turn microseconds (bench/telemetry.ts).
  */
-const RECENTLY_ENDED = 1000;
+const RECENTLY_ENDED = 64;
 const MAX_OPEN = 100_000;
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"].map((t) => EVENT_TYPE_PREFIX + t));
@@ -80,8 +79,6 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
   // W1 about a tenth of its time (bench/telemetry.ts). Spans get their parent explicitly, and log lines find
   // their trace by the turn they name (`run`).
   const sampler = buildSampler(settings.sampler, settings.samplerArg);
-  const Exporter = settings.protocol === "http/json" ? JsonTraceExporter : ProtobufTraceExporter;
-  const processor = new BatchSpanProcessor(new Exporter({ url: settings.url, headers: settings.headers }), settings.batch);
   const source: SpanSource = {
     resource: defaultResource().merge(
       resourceFromAttributes({
@@ -93,6 +90,8 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
     ),
     scope: { name: "wardrik", version: deps.version },
   };
+  // http/protobuf (the default): spans encoded as they end (span-export-queue.ts); http/json: the SDK's processor.
+  const processor: SpanSink = settings.protocol === "http/json" ? jsonSpanSink(settings) : new SpanExportQueue(source, settings, deps.log);
   const tracing = new OtelTracing(source, sampler, processor, settings, deps);
   return {
     telemetry: tracing,
@@ -121,7 +120,7 @@ class OtelTracing implements Telemetry {
   constructor(
     private readonly source: SpanSource,
     private readonly sampler: Sampler,
-    private readonly processor: BatchSpanProcessor,
+    private readonly processor: SpanSink,
     private readonly settings: TracingSettings,
     private readonly deps: TracingDeps,
   ) {
@@ -157,16 +156,7 @@ class OtelTracing implements Telemetry {
     const t = this.turnTrace(call.run);
     const provider = providerName(call.provider);
     if (t) t.provider = provider;
-    const span = this.begin(t, call, `chat ${call.modelId}`, SpanKind.CLIENT, {
-      "gen_ai.agent.id": call.agentId,
-      "gen_ai.agent.name": call.agentName,
-      "gen_ai.conversation.id": call.conversationId,
-      "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": provider,
-      "gen_ai.request.model": call.modelId,
-      "wardrik.model": call.ref,
-      "wardrik.turn.iteration": call.iteration,
-    });
+    const span = this.begin(t, call, `chat ${call.modelId}`, SpanKind.CLIENT, modelAttributes(call, provider));
     if (this.settings.captureContent && span.sampled) {
       const { instructions, prompt } = call.content();
       span.attributes["gen_ai.system_instructions"] = this.deps.redact(systemInstructions(instructions));

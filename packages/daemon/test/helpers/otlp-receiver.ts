@@ -170,6 +170,11 @@ interface PbSpan {
   status?: { code?: number; message?: string };
 }
 
+/** A whole ExportTraceServiceRequest as plain data (IDs in base64, 64-bit numbers as strings, defaults filled in). */
+export function decodeTraceRequest(body: Uint8Array): Record<string, unknown> {
+  return ExportRequest.toObject(ExportRequest.decode(body), { longs: String, bytes: String, defaults: true });
+}
+
 function fromProtobuf(body: Buffer): ReceivedSpan[] {
   const message = ExportRequest.toObject(ExportRequest.decode(body), { longs: String, defaults: false }) as {
     resourceSpans?: { resource?: { attributes?: PbKeyValue[] }; scopeSpans?: { spans?: PbSpan[] }[] }[];
