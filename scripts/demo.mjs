@@ -101,7 +101,9 @@ try {
   rmSync(base, { recursive: true, force: true });
 }
 say("\nThe worker and the daemon stopped; the demo project was removed.");
-say("Next: install Wardrik (`npm run pack && npm install -g dist/*.tgz`, see the README), then `wardrik init ~/my-agents`.");
+say(
+  "Next: install Wardrik (`npm run pack && npm install -g --allow-scripts=better-sqlite3 ./dist/*.tgz`, see the README), then `wardrik init ~/my-agents`.",
+);
 
 /** Polls `check` until it returns something truthy; throws `why()` after `timeoutMs`. */
 async function until(check, why, timeoutMs) {

@@ -1,5 +1,5 @@
 // `npm run pack`: installable tarballs of every public package, for installing
-// Wardrik outside this checkout (`npm install -g dist/*.tgz`). Run after
+// Wardrik outside this checkout (`npm install -g --allow-scripts=better-sqlite3 ./dist/*.tgz`). Run after
 // `npm run build` (the npm script does both).
 //
 //   node scripts/pack.mjs [--out DIR]     (default: dist/ at the repository root)

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { freePort } from "../../packages/daemon/test/helpers/free-port.js";
 import { waitFor } from "../../packages/daemon/test/helpers/wait.js";
@@ -26,8 +26,16 @@ beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wardrik-install-"));
   packed = await packAll(join(tmp, "dist"));
   const prefix = join(tmp, "prefix");
-  // Global install, as a user would; it builds better-sqlite3, which takes a while on a small machine.
-  await npmInstall(tmp, ["-g", "--prefix", prefix, ...packed.map((p) => p.file)]);
+  // Global install with the README's own command (its `dist/*.tgz` expanded as a shell would, from the folder
+  // that holds dist/, as in the checkout); it builds better-sqlite3, which takes a while on a small machine.
+  const line = readFileSync(join(REPO_ROOT, "README.md"), "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("npm install -g "));
+  if (!line) throw new Error("the README has no `npm install -g` line");
+  const args = line.split("#")[0]!.trim().split(/\s+/).slice(2);
+  const expanded = args.flatMap((a) => (a.endsWith("dist/*.tgz") ? packed.map((p) => a.replace("*.tgz", basename(p.file))) : [a]));
+  expect(expanded.length).toBeGreaterThan(packed.length);
+  await npmInstall(tmp, [...expanded, "--prefix", prefix]);
   env = outsideEnv({ PATH: `${join(prefix, "bin")}${delimiter}${process.env.PATH ?? ""}` });
 }, 900_000);
 
