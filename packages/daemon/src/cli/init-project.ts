@@ -132,6 +132,8 @@ function packageJson(dir: string): string {
     scripts: { worker: "tsx workers/tools.ts" },
     dependencies: { "@wardrik/sdk": VERSION, tsx: "^4.23.0", zod: "^4.6.7" },
     devDependencies: { "@types/node": "^20.19.0" },
+    // npm 11 asks before it runs install scripts: tsx's esbuild checks its binary in one.
+    allowScripts: { esbuild: true },
   };
   return JSON.stringify(pkg, null, 2) + "\n";
 }
