@@ -3,14 +3,13 @@
  * trace/v1): each span is encoded when it ends, as one `spans` entry of a
  * ScopeSpans message, and a batch is the concatenation of those entries. A
  * request wraps a batch with the resource and the scope, both encoded once
- * for the process. The field numbers and value rules (an integral number is
- * an int_value, any other a double_value; kind is the API's kind plus one;
+ * for the process. The field numbers and value rules (a safe integer is an
+ * int_value, any other number a double_value; kind is the API's kind plus one;
  * flags carry the sampled bit and whether the parent is remote) are the ones
  * the OpenTelemetry SDK's serializer follows: a test decodes both and
  * compares them (test/telemetry/otlp-span-encoding.test.ts).
  */
 import { SpanStatusCode, type AttributeValue, type Attributes } from "@opentelemetry/api";
-import type { Resource } from "@opentelemetry/resources";
 import { ProtobufWriter, varintSize } from "./protobuf-writer.js";
 import type { RecordedSpan, SpanSource } from "./recorded-span.js";
 
@@ -123,7 +122,7 @@ export function encodeSource(source: SpanSource): EncodedSource {
   const r = new ProtobufWriter(1024);
   r.tag(1, LEN); // ResourceSpans.resource
   const resource = r.begin();
-  writeAttributes(r, 1, resourceAttributes(source.resource));
+  writeAttributes(r, 1, source.resource.attributes);
   r.end(resource);
   const s = new ProtobufWriter(256);
   s.tag(1, LEN); // ScopeSpans.scope
@@ -136,10 +135,6 @@ export function encodeSource(source: SpanSource): EncodedSource {
   }
   s.end(scope);
   return { resource: Buffer.from(r.bytes()), scope: Buffer.from(s.bytes()) };
-}
-
-function resourceAttributes(resource: Resource): Attributes {
-  return resource.attributes;
 }
 
 /** An ExportTraceServiceRequest of one batch of encoded spans (`spans`: ScopeSpans.spans entries). */
