@@ -31,6 +31,7 @@ async function call(): Promise<number> {
     run: "run_bench",
     callId: `call_${seq}`,
     idempotencyKey: `key_${seq}`,
+    attempt: 1,
     // One controller per call, as the runtime does (the SDK keeps a listener on the signal).
     signal: new AbortController().signal,
     cost: () => {},

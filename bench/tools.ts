@@ -81,6 +81,7 @@ if (role === undefined) {
         run: "run_bench",
         callId: `call_${seq}`,
         idempotencyKey: `key_${seq}`,
+        attempt: 1,
         signal: controller.signal,
         cost: () => {},
         timeoutMs: 60_000,

@@ -178,10 +178,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     reconnectGraceMs,
     ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
-    onLateAnswer: (org, callId, outcome) => {
+    onLateAnswer: (org, { callId, attempt, outcome }) => {
       // Not through the registry: blanked here, like every other tool outcome.
-      lateAnswers.runtime?.acceptLateAnswer(org, callId, redactOutcome(outcome, redactor)).then(
-        (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId }),
+      lateAnswers.runtime?.acceptLateAnswer(org, { callId, attempt, outcome: redactOutcome(outcome, redactor) }).then(
+        (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId, attempt }),
         (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
       );
     },

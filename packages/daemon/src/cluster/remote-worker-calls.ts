@@ -23,7 +23,7 @@ export interface ForwardedCall {
   org: string;
   tool: string;
   args: unknown;
-  ctx: { agent: string; run: string; callId: string; idempotencyKey: string; timeoutMs: number };
+  ctx: { agent: string; run: string; callId: string; idempotencyKey: string; attempt: number; timeoutMs: number };
 }
 
 /** What the receiving node answers: the outcome, and what the tool reported it cost. */
@@ -169,5 +169,6 @@ export class RemoteWorkerCalls implements RemoteWorkers {
 }
 
 function pick(ctx: ToolCallContext): ForwardedCall["ctx"] {
-  return { agent: ctx.agent, run: ctx.run, callId: ctx.callId, idempotencyKey: ctx.idempotencyKey, timeoutMs: ctx.timeoutMs };
+  const { agent, run, callId, idempotencyKey, attempt, timeoutMs } = ctx;
+  return { agent, run, callId, idempotencyKey, attempt, timeoutMs };
 }

@@ -19,6 +19,7 @@ const ForwardedCallBody = z.strictObject({
     run: z.string(),
     callId: z.string().min(1),
     idempotencyKey: z.string(),
+    attempt: z.number().int().positive(),
     timeoutMs: z.number().nonnegative(),
   }),
 });

@@ -17,6 +17,8 @@ export interface CallRef {
   id: string;
   tool: string;
   run: string;
+  /** Set when the move carries the answer of this attempt: it is skipped if a later attempt has started. */
+  answerOf?: number;
 }
 
 function move(from: CallStatus | "new", input: CallInput) {
@@ -164,7 +166,8 @@ export async function completeCall(
   attempt: number,
 ): Promise<boolean> {
   move(from, "complete");
-  if (!(await store.calls.finish(w, call.id, { status: "completed", result: output, code: null, costMicros }, w.now))) return false;
+  if (!(await store.calls.finish(w, call.id, { status: "completed", result: output, code: null, costMicros }, w.now, call.answerOf)))
+    return false;
   await store.turns.addSpend(w, call.run, costMicros, "tool");
   w.emit(
     agent,
@@ -187,7 +190,7 @@ export async function failCall(
   from: "running" | "approved" | "waiting" = "running",
 ): Promise<boolean> {
   move(from, "fail");
-  if (!(await store.calls.finish(w, call.id, { status: "failed", result: error, code, costMicros }, w.now))) return false;
+  if (!(await store.calls.finish(w, call.id, { status: "failed", result: error, code, costMicros }, w.now, call.answerOf))) return false;
   await store.turns.addSpend(w, call.run, costMicros, "tool");
   w.emit(
     agent,

@@ -93,7 +93,7 @@ async function dispatch(
     const started = d.opts.telemetry.toolCallStarted(toolTelemetry(d, turn, call, tool, args, attempt));
     let ran: Awaited<ReturnType<typeof invokeTool>>;
     try {
-      ran = await invokeTool(d, turn, call, tool, args, turnSignal, started?.traceparent);
+      ran = await invokeTool(d, turn, call, tool, args, attempt, turnSignal, started?.traceparent);
     } catch (err) {
       d.opts.telemetry.toolCallEnded(started, undefined, err);
       throw err;
@@ -144,6 +144,7 @@ async function runInTransaction(
           run: turn.id,
           callId: call.id,
           idempotencyKey: call.idempotency_key,
+          attempt,
           signal: new AbortController().signal,
           timeoutMs: d.opts.toolTimeoutMs,
           cost: () => undefined,

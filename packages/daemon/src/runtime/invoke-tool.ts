@@ -16,6 +16,7 @@ export async function invokeTool(
   call: CallRow,
   tool: ResolvedTool,
   args: unknown,
+  attempt: number,
   turnSignal: AbortSignal,
   traceparent?: string,
 ): Promise<{ outcome: ToolOutcome; cost: number }> {
@@ -38,6 +39,7 @@ export async function invokeTool(
             run: turn.id,
             callId: call.id,
             idempotencyKey: call.idempotency_key,
+            attempt,
             signal: controller.signal,
             timeoutMs,
             traceparent,

@@ -178,8 +178,8 @@ export class Runtime {
   }
 
   /** An answer for a call that nobody here waits for (a worker that kept it through a restart). */
-  acceptLateAnswer(org: string, callId: string, outcome: ToolOutcome): Promise<boolean> {
-    return acceptLateAnswer(this, org, callId, outcome);
+  acceptLateAnswer(org: string, answer: { callId: string; attempt: number; outcome: ToolOutcome }): Promise<boolean> {
+    return acceptLateAnswer(this, org, answer);
   }
 
   // ---- ownership ----

@@ -184,10 +184,19 @@ async function decide(
  * was handed to a person. The call completes (and its turn goes on) if it is
  * still open; an answer for a final call is dropped.
  */
-export async function acceptLateAnswer(rt: Runtime, org: string, callId: string, outcome: ToolOutcome): Promise<boolean> {
-  const call = await rt.store.calls.get(callId);
-  if (!call || isFinalCall(call.status) || call.status === "planned") return false;
-  if (call.status === "waiting" && call.error_code !== "lost") return false;
+export async function acceptLateAnswer(
+  rt: Runtime,
+  org: string,
+  answer: { callId: string; attempt: number; outcome: ToolOutcome },
+): Promise<boolean> {
+  const { callId, outcome } = answer;
+  const found = await rt.store.calls.get(callId);
+  if (!found || isFinalCall(found.status) || found.status === "planned") return false;
+  if (found.status === "waiting" && found.error_code !== "lost") return false;
+  // The call was started again since this attempt: the later attempt answers (it may be on its way to another worker
+  // process, which would run it after this answer had been stored). Checked again by the write itself.
+  if (found.attempts > answer.attempt) return false;
+  const call = { ...found, answerOf: answer.attempt };
   const agent = await rt.store.agents.get(call.agent_id);
   // Only a worker of the call's own org may answer it.
   if (!agent || agent.org !== org || agent.status === "unreadable") return false;
@@ -195,7 +204,7 @@ export async function acceptLateAnswer(rt: Runtime, org: string, callId: string,
   const from = call.status as "running" | "waiting" | "approved";
   const conversation = await decide(rt, d, ref, call, async (w) => {
     const moved = outcome.ok
-      ? await completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, call.attempts)
+      ? await completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, answer.attempt)
       : await failCall(w, rt.store, ref, call, outcome.error, "tool_error", 0, from);
     // An attempt still in flight on the owner (a safe call retried meanwhile) has nothing left to do: stop it.
     if (moved && !d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "kill", call: callId }));

@@ -151,10 +151,15 @@ export class CallsTable {
     id: string,
     end: { status: "completed" | "failed" | "denied" | "killed" | "timed_out"; result: unknown; code: string | null; costMicros: number },
     now: string,
+    answerOf?: number,
   ): Promise<boolean> {
+    const params = [end.status, JSON.stringify(end.result ?? null), end.code, end.costMicros, now, id];
+    // An answer of an earlier attempt does not end a call that was started again since (that attempt's answer will).
+    const attemptRule = answerOf === undefined ? "" : " AND attempts <= ?";
+    if (answerOf !== undefined) params.push(answerOf);
     const res = await tx.run(
-      `UPDATE calls SET status = ?, result = ?, error_code = ?, cost_micros = cost_micros + ?, ended_at = ? WHERE id = ? AND status IN ${OPEN}`,
-      [end.status, JSON.stringify(end.result ?? null), end.code, end.costMicros, now, id],
+      `UPDATE calls SET status = ?, result = ?, error_code = ?, cost_micros = cost_micros + ?, ended_at = ? WHERE id = ? AND status IN ${OPEN}${attemptRule}`,
+      params,
     );
     return res.changes > 0;
   }

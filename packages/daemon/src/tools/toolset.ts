@@ -27,6 +27,8 @@ export interface ToolCallContext {
   callId: string;
   /** The same on every attempt of this call. */
   idempotencyKey: string;
+  /** Which attempt this is: 1, and one more each time the call is started again. */
+  attempt: number;
   /** Aborts when the call is killed, its turn cancelled, or it times out; the reason is a CallStop. */
   signal: AbortSignal;
   /** Adds US dollars to the agent's spend; calls add up. */

@@ -30,6 +30,7 @@ export function ctx(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
     run: "run_test",
     callId: `call_${seq}`,
     idempotencyKey: `key_${seq}`,
+    attempt: 1,
     signal: new AbortController().signal,
     cost: () => {},
     timeoutMs: 60_000,

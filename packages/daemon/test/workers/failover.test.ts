@@ -81,13 +81,15 @@ test("a worker that reconnects within the grace delivers the answer of the call 
 });
 
 test("an answer nobody waits for goes to the runtime, tagged with the worker's org", async () => {
-  const late: { org: string; callId: string; outcome: ToolOutcome }[] = [];
-  daemon = await startDaemon({ onLateAnswer: (org, callId, outcome) => late.push({ org, callId, outcome }) });
+  const late: { org: string; callId: string; attempt: number; outcome: ToolOutcome }[] = [];
+  daemon = await startDaemon({ onLateAnswer: (org, answer) => late.push({ org, ...answer }) });
   const raw = await connectRawWorker(daemon.url, "token-b", [{ name: "send_email" }]);
   raw.answer("call_from_an_earlier_daemon", 1, { sent: true });
   const until = Date.now() + 5000;
   while (late.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-  expect(late).toEqual([{ org: "org-b", callId: "call_from_an_earlier_daemon", outcome: { ok: true, output: { sent: true } } }]);
+  expect(late).toEqual([
+    { org: "org-b", callId: "call_from_an_earlier_daemon", attempt: 1, outcome: { ok: true, output: { sent: true } } },
+  ]);
 });
 
 test("a call of a previous daemon can be awaited: a worker's answer arrives, or nothing after the timeout", async () => {

@@ -135,6 +135,7 @@ export function callContext(overrides: Partial<ToolCallContext> = {}): TestCall 
     run: "run_test",
     callId: `call_${process.pid}_${callSeq}`,
     idempotencyKey: `idem_${callSeq}`,
+    attempt: 1,
     signal: controller.signal,
     cost: (usd) => costs.push(usd),
     timeoutMs: 10_000,

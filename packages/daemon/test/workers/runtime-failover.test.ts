@@ -22,7 +22,7 @@ afterEach(async () => {
 async function setup(opts: { graceMs?: number; toolTimeoutMs?: number; workers?: number } = {}): Promise<WorkerProcess[]> {
   daemon = await startDaemon({
     reconnectGraceMs: opts.graceMs ?? 300,
-    onLateAnswer: (org, callId, outcome) => void h?.runtime.acceptLateAnswer(org, callId, outcome),
+    onLateAnswer: (org, answer) => void h?.runtime.acceptLateAnswer(org, answer),
   });
   h = await createHarness({ toolsets: [daemon.gateway], toolTimeoutMs: opts.toolTimeoutMs ?? 60_000 });
   const spawned = Array.from({ length: opts.workers ?? 0 }, (_, i) =>
@@ -122,4 +122,37 @@ test("a worker of another org cannot answer a call", async () => {
   other.answer(call.callId, call.attempt, { forged: true });
   await new Promise((r) => setTimeout(r, 300));
   expect((await h!.store.calls.get(String(asked.data.call)))!.status).toBe("waiting");
+});
+
+test("an earlier attempt's late answer does not settle a call started again: the attempt out answers it", async () => {
+  await setup({ graceMs: 200 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/upsert", { id: 7 }) });
+  const tools = [{ name: "upsert", idempotent: true }];
+  const first = await connectRawWorker(daemon!.url, "token-default", tools);
+  const ended = h!.ask(a, "go");
+  const one = await first.nextCall();
+  expect(one.attempt).toBe(1);
+  const second = await connectRawWorker(daemon!.url, "token-default", tools);
+  await first.drop();
+  // Lost after the grace; safe to repeat, so attempt 2 goes to the other worker.
+  const two = await second.nextCall();
+  expect(two).toMatchObject({ callId: one.callId, attempt: 2, ctx: { idempotencyKey: one.ctx.idempotencyKey } });
+  // The first worker comes back with attempt 1's answer while attempt 2 runs: it must not end the call (attempt 2
+  // could still be starting in another process, which would then run after the result was stored).
+  const back = await connectRawWorker(daemon!.url, "token-default", tools);
+  back.answer(one.callId, 1, { from: 1 });
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await h!.store.calls.get(one.callId))!).toMatchObject({ status: "running", attempts: 2 });
+  expect(await h!.runtime.acceptLateAnswer("default", { callId: one.callId, attempt: 1, outcome: { ok: true, output: 1 } })).toBe(false);
+  // The store's own check holds even for a writer that read the call before attempt 2 started.
+  const stale = await h!.store.tx((w) =>
+    h!.store.calls.finish(w, one.callId, { status: "completed", result: 1, code: null, costMicros: 0 }, w.now, 1),
+  );
+  expect(stale).toBe(false);
+  second.answer(two.callId, 2, { from: 2 });
+  const end = await ended;
+  expect(end.type).toBe("dev.wardrik.turn.completed");
+  expect(end.data.reply).toBe('done: {"from":2}');
+  const completed = h!.events.filter((e) => e.type === "dev.wardrik.call.completed");
+  expect(completed.map((e) => e.data.attempt)).toEqual([2]);
 });

@@ -5,6 +5,13 @@ import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../toolset
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
 
+/** An answer nobody here waits for, or the answer of an attempt older than the one now out. */
+export interface LateAnswer {
+  callId: string;
+  attempt: number;
+  outcome: ToolOutcome;
+}
+
 /** A call sent to a worker (or awaited from one) and not answered yet. */
 interface PendingCall {
   readonly org: string;
@@ -27,7 +34,7 @@ export interface WorkerCallsOptions {
   maxResultBytes: number;
   log: Logger;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart). */
-  onLateAnswer?: ((org: string, callId: string, outcome: ToolOutcome) => void) | undefined;
+  onLateAnswer?: ((org: string, answer: LateAnswer) => void) | undefined;
 }
 
 /**
@@ -52,7 +59,7 @@ export class WorkerCalls {
         callId: ctx.callId,
         tool,
         ctx,
-        attempt: 1,
+        attempt: ctx.attempt,
         worker: undefined,
         done: false,
         timer: undefined,
@@ -129,8 +136,11 @@ export class WorkerCalls {
   result(conn: WorkerConnection, message: WorkerResult, checkSize: boolean): void {
     const outcome = this.toOutcome(message, checkSize);
     const call = this.pending.get(message.callId);
-    if (!call || call.done) {
-      if (this.opts.onLateAnswer) this.opts.onLateAnswer(conn.org, message.callId, outcome);
+    // An earlier attempt's answer does not settle a later one: that attempt may be on its way to another worker
+    // process, which would then run the call after its result was stored. The runtime decides what it is worth.
+    if (!call || call.done || (call.ctx && message.attempt < call.attempt)) {
+      const late = { callId: message.callId, attempt: message.attempt, outcome };
+      if (this.opts.onLateAnswer) this.opts.onLateAnswer(conn.org, late);
       else this.opts.log("debug", "late result dropped", { ...conn.describe(), callId: message.callId, attempt: message.attempt });
       return;
     }

@@ -14,7 +14,7 @@ import {
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
-import { WorkerCalls } from "./worker-calls.js";
+import { WorkerCalls, type LateAnswer } from "./worker-calls.js";
 import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRoutes } from "./worker-routes.js";
@@ -39,7 +39,7 @@ export interface WorkerGatewayOptions {
    */
   reconnectGraceMs?: number;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
-  onLateAnswer?: (org: string, callId: string, outcome: ToolOutcome) => void;
+  onLateAnswer?: (org: string, answer: LateAnswer) => void;
   /** Workers connected to other nodes of a cluster. */
   remote?: RemoteWorkers;
   ids?: IdGenerator;
