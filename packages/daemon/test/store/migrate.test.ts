@@ -112,6 +112,10 @@ if (TEST_DIALECT === "sqlite") {
     // A last migration slow enough (a few hundred ms) that the two runs overlap.
     const slow = "CREATE TABLE slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT x FROM c";
     const known = withNext(slow, "slow");
+    // The file is made WAL here, once: two processes switching a new file's journal mode at once is not what this tests.
+    const init = new Database(path);
+    init.pragma("journal_mode = WAL");
+    init.close();
     const script = `
       const { migrateSqlite } = await import(${JSON.stringify(runner)});
       const { default: Database } = await import("better-sqlite3");
@@ -128,7 +132,7 @@ if (TEST_DIALECT === "sqlite") {
       let out = "";
       let err = "";
       let ready!: () => void;
-      const isReady = new Promise<void>((resolve) => (ready = resolve));
+      const readySeen = new Promise<void>((resolve) => (ready = resolve));
       child.stdout.setEncoding("utf8").on("data", (c: string) => {
         out += c;
         if (out.startsWith("ready\n")) ready();
@@ -137,6 +141,11 @@ if (TEST_DIALECT === "sqlite") {
       const done = new Promise<{ code: number | null; result: string; stderr: string }>((resolve) =>
         child.once("close", (code) => resolve({ code, result: out.replace("ready\n", ""), stderr: err })),
       );
+      // A child that ends before it is ready fails the test with its stderr instead of hanging it.
+      const isReady = Promise.race([
+        readySeen,
+        done.then((d) => Promise.reject(new Error(`a migrating process ended before it was ready (${d.code}): ${d.stderr}`))),
+      ]);
       return { child, isReady, done };
     });
     await Promise.all(children.map((c) => c.isReady));
