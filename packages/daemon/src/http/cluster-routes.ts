@@ -19,7 +19,8 @@ const ForwardedCallBody = z.strictObject({
     run: z.string(),
     callId: z.string().min(1),
     idempotencyKey: z.string(),
-    attempt: z.number().int().positive(),
+    // A node of an earlier build sends none: its call is then attempt 1.
+    attempt: z.number().int().positive().default(1),
     timeoutMs: z.number().nonnegative(),
   }),
 });
