@@ -14,7 +14,9 @@
  * requests, so spans are exported during the passes (the receiver counts the
  * requests). The figure is the process's CPU time a turn (process.cpuUsage: every thread
  * of it, the exporter's and the garbage collector's included), steadier than
- * turns a second on a machine others share. Each run is a fresh process that
+ * turns a second on a machine others share; on Linux the main thread's own
+ * share is given too (what the turn's code costs, without the collector's and
+ * compiler's threads). Each run is a fresh process that
  * runs W1 five times: the first pass ("cold") pays for compiling the code it
  * runs (more code with traces), three more are not measured (V8 goes on
  * compiling hot code on background threads for a few thousand turns), the
@@ -30,7 +32,7 @@
  * a CPU profile of its warm pass.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +65,8 @@ interface Pass {
   seconds: number;
   turns_per_s: number;
   cpu_ms_per_turn: number;
+  /** The main thread's share (Linux, 10 ms ticks): the rest is the garbage collector's and the compiler's threads. */
+  main_thread_cpu_ms_per_turn: number | null;
   p50_ms: number;
   p99_ms: number;
   statements_per_turn: number;
@@ -102,9 +106,10 @@ async function compare(runs: number): Promise<void> {
   } finally {
     receiver.stop();
   }
-  const figures = (mode: Mode, pass: "cold" | "warm", key: keyof Pass) => rounds.map((r) => r[mode][pass][key]);
+  const figures = (mode: Mode, pass: "cold" | "warm", key: keyof Pass) => rounds.map((r) => r[mode][pass][key] ?? NaN);
   const summary = (mode: Mode, pass: "cold" | "warm") => ({
     cpu_ms_per_turn: median(figures(mode, pass, "cpu_ms_per_turn")),
+    main_thread_cpu_ms_per_turn: median(figures(mode, pass, "main_thread_cpu_ms_per_turn")),
     turns_per_s: median(figures(mode, pass, "turns_per_s")),
     p50_ms: median(figures(mode, pass, "p50_ms")),
     p99_ms: median(figures(mode, pass, "p99_ms")),
@@ -116,6 +121,10 @@ async function compare(runs: number): Promise<void> {
     return {
       cpu_pct: pct(median(cpu(mode)) / median(cpu("bare"))),
       cpu_paired_pct: pct(median(rounds.map((r) => r[mode][pass].cpu_ms_per_turn / r.bare[pass].cpu_ms_per_turn))),
+      // The main thread alone: what the turn's own code costs, without the collector's and compiler's threads.
+      main_thread_paired_pct: pct(
+        median(rounds.map((r) => (r[mode][pass].main_thread_cpu_ms_per_turn ?? NaN) / (r.bare[pass].main_thread_cpu_ms_per_turn ?? NaN))),
+      ),
       wall_pct: pct(median(figures("bare", pass, "turns_per_s")) / median(figures(mode, pass, "turns_per_s"))),
     };
   };
@@ -202,11 +211,13 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
     const profiler = profile ? await startProfile() : undefined;
     const stats0 = db.stats.statements;
     const latencies: number[] = [];
+    const main0 = mainThreadCpuMs();
     const cpu0 = process.cpuUsage();
     const start = performance.now();
     for (let c = 0; c < CONVERSATIONS; c++) for (let t = 0; t < TURNS; t++) latencies.push(await oneTurn(`${name}-${c}`));
     const seconds = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const main1 = mainThreadCpuMs();
     await profiler?.();
     latencies.sort((a, b) => a - b);
     const turns = CONVERSATIONS * TURNS;
@@ -214,6 +225,7 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
       seconds: round(seconds, 3),
       turns_per_s: round(turns / seconds, 1),
       cpu_ms_per_turn: round((cpu.user + cpu.system) / 1000 / turns, 3),
+      main_thread_cpu_ms_per_turn: main0 === null || main1 === null ? null : round((main1 - main0) / turns, 3),
       p50_ms: round(percentile(latencies, 50), 3),
       p99_ms: round(percentile(latencies, 99), 3),
       statements_per_turn: round((db.stats.statements - stats0) / turns, 2),
@@ -276,6 +288,17 @@ async function startReceiver(): Promise<{ url: string; stop(): void }> {
     child.once("exit", (c) => reject(new Error(`the receiver exited (${c})`)));
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill("SIGKILL") };
+}
+
+/** CPU milliseconds of this process's main thread so far (Linux: /proc, in clock ticks of 10 ms); null elsewhere. */
+function mainThreadCpuMs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 /** Export requests the receiver took since the last ask (the SDK batches up to 512 spans a request). */
