@@ -3,7 +3,7 @@ import type { AgentDefinition } from "../config/types.js";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import type { ToolOutcome } from "../tools/toolset.js";
+import type { LateAnswer } from "../tools/toolset.js";
 import { silentLogger } from "../log/logger.js";
 import { createAgent, readDefinition, removeAgent, syncFileAgents, type FileAgent, type SyncReport } from "./agent-admin.js";
 import { AgentDriver } from "./agent-driver.js";
@@ -178,7 +178,7 @@ export class Runtime {
   }
 
   /** An answer for a call that nobody here waits for (a worker that kept it through a restart). */
-  acceptLateAnswer(org: string, answer: { callId: string; attempt: number; outcome: ToolOutcome }): Promise<boolean> {
+  acceptLateAnswer(org: string, answer: LateAnswer): Promise<boolean> {
     return acceptLateAnswer(this, org, answer);
   }
 

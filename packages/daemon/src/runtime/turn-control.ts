@@ -2,7 +2,7 @@ import { WardrikError } from "@wardrik/protocol";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import { parseStored } from "../store/state-error.js";
 import type { AgentRef, Writer } from "../store/store.js";
-import type { ToolOutcome } from "../tools/toolset.js";
+import type { LateAnswer } from "../tools/toolset.js";
 import { CallStop } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { approveCall, completeCall, failCall, killCall, refuseCall } from "./call-moves.js";
@@ -184,11 +184,7 @@ async function decide(
  * was handed to a person. The call completes (and its turn goes on) if it is
  * still open; an answer for a final call is dropped.
  */
-export async function acceptLateAnswer(
-  rt: Runtime,
-  org: string,
-  answer: { callId: string; attempt: number; outcome: ToolOutcome },
-): Promise<boolean> {
+export async function acceptLateAnswer(rt: Runtime, org: string, answer: LateAnswer): Promise<boolean> {
   const { callId, outcome } = answer;
   const found = await rt.store.calls.get(callId);
   if (!found || isFinalCall(found.status) || found.status === "planned") return false;

@@ -51,6 +51,14 @@ export type ToolOutcome =
       kind?: "failed" | "timeout" | "killed" | "lost" | "unavailable";
     };
 
+/** A worker's answer for a call nobody in this process waits for, or for an attempt older than the one now out. */
+export interface LateAnswer {
+  callId: string;
+  /** The attempt it answers. */
+  attempt: number;
+  outcome: ToolOutcome;
+}
+
 export interface ToolScope {
   org: string;
   agentId: string;

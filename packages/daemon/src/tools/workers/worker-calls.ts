@@ -1,16 +1,9 @@
 import type { WorkerCost, WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 import { LOST_ANSWER } from "@wardrik/protocol";
-import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../toolset.js";
+import { stopReasonOf, type LateAnswer, type ToolCallContext, type ToolOutcome } from "../toolset.js";
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
-
-/** An answer nobody here waits for, or the answer of an attempt older than the one now out. */
-export interface LateAnswer {
-  callId: string;
-  attempt: number;
-  outcome: ToolOutcome;
-}
 
 /** A call sent to a worker (or awaited from one) and not answered yet. */
 interface PendingCall {

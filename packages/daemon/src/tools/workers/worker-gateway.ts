@@ -13,8 +13,8 @@ import {
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
-import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
-import { WorkerCalls, type LateAnswer } from "./worker-calls.js";
+import type { LateAnswer, ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
+import { WorkerCalls } from "./worker-calls.js";
 import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRoutes } from "./worker-routes.js";
