@@ -39,6 +39,15 @@ export interface BenchRuntime {
   close(): Promise<void>;
 }
 
+/** The engine's hooks of every benchmark: the scripted `model` at a small model's price, every call allowed, no budget. */
+export function benchHooks(model: ReturnType<typeof createScriptedModel>): RuntimeHooks {
+  return {
+    resolveModel: () => ({ ref: "script/bench", model, price: { input: 0.15, output: 0.6 } }),
+    decide: () => ({ decision: "allow", reason: "bench" }),
+    budget: () => ({}),
+  };
+}
+
 /**
  * The daemon's runtime in this process: SQLite on disk (WAL), or the database
  * given (PostgreSQL), the scripted model, no HTTP.
@@ -52,15 +61,10 @@ export function benchRuntime(
   const bus = new EventBus();
   const store = new Store(db, bus, ulidIds(), systemClock);
   const model = createScriptedModel(script, { modelId: "bench", ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}) });
-  const hooks: RuntimeHooks = {
-    resolveModel: () => ({ ref: "script/bench", model, price: { input: 0.15, output: 0.6 } }),
-    decide: () => ({ decision: "allow", reason: "bench" }),
-    budget: () => ({}),
-  };
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, systemClock));
   registry.add(fastTool);
-  const runtime = new Runtime(store, registry, hooks, {});
+  const runtime = new Runtime(store, registry, benchHooks(model), {});
   return {
     runtime,
     store,

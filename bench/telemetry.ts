@@ -27,34 +27,22 @@
  * the medians and, steadier, the median of each round's own ratio) and the
  * spread of bare's runs, the noise any overhead is to be read against.
  *
+ * The receiver is asked for its count between passes with node:http: fetch
+ * would detach an ArrayBuffer, and a process where one was detached loses a
+ * V8 fast path (a "protector") for every typed array and Buffer from then on;
+ * the JSON line lists any fast path a set-up's process lost
+ * (`protectors_lost`), which should be none for all three.
+ *
  * `npm run bench -- telemetry one MODE` runs one set-up once (BENCH_OTLP_URL:
  * the receiver) and prints its JSON line; BENCH_CPU_PROFILE=FILE also writes
  * a CPU profile of its warm pass.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { get } from "node:http";
 import { fileURLToPath } from "node:url";
-import { createScriptedModel } from "@wardrik/testing";
-import {
-  EventBus,
-  FilesToolset,
-  Runtime,
-  SqliteDb,
-  Store,
-  ToolRegistry,
-  WardrikMetrics,
-  startDaemonTelemetry,
-  systemClock,
-  ulidIds,
-  type DaemonTelemetry,
-  type RuntimeHooks,
-} from "wardrik";
-import { agentDef, fastTool, percentile, turnEnd } from "./lib.js";
+import { percentile } from "./lib.js";
+import { MODES, mainThreadCpuMs, setUp, type Mode } from "./telemetry-setup.js";
 
-type Mode = "bare" | "off" | "traces";
-const MODES: Mode[] = ["bare", "off", "traces"];
 const CONVERSATIONS = 100;
 const TURNS = 10;
 /** W1 passes between the cold and the warm one, unmeasured (WARDRIK_BENCH_WARM_PASSES, default 3). */
@@ -89,17 +77,12 @@ if (process.argv[2] === "one") {
 async function compare(runs: number): Promise<void> {
   const receiver = await startReceiver();
   const rounds: Record<Mode, Run>[] = [];
+  const protectorsLost: Record<Mode, Set<string>> = { bare: new Set(), off: new Set(), traces: new Set() };
   try {
     for (let i = 0; i < runs; i++) {
       const round: Partial<Record<Mode, Run>> = {};
       for (const mode of [...MODES.slice(i % 3), ...MODES.slice(0, i % 3)]) {
-        const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "one", mode], {
-          env: { ...process.env, BENCH_OTLP_URL: receiver.url },
-          encoding: "utf8",
-          stdio: ["ignore", "pipe", "inherit"],
-        });
-        if (r.status !== 0) throw new Error(`bench telemetry one ${mode} failed (${r.status})`);
-        round[mode] = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as Run;
+        round[mode] = child<Run>(["one", mode], receiver.url, protectorsLost[mode]);
       }
       rounds.push(round as Record<Mode, Run>);
     }
@@ -150,6 +133,8 @@ async function compare(runs: number): Promise<void> {
       },
       // Spans go out during the passes, not all at the end (512 a request).
       export_requests_per_warm_pass: median(rounds.map((r) => r.traces.export_requests.warm)),
+      // V8 fast paths each set-up's process lost (should be none, and the same for all three).
+      protectors_lost: Object.fromEntries(Object.entries(protectorsLost).map(([m, lost]) => [m, [...lost]])),
       all_warm_cpu_ms_per_turn: Object.fromEntries(MODES.map((m) => [m, figures(m, "warm", "cpu_ms_per_turn")])),
     }),
   );
@@ -157,55 +142,8 @@ async function compare(runs: number): Promise<void> {
 
 /** A fresh process: W1 twice (cold, then warm) in one set-up. */
 async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "wardrik-bench-telemetry-"));
-  const db = new SqliteDb(join(dir, "bench.db"), { synchronous: "NORMAL" });
-  const bus = new EventBus();
-  const metrics = mode === "bare" ? undefined : new WardrikMetrics();
-  const store = new Store(db, bus, ulidIds(), systemClock, metrics ? { onCommit: metrics.commitTook } : {});
-  let telemetry: DaemonTelemetry | undefined;
-  if (metrics) {
-    // OTEL_* variables of the bench's own environment (a sampler, a batch size) apply to the traced runs.
-    const own = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("OTEL_")));
-    const env = mode === "traces" ? { OTEL_SERVICE_NAME: "wardrik-bench", ...own, OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl } : {};
-    telemetry = await startDaemonTelemetry(undefined, env, {
-      store,
-      bus,
-      metrics,
-      log: () => undefined,
-      redact: (t) => t,
-      addSecret: () => undefined,
-      workerConnections: () => new Map(),
-      version: "bench",
-    });
-    if (mode === "traces" && !telemetry.tracing.settings) throw new Error("traces are not on");
-  }
-  const model = createScriptedModel(
-    { steps: [{ tool_calls: [{ tool: "bench/lookup", args: { id: "id_0" } }] }, { text: "done" }] },
-    { modelId: "bench" },
-  );
-  const hooks: RuntimeHooks = {
-    resolveModel: () => ({ ref: "script/bench", model, price: { input: 0.15, output: 0.6 } }),
-    decide: () => ({ decision: "allow", reason: "bench" }),
-    budget: () => ({}),
-  };
-  const registry = new ToolRegistry();
-  registry.add(new FilesToolset(db, systemClock));
-  registry.add(fastTool);
-  const runtime = new Runtime(store, registry, hooks, telemetry ? { telemetry: telemetry.tracing.telemetry } : {});
-  const agent = await runtime.createAgent("default", agentDef("bench"));
-  const ended = turnEnd(bus, agent.id);
-  const oneTurn = async (conversation: string) => {
-    const t0 = performance.now();
-    const q = await runtime.enqueue(agent, conversation, "go");
-    const end = await ended(q.message);
-    if (end.type !== "dev.wardrik.turn.completed") throw new Error(`turn failed: ${JSON.stringify(end.data)}`);
-    const ms = performance.now() - t0;
-    // Back to the event loop between turns, as a daemon is between requests: a turn here runs on promises
-    // alone, and without this the exporter's HTTP answers and the batch timer would wait for the end of the
-    // run (spans piling up unsent, their export cost falling outside the measured passes).
-    await new Promise((resolve) => setImmediate(resolve));
-    return ms;
-  };
+  const w1 = await setUp(mode, otlpUrl);
+  const { db, metrics } = w1;
   /** W1 on conversations of its own. */
   const pass = async (name: string, profile: boolean): Promise<Pass> => {
     const profiler = profile ? await startProfile() : undefined;
@@ -214,7 +152,7 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
     const main0 = mainThreadCpuMs();
     const cpu0 = process.cpuUsage();
     const start = performance.now();
-    for (let c = 0; c < CONVERSATIONS; c++) for (let t = 0; t < TURNS; t++) latencies.push(await oneTurn(`${name}-${c}`));
+    for (let c = 0; c < CONVERSATIONS; c++) for (let t = 0; t < TURNS; t++) latencies.push(await w1.turn(`${name}-${c}`));
     const seconds = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const main1 = mainThreadCpuMs();
@@ -243,8 +181,7 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
   const warm = await pass("warm", true);
   const warmRequests = await exported();
   const flushStart = performance.now();
-  await runtime.close();
-  await telemetry?.close();
+  await w1.stop();
   const flushMs = performance.now() - flushStart;
   // The scrape works and counted every turn.
   const text = metrics ? await metrics.render() : "";
@@ -254,8 +191,7 @@ async function one(mode: Mode, otlpUrl: string | undefined): Promise<void> {
   ) {
     throw new Error(`the metrics did not count the turns:\n${text.slice(0, 2000)}`);
   }
-  await db.close();
-  rmSync(dir, { recursive: true, force: true });
+  await w1.remove();
   const run: Run = {
     mode,
     cold,
@@ -290,20 +226,42 @@ async function startReceiver(): Promise<{ url: string; stop(): void }> {
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill("SIGKILL") };
 }
 
-/** CPU milliseconds of this process's main thread so far (Linux: /proc, in clock ticks of 10 ms); null elsewhere. */
-function mainThreadCpuMs(): number | null {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
-  }
+/**
+ * Export requests the receiver took since the last ask (up to 512 spans a request).
+ * Asked with node:http, not fetch: fetch's web streams detach an ArrayBuffer, which turns off one of V8's
+ * fast paths (the ArrayBufferDetaching protector) for every typed array and Buffer of the process for good.
+ * Asked of the traced runs only, through fetch that cost them several percent that bare and off did not pay.
+ */
+function exportRequests(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(`${url}/count`, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve(Number(body)));
+    }).on("error", reject);
+  });
 }
 
-/** Export requests the receiver took since the last ask (the SDK batches up to 512 spans a request). */
-async function exportRequests(url: string): Promise<number> {
-  return Number(await (await fetch(`${url}/count`)).text());
+/**
+ * A child process of this benchmark, with V8 saying when the process loses one of its global fast paths
+ * ("protectors"): a set-up that loses one the others keep pays for it in every turn, whatever it does itself,
+ * so the JSON line names any that went. Returns the child's last line, parsed.
+ */
+function child<T>(args: string[], otlpUrl: string, lost: Set<string>): T {
+  const r = spawnSync(process.execPath, ["--trace-protector-invalidation", fileURLToPath(import.meta.url), ...args], {
+    env: { ...process.env, BENCH_OTLP_URL: otlpUrl },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0) throw new Error(`bench telemetry ${args.join(" ")} failed (${r.status})`);
+  const lines = r.stdout.trim().split("\n");
+  for (const line of lines) {
+    const name = /^Invalidating protector cell (\w+)/.exec(line)?.[1];
+    if (name) lost.add(name);
+  }
+  return JSON.parse(lines.at(-1)!) as T;
 }
 
 function median(xs: number[]): number {

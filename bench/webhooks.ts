@@ -46,10 +46,9 @@ import {
   systemClock,
   ulidIds,
   type EventsIOOptions,
-  type RuntimeHooks,
   type StoredEvent,
 } from "wardrik";
-import { agentDef, fastTool } from "./lib.js";
+import { agentDef, benchHooks, fastTool } from "./lib.js";
 
 const BACKLOG_TURNS = Number(process.argv[2] ?? 200);
 const BACKLOG_AGENTS = 8;
@@ -121,14 +120,9 @@ function setup(subscription: Subscription): Setup {
     { steps: [{ tool_calls: [{ tool: "bench/lookup", args: { id: "x" } }] }, { text: "done" }] },
     { modelId: "bench" },
   );
-  const hooks: RuntimeHooks = {
-    resolveModel: () => ({ ref: "script/bench", model, price: { input: 0.15, output: 0.6 } }),
-    decide: () => ({ decision: "allow", reason: "bench" }),
-    budget: () => ({}),
-  };
   const registry = new ToolRegistry();
   registry.add(fastTool);
-  const runtime = new Runtime(store, registry, hooks, {});
+  const runtime = new Runtime(store, registry, benchHooks(model), {});
   events.attach(store, runtime, bus);
   return {
     db,
