@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"];
@@ -27,6 +28,24 @@ export const POSTGRES_TEST_FILES = [
  */
 const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts", "packages/daemon/test/e2e/one-daemon.test.ts"];
 
+/**
+ * Files whose faults are timed against the clock (a lease running out while a
+ * daemon is frozen, a kill -9 in the middle of a round): they run one at a
+ * time, after everything else, with the machine to themselves. The rest run
+ * in parallel; most of their time is spent waiting on the daemons, workers
+ * and PostgreSQL they start, so two forks pay off even on two cores.
+ */
+const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...CLUSTER_TEST_FILES];
+
+/** vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. */
+const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
+
+/**
+ * vitest runs a project with one fork (`maxWorkers: 1`) in a group of its own,
+ * after all the parallel projects have finished.
+ */
+const ALONE = { maxWorkers: 1 };
+
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
   ssr: { resolve: { conditions: ["wardrik-source"] } },
@@ -34,6 +53,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    maxWorkers: PARALLEL_FORKS,
     // Fails the run when a test leaves a process (daemon, worker, MCP server) running; every project inherits it, it checks once.
     globalSetup: ["./test/no-leftover-processes.ts"],
     projects: [
@@ -42,7 +62,7 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
-          exclude: CLUSTER_TEST_FILES,
+          exclude: ALONE_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
           typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
         },
@@ -52,9 +72,29 @@ export default defineConfig({
         test: {
           name: "postgres",
           include: POSTGRES_TEST_FILES,
-          exclude: SQLITE_ONLY_FILES,
+          exclude: [...SQLITE_ONLY_FILES, ...ALONE_FILES],
           env: { WARDRIK_TEST_DB: "postgres" },
-          // One server for the run, started only when this project has files to run.
+          // One server for the project, started only when it has files to run.
+          globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...ALONE,
+          name: "sqlite-alone",
+          include: ALONE_FILES,
+          exclude: CLUSTER_TEST_FILES,
+          env: { WARDRIK_TEST_DB: "sqlite" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...ALONE,
+          name: "postgres-alone",
+          include: ALONE_FILES,
+          env: { WARDRIK_TEST_DB: "postgres" },
           globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
         },
       },
