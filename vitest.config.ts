@@ -6,6 +6,12 @@ const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.tes
 /** Several daemons on one database: a cluster needs PostgreSQL, so these run on it only. */
 const CLUSTER_TEST_FILES = ["packages/daemon/test/cluster/**/*.test.ts"];
 
+/** What only PostgreSQL does (an event held back by an older transaction of the server): run on it only. */
+const POSTGRES_BEHAVIOUR_FILES = ["packages/daemon/test/postgres/**/*.test.ts"];
+
+/** Files that run on PostgreSQL only. */
+const POSTGRES_ONLY_FILES = [...CLUSTER_TEST_FILES, ...POSTGRES_BEHAVIOUR_FILES];
+
 /**
  * The test files that run a second time on PostgreSQL (the `postgres`
  * project). Widen it as more of the engine speaks PostgreSQL: the runtime
@@ -18,7 +24,7 @@ export const POSTGRES_TEST_FILES = [
   "packages/daemon/test/e2e/**/*.test.ts",
   "packages/daemon/test/faults/**/*.test.ts",
   "packages/daemon/test/workers/runtime-failover.test.ts",
-  ...CLUSTER_TEST_FILES,
+  ...POSTGRES_ONLY_FILES,
 ];
 
 /**
@@ -30,12 +36,12 @@ const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts",
 
 /**
  * Files whose faults are timed against the clock (a lease running out while a
- * daemon is frozen, a kill -9 in the middle of a round): they run one at a
- * time, after everything else, with the machine to themselves. The rest run
+ * daemon is frozen, a kill -9 in the middle of a round, how soon a held-back
+ * event reaches a follower): they run one at a time, after everything else, with the machine to themselves. The rest run
  * in parallel; most of their time is spent waiting on the daemons, workers
  * and PostgreSQL they start, so two forks pay off even on two cores.
  */
-const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...CLUSTER_TEST_FILES];
+const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONLY_FILES];
 
 /** vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. */
 const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
@@ -84,7 +90,7 @@ export default defineConfig({
           ...ALONE,
           name: "sqlite-alone",
           include: ALONE_FILES,
-          exclude: CLUSTER_TEST_FILES,
+          exclude: POSTGRES_ONLY_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
         },
       },

@@ -1,7 +1,8 @@
 import { streamSSE } from "hono/streaming";
-import { FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery, WardrikError } from "@wardrik/protocol";
+import { FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery, typeMatches, WardrikError } from "@wardrik/protocol";
 import { feedEnd, isFeedCursor, readFeed, type FeedFilter } from "../store/event-feed.js";
 import { toCloudEvent } from "./agent-summary.js";
+import { FEED_FOLLOWER_TIMING, FeedFollower } from "./feed-follower.js";
 import type { RouteTable } from "./route-table.js";
 import { feedEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
@@ -9,9 +10,6 @@ import type { ApiServices } from "./services.js";
 const STREAM_FRAMES =
   "Frames: `event: event` with `id: <cursor>` and a CloudEvent with its `cursor` as data; comment lines as keep-alives. " +
   "Reconnect with Last-Event-ID to resume after the last event seen.";
-/** Followers re-read at least this often: on PostgreSQL an event can wait for older transactions to finish. */
-const POLL_MS = 1000;
-const PAGE = 500;
 
 /**
  * The org-wide feed: every agent's events in one stream, read a page at a
@@ -50,56 +48,30 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
       let cursor = checkedCursor(svc, headers["Last-Event-ID"] ?? query.after);
       if (query.live === "only" && headers["Last-Event-ID"] === undefined) cursor = await feedEnd(svc.store.db, org);
       return streamSSE(c, async (stream) => {
-        let pending = true;
-        let wake: (() => void) | undefined;
+        const follower = new FeedFollower(
+          cursor,
+          {
+            read: (after, limit) => readFeed(svc.store.db, org, after, limit, filter),
+            send: (events) => stream.write(joinFrames(events.map(feedEventFrame))),
+            keepAlive: () => stream.write(": keep-alive\n\n"),
+            open: () => !stream.aborted && !stream.closed,
+          },
+          { ...FEED_FOLLOWER_TIMING, readOnPoll: svc.store.db.dialect === "postgres" },
+        );
+        // Only what the filter can pass wakes the follower: an event it cannot show, held back, is read on the follower's own retry.
+        const wanted = (agent: string) => !filter.agents || filter.agents.includes(agent);
         const unsubscribe = svc.bus.subscribe("*", (e) => {
-          if (e.org !== org) return;
-          pending = true;
-          wake?.();
+          if (e.org === org && wanted(e.agent) && (!filter.types || filter.types.some((t) => typeMatches(t, e.type)))) follower.wake();
         });
-        // Another node of a cluster wrote events: read the feed again.
-        const pokeOff = svc.bus.onPoke("*", () => {
-          pending = true;
-          wake?.();
+        // Another node of a cluster wrote events of this agent: read the feed again.
+        const pokeOff = svc.bus.onPoke("*", (agent) => {
+          if (wanted(agent)) follower.wake();
         });
-        stream.onAbort(() => {
-          unsubscribe();
-          pokeOff();
-          wake?.();
-        });
-        let idleMs = 0;
+        stream.onAbort(() => follower.stop());
         try {
           // The headers go out now, not with the first event: a client knows at once that it follows.
           await stream.write(": following\n\n");
-          while (!stream.aborted && !stream.closed) {
-            if (pending) {
-              pending = false;
-              for (;;) {
-                const page = await readFeed(svc.store.db, org, cursor, PAGE, filter);
-                if (page.events.length > 0) await stream.write(joinFrames(page.events.map(feedEventFrame)));
-                cursor = page.cursor;
-                if (page.events.length < PAGE) break;
-              }
-            }
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, POLL_MS);
-              timer.unref();
-              wake = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            wake = undefined;
-            // Without a wake-up, look again anyway now and then (an event held back by an older transaction).
-            if (!pending) {
-              idleMs += POLL_MS;
-              pending = svc.store.db.dialect === "postgres";
-              if (idleMs >= 15_000 && !stream.aborted) {
-                idleMs = 0;
-                await stream.write(": keep-alive\n\n");
-              }
-            } else idleMs = 0;
-          }
+          await follower.run();
         } finally {
           unsubscribe();
           pokeOff();

@@ -11,6 +11,13 @@ export interface FeedPage {
   events: (StoredEvent & { cursor: string })[];
   /** Pass as `after` for the next page; unchanged when nothing new was committed. */
   cursor: string;
+  /**
+   * PostgreSQL: events after this page are committed but wait for older
+   * transactions to end; this names the oldest of those (its ID). Nothing
+   * may announce its end (a transaction that writes no event, or one on
+   * another database of the server), so a follower reads again soon.
+   */
+  heldBy?: string;
 }
 
 /**
@@ -19,19 +26,24 @@ export interface FeedPage {
  * order. On PostgreSQL positions are handed out before commit, so commit
  * order can differ from position order: the feed orders by the writing
  * transaction's ID and passes only events whose transactions, and every
- * older one, have finished.
+ * older one, have finished. The same statement sees the committed events it
+ * holds back (they sort after every passed one), and says so.
  */
 export async function readFeed(db: Db, org: string, after: string, limit: number, filter: FeedFilter = {}): Promise<FeedPage> {
   const types = typeClause(filter.types, "e.type");
   const agents = agentClause(filter.agents);
   if (db.dialect === "postgres") {
     const [txid, gseq] = parsePgCursor(after);
-    const rows = await db.all<EventRow & Row & { gseq: number; txid: string }>(
-      `SELECT e.*, e.txid::text AS txid FROM events e WHERE e.org = ? AND (e.txid, e.gseq) > (?::xid8, ?) AND e.txid < pg_snapshot_xmin(pg_current_snapshot())${types.sql}${agents.sql} ORDER BY e.txid, e.gseq LIMIT ?`,
+    const rows = await db.all<EventRow & Row & { gseq: number; txid: string; xmin: string }>(
+      `SELECT e.*, e.txid::text AS txid, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin FROM events e WHERE e.org = ? AND (e.txid, e.gseq) > (?::xid8, ?)${types.sql}${agents.sql} ORDER BY e.txid, e.gseq LIMIT ?`,
       [org, txid, gseq, ...types.params, ...agents.params, limit],
     );
-    const events = rows.map((r) => ({ ...toEvent(r), cursor: `${r.txid}.${r.gseq}` }));
-    return { events, cursor: events.at(-1)?.cursor ?? after };
+    // Rows sort by transaction ID, so those held back come after every passed one.
+    const passed = rows.filter((r) => BigInt(r.txid) < BigInt(r.xmin));
+    const events = passed.map((r) => ({ ...toEvent(r), cursor: `${r.txid}.${r.gseq}` }));
+    const page: FeedPage = { events, cursor: events.at(-1)?.cursor ?? after };
+    if (passed.length < rows.length) page.heldBy = rows[0]!.xmin;
+    return page;
   }
   const position = Number.parseInt(after || "0", 10) || 0;
   const rows = await db.all<EventRow & Row & { gseq: number }>(

@@ -1,0 +1,68 @@
+/**
+ * PostgreSQL only. The org-wide feed passes an event once every older
+ * transaction of the server has ended (positions are handed out before
+ * commit). When the transaction that holds an event back writes no event, or
+ * runs on another database of the same server, its end wakes no follower: the
+ * follower must look again by itself, soon, not at its next one-second poll.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createProject, readSse, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+let agent: string;
+const blockers: pg.Client[] = [];
+
+beforeAll(async () => {
+  p = await createProject({
+    scripts: { quiet: "steps:\n  - text: quiet reply\n" },
+    files: { "agents/quiet.md": "---\ndescription: Answers without tools.\nmodel: quiet\n---\nBe quiet.\n" },
+  });
+  agent = await p.agentId("quiet");
+}, 120_000);
+
+afterAll(async () => {
+  for (const b of blockers) await b.end().catch(() => undefined);
+});
+
+/** A transaction on the server's `postgres` database that has taken a transaction ID and stays open. */
+async function openBlocker(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: inject("postgresUrl") });
+  blockers.push(client);
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT pg_current_xact_id()");
+  return client;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("org-wide feed on PostgreSQL", () => {
+  it("an event held back by a transaction on another database reaches a follower soon after that transaction ends", async () => {
+    for (let round = 0; round < 3; round++) {
+      const res = await fetch(`${p.url}/v1/events/stream?live=only&type=turn.completed&agent=${agent}`, {
+        headers: { authorization: `Bearer ${p.token}` },
+      });
+      let arrived = 0;
+      let got: WireEvent | undefined;
+      const reading = readSse(res, (f) => {
+        if (f.event !== "event") return false;
+        got = JSON.parse(f.data) as WireEvent;
+        arrived = Date.now();
+        return true;
+      });
+      await sleep(150);
+      const blocker = await openBlocker();
+      // The turn runs and commits; its events are there for the agent's own log, which is read by sequence.
+      const sent = await p.send(agent, `held ${round}`);
+      await sleep(100);
+      expect(got, "the blocker holds the event back from the feed").toBeUndefined();
+      const released = Date.now();
+      await blocker.query("COMMIT");
+      await reading;
+      expect(got!.run).toBe(sent.run);
+      // The follower looks again after about as long as the event has been held (here ~100 ms), not after its 1 s poll.
+      expect(arrived - released, `round ${round}`).toBeLessThan(500);
+    }
+  });
+});
