@@ -7,13 +7,23 @@
  *   read-only call; SIGKILL of that node once the worker has started it; the
  *   time until another node starts the call again (attempt 2, from the
  *   agent's events). Then the node starts again. Target: max <= lease + 1 s.
- * - W1 over 1 node and over 3: CONVERSATIONS agents x TURNS turns, one worker
- *   call a turn (a worker per node); three clients, client k sending its agents' messages
- *   through node k % nodes and following that node's org-wide feed for their ends; turns per second. This machine's cores are
- *   printed with it: the point is no loss, not scaling on 2 cores. Each cluster
- *   first runs WARM_TURNS turns per agent in another conversation, unmeasured:
- *   V8 compiles hot code on background threads for the first few hundred turns
- *   of each daemon, and three cold daemons pay that three times.
+ * - W1 over 1 node, over 3, and over three daemons that are not a cluster
+ *   (three projects, each alone on a database of its own on the same server,
+ *   ten agents each): CONVERSATIONS agents x TURNS turns, one worker call a
+ *   turn (a worker per node); three clients, client k sending its agents'
+ *   messages through node k % nodes and reading their ends from that node's
+ *   feed; turns per second, CPU a turn by process class, a turn's latency.
+ *   Twice: clients that follow their own agents (`cluster-W1`: the feed
+ *   filtered by agent) and clients that follow the whole org
+ *   (`cluster-W1-org-followers`: on a cluster, each node then reads the
+ *   events of agents the others drive). The separate daemons show what
+ *   three daemons, three workers and PostgreSQL cost on this machine's cores
+ *   whatever a cluster does: the cluster's own cost is the gap between them
+ *   and 3 nodes. The cores are printed with it: the point is no loss, not
+ *   scaling on 2 cores. Each set-up first runs WARM_TURNS turns per agent in
+ *   another conversation, unmeasured: V8 compiles hot code on background
+ *   threads for the first few hundred turns of each daemon, and three cold
+ *   daemons pay that three times. Each part stops its daemons before the next.
  *   `KILLS` 0 skips the failover part. With WARDRIK_BENCH_STATEMENTS=1 the
  *   server counts statements (pg_stat_statements) and the measured turns'
  *   statements per turn, by query, go to stderr: where a cluster's extra
@@ -22,7 +32,7 @@
  * Prints one JSON line per part.
  */
 import { cpus } from "node:os";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -41,9 +51,9 @@ import {
   waitForWorker,
   waitUntil,
   type FaultWorker,
-  WORKER_FIXTURE,
 } from "../packages/daemon/test/faults/fault-kit.js";
 import { clusterNode, type ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
+import { cpuByProcessClass, followTurnEnds, perTurn, statementCounter, within } from "./cluster-measure.js";
 
 const KILLS = Number(process.argv[2] ?? 20);
 const LEASE_S = Number(process.argv[3] ?? 2);
@@ -56,40 +66,77 @@ if (!Number.isInteger(KILLS) || KILLS < 0 || !(LEASE_S > 0)) {
   process.exit(2);
 }
 
-const cpuPerTurn: Record<number, Record<string, number> | null> = {};
+/** W1's three set-ups: one daemon; a cluster of three; three daemons that are not a cluster. */
+type Layout = "one_node" | "three_nodes" | "three_alone";
+const LAYOUTS: Layout[] = ["one_node", "three_nodes", "three_alone"];
+/**
+ * What each client follows for its turns' ends: its own agents (the feed
+ * filtered by agent), or the whole org (every agent's turns, as a console
+ * would), which on a cluster means reading the events of agents other nodes drive.
+ */
+type Follow = "own" | "org";
+/** One layout's figures: turns a second, CPU a turn by process class, and a turn's latency (posted until its end came on the feed). */
+interface W1Result {
+  turnsPerS: number;
+  cpuMsPerTurn: Record<string, number> | null;
+  turnMs: { p50: number; p99: number; max: number };
+}
 const STATEMENTS = process.env.WARDRIK_BENCH_STATEMENTS === "1";
 const pg = await startTestPostgres({ statementStats: STATEMENTS });
 const roots: string[] = [];
-const running: { nodes: ClusterNode[]; workers: FaultWorker[] }[] = [];
+/** A project with its nodes and the workers started for it. */
+interface Project {
+  dir: string;
+  token: string;
+  nodes: ClusterNode[];
+  workers: FaultWorker[];
+}
+const running: Project[] = [];
 try {
   if (KILLS > 0) console.log(JSON.stringify(await failover()));
-  const one = await w1(1);
-  const three = await w1(3);
-  console.log(
-    JSON.stringify({
-      workload: "cluster-W1",
-      cores: cpus().length,
-      conversations: CONVERSATIONS,
-      turns_each: TURNS,
-      warm_turns_each: WARM_TURNS,
-      one_node_turns_per_s: one,
-      three_nodes_turns_per_s: three,
-      ratio: Number((three / one).toFixed(2)),
-      // CPU of every process of the class over the measured turns, per turn: where a cluster's extra work goes.
-      cpu_ms_per_turn: { one_node: cpuPerTurn[1], three_nodes: cpuPerTurn[3] },
-    }),
-  );
-} finally {
-  for (const r of running) {
-    for (const w of r.workers) await w.stop();
-    for (const n of r.nodes) await n.kill();
+  // Each part stops its daemons and workers when it is done: idle ones would take CPU from the next.
+  await stopRunning();
+  for (const follow of ["own", "org"] as Follow[]) {
+    const r: Partial<Record<Layout, W1Result>> = {};
+    for (const layout of LAYOUTS) {
+      r[layout] = await w1(layout, follow);
+      await stopRunning();
+    }
+    const [one, three, alone] = LAYOUTS.map((l) => r[l]!);
+    console.log(
+      JSON.stringify({
+        workload: follow === "own" ? "cluster-W1" : "cluster-W1-org-followers",
+        cores: cpus().length,
+        conversations: CONVERSATIONS,
+        turns_each: TURNS,
+        warm_turns_each: WARM_TURNS,
+        one_node_turns_per_s: one!.turnsPerS,
+        three_nodes_turns_per_s: three!.turnsPerS,
+        three_alone_turns_per_s: alone!.turnsPerS,
+        ratio: Number((three!.turnsPerS / one!.turnsPerS).toFixed(2)),
+        // Three nodes over three daemons that are not a cluster: what the cluster itself costs.
+        ratio_to_three_alone: Number((three!.turnsPerS / alone!.turnsPerS).toFixed(2)),
+        // CPU of every process of the class over the measured turns, per turn: where a cluster's extra work goes.
+        cpu_ms_per_turn: Object.fromEntries(LAYOUTS.map((l) => [l, r[l]!.cpuMsPerTurn])),
+        turn_ms: Object.fromEntries(LAYOUTS.map((l) => [l, r[l]!.turnMs])),
+      }),
+    );
   }
+} finally {
+  await stopRunning();
   for (const r of roots) rmSync(r, { recursive: true, force: true });
   await pg.stop();
 }
 
+async function stopRunning(): Promise<void> {
+  for (const r of running.splice(0)) {
+    for (const w of r.workers) await w.stop();
+    for (const n of r.nodes) await n.kill();
+  }
+}
+
 /** A project on a fresh database of the server, with `agents` fault agents a0..aN, and `count` nodes. */
-async function cluster(count: number, agents: number, script: string): Promise<{ dir: string; token: string; nodes: ClusterNode[] }> {
+async function cluster(count: number, agents: number, script: string): Promise<Project> {
   const root = mkdtempSync(join(tmpdir(), "wardrik-bench-cluster-"));
   roots.push(root);
   const dir = join(root, "project");
@@ -121,14 +168,15 @@ async function cluster(count: number, agents: number, script: string): Promise<{
     await n.start();
     nodes.push(n);
   }
-  running.push({ nodes, workers: [] });
-  return { dir, token, nodes };
+  const project = { dir, token, nodes, workers: [] };
+  running.push(project);
+  return project;
 }
 
 async function failover(): Promise<Record<string, unknown>> {
   const c = await cluster(3, KILLS, faultScript({ toolMs: { lookup: 8000 }, rerunMs: 50 }));
   const workers = c.nodes.map((n, i) => startWorker({ url: n.url, token: c.token }, join(dirname(c.dir), "workers"), `w${i}`));
-  running.at(-1)!.workers.push(...workers);
+  c.workers.push(...workers);
   for (let i = 0; i < 3; i++) await waitForWorker(c.nodes[i]!, workers[i]!.child.pid!);
   const ms: number[] = [];
   for (let k = 0; k < KILLS; k++) {
@@ -168,172 +216,75 @@ async function failover(): Promise<Record<string, unknown>> {
   };
 }
 
-async function w1(count: number): Promise<number> {
-  const c = await cluster(count, CONVERSATIONS, faultScript({ toolMs: { lookup: 0 } }));
+async function w1(layout: Layout, follow: Follow): Promise<W1Result> {
+  const script = faultScript({ toolMs: { lookup: 0 } });
+  // Client k (conversations i with i % 3 = k) talks to node k % nodes; on three daemons that are not a
+  // cluster, each project holds the agents of its own client's conversations.
+  const projects =
+    layout === "three_alone"
+      ? [
+          await cluster(1, CONVERSATIONS / 3, script),
+          await cluster(1, CONVERSATIONS / 3, script),
+          await cluster(1, CONVERSATIONS / 3, script),
+        ]
+      : [await cluster(layout === "one_node" ? 1 : 3, CONVERSATIONS, script)];
+  const nodes = projects.flatMap((p) => p.nodes);
+  const projectOf = (node: ClusterNode) => projects.find((p) => p.nodes.includes(node))!;
   // One worker per node, as a deployment would run them: each node's calls stay on it.
-  for (let i = 0; i < count; i++) {
-    const urls = [...c.nodes.slice(i), ...c.nodes.slice(0, i)].map((n) => n.url).join(",");
-    const worker = startWorker({ url: urls, token: c.token }, join(dirname(c.dir), "workers"), `w${i}`);
-    running.at(-1)!.workers.push(worker);
-    await waitForWorker(c.nodes[i]!, worker.child.pid!);
+  for (const [i, node] of nodes.entries()) {
+    const p = projectOf(node);
+    const at = p.nodes.indexOf(node);
+    const urls = [...p.nodes.slice(at), ...p.nodes.slice(0, at)].map((n) => n.url).join(",");
+    const worker = startWorker({ url: urls, token: p.token }, join(dirname(p.dir), "workers"), `w${i}`);
+    p.workers.push(worker);
+    await waitForWorker(node, worker.child.pid!);
   }
   await sleep(1500);
+  const nodeOf = (i: number) => nodes[(i % 3) % nodes.length]!;
   const ids: string[] = [];
-  for (let i = 0; i < CONVERSATIONS; i++)
-    ids.push((await api<{ agents: { id: string }[] }>(c.nodes[0]!, "GET", `/v1/agents?name=a${i}`)).agents[0]!.id);
+  for (let i = 0; i < CONVERSATIONS; i++) {
+    const name = layout === "three_alone" ? `a${Math.floor(i / 3)}` : `a${i}`;
+    ids.push((await api<{ agents: { id: string }[] }>(nodeOf(i), "GET", `/v1/agents?name=${name}`)).agents[0]!.id);
+  }
   // Turn ends come from the org-wide event feed of the node each client talks to, not from polling.
-  // Three clients either way (client k talks to node k % nodes and follows its feed): one node serves
-  // all three followers, as three nodes serve one each, so both runs do the same following.
-  const feeds = [0, 1, 2].map((k) => followTurnEnds(c.nodes[k % count]!));
+  // Three clients in every layout (client k talks to node k % nodes and follows its feed): one node
+  // serves all three followers, as three nodes serve one each. On three daemons that are not a
+  // cluster, a client's feed holds only its own daemon's agents: a third of the events to send.
+  const feeds = [0, 1, 2].map((k) =>
+    followTurnEnds(nodes[k % nodes.length]!, follow === "own" ? ids.filter((_, i) => i % 3 === k) : undefined),
+  );
   for (const f of feeds) await f.ready;
+  const latencies: number[] = [];
   const run = (conversation: string, turns: number) =>
     Promise.all(
       ids.map(async (id, i) => {
-        const node = c.nodes[(i % 3) % count]!;
+        const node = nodeOf(i);
         for (let t = 0; t < turns; t++) {
+          const t0 = performance.now();
           const { message } = await api<{ message: string }>(node, "POST", `/v1/agents/${id}/messages`, {
             text: `w-${i}-${t}`,
             conversation,
           });
-          await within(60_000, feeds[i % 3]!.of(message), `a${i}'s turn for message ${message} (${conversation} ${t + 1})`);
+          await within(60_000, feeds[i % 3]!.of(message), `conversation ${i}'s turn for message ${message} (${conversation} ${t + 1})`);
+          latencies.push(performance.now() - t0);
         }
       }),
     );
   await run("warm", WARM_TURNS);
-  const stats = STATEMENTS ? await statementCounter() : undefined;
+  const stats = STATEMENTS ? await statementCounter(pg.url) : undefined;
   const before = cpuByProcessClass();
+  latencies.length = 0;
   const started = Date.now();
   await run("main", TURNS);
   const seconds = (Date.now() - started) / 1000;
-  cpuPerTurn[count] = perTurn(before, cpuByProcessClass(), CONVERSATIONS * TURNS);
-  await stats?.print(`${count} node(s)`, CONVERSATIONS * TURNS);
+  const cpuMsPerTurn = perTurn(before, cpuByProcessClass(), CONVERSATIONS * TURNS);
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1));
+  await stats?.print(`${layout}, ${follow} followers`, CONVERSATIONS * TURNS);
   for (const f of feeds) f.stop();
-  return Number(((CONVERSATIONS * TURNS) / seconds).toFixed(1));
-}
-
-/** pg_stat_statements, reset now; `print` writes the statements run since, per turn and by query, to stderr. */
-async function statementCounter(): Promise<{ print(label: string, turns: number): Promise<void> }> {
-  const admin = new PostgresDb(pg.url, { poolSize: 1 });
-  await admin.run("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await admin.run("SELECT pg_stat_statements_reset()");
   return {
-    async print(label, turns) {
-      const rows = await admin.all<{ calls: string; ms: number; q: string }>(
-        "SELECT calls::text AS calls, total_exec_time AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 120) AS q FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND calls >= ? ORDER BY calls DESC",
-        [turns / 100],
-      );
-      await admin.close();
-      const total = rows.reduce((a, r) => a + Number(r.calls), 0);
-      console.error(`${label}: ${(total / turns).toFixed(1)} statements a turn (calls a turn, execution ms a turn, query)`);
-      for (const r of rows)
-        console.error(`${(Number(r.calls) / turns).toFixed(2).padStart(6)} ${(r.ms / turns).toFixed(3).padStart(7)} ${r.q}`);
-    },
+    turnsPerS: Number(((CONVERSATIONS * TURNS) / seconds).toFixed(1)),
+    cpuMsPerTurn,
+    turnMs: { p50: at(0.5), p99: at(0.99), max: at(1) },
   };
-}
-
-/** Follows a node's org-wide feed (SSE, live only) and resolves, per message ID, when the turn that took it completed. */
-function followTurnEnds(node: ClusterNode): { ready: Promise<void>; of(message: string): Promise<void>; stop(): void } {
-  const runOf = new Map<string, string>();
-  const done = new Set<string>();
-  const waiting = new Map<string, () => void>();
-  const controller = new AbortController();
-  let ready!: () => void;
-  const readyP = new Promise<void>((r) => (ready = r));
-  const check = (message: string) => {
-    const run = runOf.get(message);
-    if (run && done.has(run)) waiting.get(message)?.();
-  };
-  void (async () => {
-    const res = await fetch(`${node.url}/v1/events/stream?live=only&type=turn.started,turn.completed`, {
-      headers: { authorization: `Bearer ${node.token}`, accept: "text/event-stream" },
-      signal: controller.signal,
-    });
-    ready();
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const { done: end, value } = await reader.read();
-      if (end) return;
-      buf += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buf.indexOf("\n\n")) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        const data = block
-          .split("\n")
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5).trim())
-          .join("\n");
-        if (!data) continue;
-        const e = JSON.parse(data) as { type: string; run?: string; data: { messages?: string[] } };
-        if (e.type.endsWith("turn.started")) {
-          for (const m of e.data.messages ?? []) {
-            runOf.set(m, e.run!);
-            check(m);
-          }
-        } else if (e.type.endsWith("turn.completed")) {
-          done.add(e.run!);
-          for (const [m, r] of runOf) if (r === e.run) check(m);
-        }
-      }
-    }
-  })().catch((err: unknown) => {
-    if (!controller.signal.aborted) console.error(`following ${node.name}'s feed failed: ${String(err)}`);
-  });
-  return {
-    ready: readyP,
-    of: (message) =>
-      new Promise<void>((resolve) => {
-        waiting.set(message, resolve);
-        check(message);
-      }),
-    stop: () => controller.abort(),
-  };
-}
-
-/** Rejects, naming what never came, when `p` takes longer than `ms`: a lost turn fails the run instead of hanging it. */
-function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no end after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** CPU ticks (user + system) of every daemon, worker and PostgreSQL process on this machine, by class (Linux; null elsewhere). */
-function cpuByProcessClass(): Map<string, number> | null {
-  if (!existsSync("/proc/self/stat")) return null;
-  const out = new Map<string, number>();
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      const cls = cmd.includes(`${BIN}\0daemon`)
-        ? "daemons"
-        : /postgres/.test(cmd)
-          ? "postgres"
-          : cmd.includes(WORKER_FIXTURE)
-            ? "workers"
-            : undefined;
-      if (!cls) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(`${cls} ${pid}`, Number(f[11]) + Number(f[12]));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return out;
-}
-
-function perTurn(before: Map<string, number> | null, after: Map<string, number> | null, turns: number): Record<string, number> | null {
-  if (!before || !after) return null;
-  const ms = 1000 / 100; // Linux reports CPU in clock ticks of 10 ms (USER_HZ 100).
-  const sums: Record<string, number> = {};
-  for (const [key, ticks] of after) {
-    const cls = key.split(" ")[0]!;
-    sums[cls] = (sums[cls] ?? 0) + ((ticks - (before.get(key) ?? 0)) * ms) / turns;
-  }
-  for (const k of Object.keys(sums)) sums[k] = Number(sums[k]!.toFixed(2));
-  return sums;
 }
