@@ -2,10 +2,13 @@ import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../log/logger.js";
 import type { PostgresDb } from "../store/postgres-db.js";
 import type { Unsubscribe } from "../store/postgres-listener.js";
+import { formatInterest, OtherNodesInterest, parseInterest } from "./follower-interest.js";
 
 const CHANNEL = "wardrik_events";
 /** Agents named per notification: PostgreSQL's payload holds 8000 bytes. */
 const PER_NOTICE = 200;
+/** A node that follows more agents than fit in one notice announces that it wants every agent's. */
+const MAX_NAMED_INTEREST = PER_NOTICE;
 const BATCH_MS = 2;
 /** How often a node says it is there (a notice naming no agent), so the others keep telling it about their events. */
 const HELLO_MS = 20_000;
@@ -13,6 +16,10 @@ const HELLO_MS = 20_000;
 const OTHERS_FOR_MS = 3 * HELLO_MS;
 /** The hello of a node that starts (no agent ID has this form): the others answer with theirs. */
 const STARTED = "!started";
+/** Starts an announcement of what a node's followers want (see follower-interest.ts); it is also the node's hello. */
+const WANTS = "?";
+/** A catch-up notice naming no agent: wake every follower (one that now follows every agent may have missed some). */
+const EVERY_AGENT = "*";
 
 /**
  * Followers on any node see the events of agents driven elsewhere. Each node
@@ -22,11 +29,23 @@ const STARTED = "!started";
  * record is there already). A notice lost in a crash only delays a follower
  * until its next look (they also look now and then on their own).
  *
+ * Only what someone follows is told: each node announces which agents its
+ * followers want (every agent, some, or none) when that changes and with
+ * every hello, and a node names an agent in its notices only while another
+ * node wants it. A node that learns of a new want sends a catch-up notice
+ * for it at once, since its earlier events were told to nobody.
+ *
  * A daemon alone on its database (the usual PostgreSQL set-up) tells nobody:
  * every node says hello when it starts (the others answer with theirs) and
  * every HELLO_MS, and a node sends notices only while it has heard another
  * within OTHERS_FOR_MS. A node that joins is told from the moment its hello
  * arrives, and tells the others from the moment their answers arrive.
+ *
+ * Messages on the channel, each `NODE|` and then: `!started` (a node
+ * starts), `?WANTS` (a hello with what its followers want: `*` or agent IDs,
+ * possibly none), `IDS` (agents with new events, or `*`: wake every
+ * follower). An empty rest is the hello of a release that did not announce
+ * wants: it is told about every agent.
  */
 export class EventRelay {
   private readonly dirty = new Set<string>();
@@ -36,6 +55,9 @@ export class EventRelay {
   private unlisten: Unsubscribe | undefined;
   /** Until when another node is known to listen. */
   private othersUntil = 0;
+  private readonly others = new OtherNodesInterest(OTHERS_FOR_MS);
+  private offInterest: (() => void) | undefined;
+  private announceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: PostgresDb,
@@ -46,28 +68,58 @@ export class EventRelay {
 
   async start(): Promise<void> {
     this.unsubscribe = this.bus.subscribe("*", (e) => {
-      if (Date.now() > this.othersUntil) return;
+      if (Date.now() > this.othersUntil || !this.others.wants(e.agent)) return;
       this.dirty.add(e.agent);
       this.timer ??= setTimeout(() => void this.send(), BATCH_MS);
     });
-    this.unlisten = await this.db.listen(CHANNEL, (payload) => {
-      const bar = payload.indexOf("|");
-      if (bar < 0 || payload.slice(0, bar) === this.node) return;
-      this.othersUntil = Date.now() + OTHERS_FOR_MS;
-      const rest = payload.slice(bar + 1);
-      // A node that just started does not know about this one yet: it is told at once.
-      if (rest === STARTED) return void this.notify(`${this.node}|`);
-      for (const id of rest.split(",")) if (id) this.bus.poke(id);
+    this.unlisten = await this.db.listen(CHANNEL, (payload) => this.heard(payload));
+    // Followers come and go in bursts (a console opening many streams): one announcement for a burst.
+    this.offInterest = this.bus.onInterestChange(() => {
+      this.announceTimer ??= setTimeout(() => {
+        this.announceTimer = undefined;
+        void this.announce();
+      }, BATCH_MS);
     });
     await this.notify(`${this.node}|${STARTED}`);
-    this.hello = setInterval(() => void this.notify(`${this.node}|`), HELLO_MS);
+    await this.announce();
+    this.hello = setInterval(() => void this.announce(), HELLO_MS);
     this.hello.unref();
+  }
+
+  private heard(payload: string): void {
+    const bar = payload.indexOf("|");
+    const from = payload.slice(0, bar);
+    if (bar < 0 || from === this.node) return;
+    this.othersUntil = Date.now() + OTHERS_FOR_MS;
+    const rest = payload.slice(bar + 1);
+    // A node that just started does not know about this one yet: it is told at once.
+    if (rest === STARTED) return void this.announce();
+    if (rest.startsWith(WANTS)) {
+      const added = this.others.set(from, parseInterest(rest.slice(WANTS.length)));
+      if (added.all) void this.notify(`${this.node}|${EVERY_AGENT}`);
+      else if (added.agents.size > 0) void this.notifyAgents([...added.agents]);
+      return;
+    }
+    this.others.heardFrom(from);
+    if (rest === EVERY_AGENT) return this.bus.pokeAll();
+    for (const id of rest.split(",")) if (id) this.bus.poke(id);
+  }
+
+  /** Says what this node's followers want; also its hello. */
+  private announce(): Promise<void> {
+    const mine = this.bus.interest();
+    const all = mine.all || mine.agents.size > MAX_NAMED_INTEREST;
+    return this.notify(`${this.node}|${WANTS}${formatInterest({ all, agents: all ? new Set() : mine.agents })}`);
   }
 
   private async send(): Promise<void> {
     this.timer = undefined;
     const ids = [...this.dirty];
     this.dirty.clear();
+    await this.notifyAgents(ids);
+  }
+
+  private async notifyAgents(ids: string[]): Promise<void> {
     for (let i = 0; i < ids.length; i += PER_NOTICE) await this.notify(`${this.node}|${ids.slice(i, i + PER_NOTICE).join(",")}`);
   }
 
@@ -82,7 +134,9 @@ export class EventRelay {
 
   async close(): Promise<void> {
     this.unsubscribe?.();
+    this.offInterest?.();
     clearTimeout(this.timer);
+    clearTimeout(this.announceTimer);
     clearInterval(this.hello);
     await this.unlisten?.();
   }

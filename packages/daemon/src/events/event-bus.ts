@@ -12,6 +12,7 @@ export class EventBus {
   private readonly byAgent = new Map<string, Set<Listener>>();
   private readonly all = new Set<Listener>();
   private readonly pokes = new Map<string, Set<(agentId: string) => void>>();
+  private readonly interestListeners = new Set<() => void>();
 
   /**
    * Listens for word that an agent has new events this process did not write
@@ -19,12 +20,36 @@ export class EventBus {
    */
   onPoke(agentId: string | "*", listener: (agentId: string) => void): () => void {
     let set = this.pokes.get(agentId);
-    if (!set) this.pokes.set(agentId, (set = new Set()));
+    if (!set) {
+      this.pokes.set(agentId, (set = new Set()));
+      this.interestChanged();
+    }
     set.add(listener);
     return () => {
       set.delete(listener);
-      if (set.size === 0) this.pokes.delete(agentId);
+      if (set.size === 0 && this.pokes.get(agentId) === set) {
+        this.pokes.delete(agentId);
+        this.interestChanged();
+      }
     };
+  }
+
+  /** The agents this process listens for pokes about (`all`: some listener wants every agent's). */
+  interest(): { all: boolean; agents: Set<string> } {
+    const agents = new Set(this.pokes.keys());
+    const all = agents.delete("*");
+    return { all, agents };
+  }
+
+  /** Calls `listener` whenever `interest()` may have changed. */
+  onInterestChange(listener: () => void): () => void {
+    this.interestListeners.add(listener);
+    return () => this.interestListeners.delete(listener);
+  }
+
+  /** Another node says events of any agent may have been missed: every poke listener reads again. */
+  pokeAll(): void {
+    for (const [key, set] of this.pokes) for (const l of set) safeCall(l, key);
   }
 
   /** Another node committed events of `agentId`. */
@@ -50,6 +75,10 @@ export class EventBus {
       set.delete(listener);
       if (set.size === 0) this.byAgent.delete(agentId);
     };
+  }
+
+  private interestChanged(): void {
+    for (const l of this.interestListeners) safeCall(l, undefined);
   }
 
   publish(event: StoredEvent): void {

@@ -63,10 +63,12 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
         const unsubscribe = svc.bus.subscribe("*", (e) => {
           if (e.org === org && wanted(e.agent) && (!filter.types || filter.types.some((t) => typeMatches(t, e.type)))) follower.wake();
         });
-        // Another node of a cluster wrote events of this agent: read the feed again.
-        const pokeOff = svc.bus.onPoke("*", (agent) => {
-          if (wanted(agent)) follower.wake();
-        });
+        // Another node of a cluster wrote events of these agents (or of any, without an agent filter): read the feed again.
+        // Listening for the filter's agents only lets the other nodes leave the rest unsaid (cluster/event-relay.ts).
+        const pokeOffs = (filter.agents ?? ["*"]).map((agent) => svc.bus.onPoke(agent, () => follower.wake()));
+        const pokeOff = () => {
+          for (const off of pokeOffs) off();
+        };
         stream.onAbort(() => follower.stop());
         try {
           // The headers go out now, not with the first event: a client knows at once that it follows.
