@@ -59,24 +59,23 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
           { ...FEED_FOLLOWER_TIMING, readOnPoll: svc.store.db.dialect === "postgres" },
         );
         // Only what the filter can pass wakes the follower: an event it cannot show, held back, is read on the follower's own retry.
-        const wanted = (agent: string) => !filter.agents || filter.agents.includes(agent);
-        const unsubscribe = svc.bus.subscribe("*", (e) => {
-          if (e.org === org && wanted(e.agent) && (!filter.types || filter.types.some((t) => typeMatches(t, e.type)))) follower.wake();
-        });
-        // Another node of a cluster wrote events of these agents (or of any, without an agent filter): read the feed again.
-        // Listening for the filter's agents only lets the other nodes leave the rest unsaid (cluster/event-relay.ts).
-        const pokeOffs = (filter.agents ?? ["*"]).map((agent) => svc.bus.onPoke(agent, () => follower.wake()));
-        const pokeOff = () => {
-          for (const off of pokeOffs) off();
-        };
+        // With an agent filter it listens for those agents only, here and for other nodes' word: the bus then never
+        // calls it for the rest, and other nodes can leave the rest unsaid (cluster/event-relay.ts).
+        const agents = filter.agents ?? ["*"];
+        const offs = agents.flatMap((agent) => [
+          svc.bus.subscribe(agent, (e) => {
+            if (e.org === org && (!filter.types || filter.types.some((t) => typeMatches(t, e.type)))) follower.wake();
+          }),
+          // Another node of a cluster wrote events of this agent (of any, without an agent filter): read the feed again.
+          svc.bus.onPoke(agent, () => follower.wake()),
+        ]);
         stream.onAbort(() => follower.stop());
         try {
           // The headers go out now, not with the first event: a client knows at once that it follows.
           await stream.write(": following\n\n");
           await follower.run();
         } finally {
-          unsubscribe();
-          pokeOff();
+          for (const off of offs) off();
         }
       });
     },
