@@ -27,7 +27,9 @@ const EVERY_AGENT = "*";
  * for many, which agents have new events; a node that hears it wakes its
  * followers of those agents, which read the events from the database (the
  * record is there already). A notice lost in a crash only delays a follower
- * until its next look (they also look now and then on their own).
+ * until its next look (they also look now and then on their own); notices
+ * missed while this node's LISTEN connection was down are made up for when
+ * it is back (every follower here reads again, and the others re-announce).
  *
  * Only what someone follows is told: each node announces which agents its
  * followers want (every agent, some, or none) when that changes and with
@@ -72,7 +74,7 @@ export class EventRelay {
       this.dirty.add(e.agent);
       this.timer ??= setTimeout(() => void this.send(), BATCH_MS);
     });
-    this.unlisten = await this.db.listen(CHANNEL, (payload) => this.heard(payload));
+    this.unlisten = await this.db.listen(CHANNEL, (payload) => this.heard(payload), { onReconnect: () => void this.reconnected() });
     // Followers come and go in bursts (a console opening many streams): one announcement for a burst.
     this.offInterest = this.bus.onInterestChange(() => {
       this.announceTimer ??= setTimeout(() => {
@@ -103,6 +105,18 @@ export class EventRelay {
     this.others.heardFrom(from);
     if (rest === EVERY_AGENT) return this.bus.pokeAll();
     for (const id of rest.split(",")) if (id) this.bus.poke(id);
+  }
+
+  /**
+   * The LISTEN connection was lost and is back: every notice and announcement
+   * sent meanwhile is gone. This node's followers read again (they may have
+   * missed events), and it says hello as a node that starts, so the others
+   * answer with what their followers want now.
+   */
+  private async reconnected(): Promise<void> {
+    this.bus.pokeAll();
+    await this.notify(`${this.node}|${STARTED}`);
+    await this.announce();
   }
 
   /** Says what this node's followers want; also its hello. */

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EventRelay } from "../../src/cluster/event-relay.js";
 import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
 import type { PostgresDb } from "../../src/store/postgres-db.js";
+import { openDb } from "../../src/store/open-db.js";
 import { openTestDb } from "../helpers/test-database.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -30,7 +31,7 @@ function event(agent: string): StoredEvent {
 }
 
 /** A relay on a bus of its own; `followsAll`: an org-wide follower listens for pokes about every agent from the start. */
-async function relay(db: PostgresDb, node: string, followsAll = true) {
+async function relay(db: PostgresDb, node: string, followsAll = true): Promise<{ bus: EventBus; poked: string[] }> {
   const bus = new EventBus();
   const poked: string[] = [];
   if (followsAll) bus.onPoke("*", (id) => poked.push(id));
@@ -41,14 +42,14 @@ async function relay(db: PostgresDb, node: string, followsAll = true) {
 }
 
 /** A fresh database, and every payload on the relay's channel as it comes. */
-async function listeningDb(): Promise<{ db: PostgresDb; heard: string[] }> {
-  const { db: opened } = await openTestDb();
+async function listeningDb(): Promise<{ db: PostgresDb; heard: string[]; database: { url: string } }> {
+  const { db: opened, database } = await openTestDb();
   const db = opened as PostgresDb;
   closers.push(() => db.close());
   const heard: string[] = [];
   const unlisten = await db.listen("wardrik_events", (p) => heard.push(p));
   closers.push(() => unlisten());
-  return { db, heard };
+  return { db, heard, database };
 }
 
 describe("the event relay", () => {
@@ -106,5 +107,47 @@ describe("the event relay", () => {
     a.bus.publish(event("ag_z"));
     await waitFor(() => all.includes("ag_z"), "n2's org-wide follower to hear of ag_z");
     expect(a.poked).toEqual([]);
+  });
+
+  it("makes up for what a node missed while its LISTEN connection was down", async () => {
+    const { db, heard, database } = await listeningDb();
+    // Each node on a connection of its own, named so that the test can cut one.
+    const own = async (node: string) => {
+      const d = (await openDb(database.url, { applicationName: node, log: () => undefined })) as PostgresDb;
+      closers.push(() => d.close());
+      return d;
+    };
+    const a = await relay(await own("n1"), "n1", false);
+    const b = await relay(await own("n2"), "n2", false);
+    const onB: string[] = [];
+    b.bus.onPoke("ag_x", (id) => onB.push(id));
+    await waitFor(() => heard.includes("n2|?ag_x"), "n2 to announce ag_x");
+    await waitFor(() => onB.includes("ag_x"), "n1's catch-up notice for ag_x");
+
+    // n2's LISTEN connection goes; n1 writes meanwhile, and its notice reaches nobody on n2.
+    const cut = (node: string) =>
+      db.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ? AND query LIKE 'LISTEN%'", [
+        `${node} listen`,
+      ]);
+    await cut("n2");
+    onB.length = 0;
+    a.bus.publish(event("ag_x"));
+    // Back, n2's followers read again whatever they follow, as if told.
+    await waitFor(() => onB.includes("ag_x"), "n2's followers to read again after the reconnect", 5000);
+
+    // n1's connection goes; n2 starts following ag_y meanwhile, an announcement n1 never hears.
+    await cut("n1");
+    b.bus.onPoke("ag_y", (id) => onB.push(id));
+    await waitFor(() => heard.includes("n2|?ag_x,ag_y"), "n2 to announce ag_y");
+    // Back, n1 asks the others what they follow (a hello as if it started), hears of ag_y, and tells n2 about it.
+    await waitFor(
+      () => heard.includes("n1|!started") && heard.lastIndexOf("n1|!started") > heard.indexOf("n2|?ag_x,ag_y"),
+      "n1's hello after the reconnect",
+      5000,
+    );
+    onB.length = 0;
+    a.bus.publish(event("ag_y"));
+    // Well before n2's next hello (20 s), which would otherwise be the first n1 hears of ag_y.
+    await waitFor(() => onB.includes("ag_y"), "n2 to hear of ag_y's events", 5000);
   });
 });
