@@ -4,16 +4,20 @@ import type { Store } from "../store/store.js";
 /**
  * An agent's events after a sequence number, in order, each once: from the
  * in-process bus as they commit, with the store read first (what committed
- * before the bus was listened to) and again whenever a wait ends empty (an
- * agent run by another daemon of a cluster publishes on that daemon's bus).
- * Subscribes at once, so nothing committed after `after` is missed.
+ * before the bus was listened to), when another node of a cluster says it
+ * wrote some (an agent it runs publishes on that node's bus), and whenever a
+ * wait ends empty (in case that word was lost). Subscribes at once, so
+ * nothing committed after `after` is missed.
  */
 export class AgentFollower {
   private readonly live: StoredEvent[] = [];
   private wake: (() => void) | undefined;
   private backfilled = false;
   private closed = false;
+  /** Another node wrote events of the agent since the last read of the store. */
+  private poked = false;
   private readonly unsubscribe: () => void;
+  private readonly offPoke: () => void;
 
   constructor(
     private readonly store: Store,
@@ -23,6 +27,10 @@ export class AgentFollower {
   ) {
     this.unsubscribe = bus.subscribe(agentId, (e) => {
       this.live.push(e);
+      this.wake?.();
+    });
+    this.offPoke = bus.onPoke(agentId, () => {
+      this.poked = true;
       this.wake?.();
     });
   }
@@ -36,10 +44,13 @@ export class AgentFollower {
     }
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (this.live.length === 0 && !signal.aborted && !this.closed) await this.wait(deadline - Date.now(), signal);
+      if (this.live.length === 0 && !this.poked && !signal.aborted && !this.closed) await this.wait(deadline - Date.now(), signal);
       if (signal.aborted || this.closed) return [];
-      const events =
-        this.live.length === 0 ? this.take(await this.store.events.list(this.agentId, this.after, 1000)) : this.take(this.live.splice(0));
+      const fromStore = this.live.length === 0 || this.poked;
+      this.poked = false;
+      const events = fromStore
+        ? this.take([...this.live.splice(0), ...(await this.store.events.list(this.agentId, this.after, 1000))])
+        : this.take(this.live.splice(0));
       // A bus event already read from the store wakes the wait too: keep waiting until something new or the deadline.
       if (events.length > 0 || Date.now() >= deadline) return events;
     }
@@ -48,12 +59,18 @@ export class AgentFollower {
   close(): void {
     this.closed = true;
     this.unsubscribe();
+    this.offPoke();
     this.wake?.();
   }
 
   private take(events: StoredEvent[]): StoredEvent[] {
-    const out = events.filter((e) => e.seq > this.after).sort((a, b) => a.seq - b.seq);
-    if (out.length > 0) this.after = out.at(-1)!.seq;
+    const out: StoredEvent[] = [];
+    // Sorted, each once (the bus and the store can both bring one), after the last taken.
+    for (const e of events.sort((a, b) => a.seq - b.seq)) {
+      if (e.seq <= this.after) continue;
+      out.push(e);
+      this.after = e.seq;
+    }
     return out;
   }
 

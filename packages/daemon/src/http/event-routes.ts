@@ -12,6 +12,11 @@ const STREAM_FRAMES =
   "`event: delta` with {run, text, reset?} as data (live text of a model reply, not stored); " +
   "comment lines as keep-alives. Reconnect with Last-Event-ID to resume after the last event seen.";
 
+/** A stream with nothing to send writes a comment this often, so proxies and clients know it is alive. */
+const KEEP_ALIVE_MS = 15_000;
+/** How often a stream on PostgreSQL reads the agent's record with nothing to wake it (as the org feed does). */
+const LOOK_MS = 1000;
+
 /** The agent's record: read back a page at a time, or followed live as server-sent events. */
 export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void {
   routes.add({
@@ -80,6 +85,10 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
             if (backlog.length < 1000) break;
           }
         };
+        // On PostgreSQL the stream also reads on its own now and then: another node's notice can be lost (it died between
+        // its commit and its notice), and then nothing else would tell this one.
+        const lookMs = svc.store.db.dialect === "postgres" ? LOOK_MS : KEEP_ALIVE_MS;
+        let idleMs = 0;
         try {
           await catchUp();
           while (!stream.aborted && !stream.closed) {
@@ -89,16 +98,25 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
               continue;
             }
             if (live.length === 0) {
-              await new Promise<void>((resolve) => {
-                const timer = setTimeout(resolve, 15_000);
+              const woken = await new Promise<boolean>((resolve) => {
+                const timer = setTimeout(() => resolve(false), lookMs);
                 timer.unref();
                 wake = () => {
                   clearTimeout(timer);
-                  resolve();
+                  resolve(true);
                 };
               });
               wake = undefined;
-              if (live.length === 0 && !stale && !stream.aborted) await stream.write(": keep-alive\n\n");
+              if (woken || stream.aborted) {
+                idleMs = 0;
+                continue;
+              }
+              idleMs += lookMs;
+              if (lookMs < KEEP_ALIVE_MS) stale = true;
+              if (idleMs >= KEEP_ALIVE_MS) {
+                idleMs = 0;
+                await stream.write(": keep-alive\n\n");
+              }
               continue;
             }
             // Everything that arrived since the last write goes out in one write (one commit's events, usually).

@@ -3,6 +3,9 @@
  * the agent's owner does the work. The worker is connected to the third node
  * only, so every call of an agent owned elsewhere crosses nodes.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runWardrik } from "../helpers/spawn-daemon.js";
 import { agentMarkdown, api, eventsOf, followEvents, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
@@ -176,5 +179,36 @@ describe("a cluster of three nodes", () => {
     expect(turn.filter((e) => short(e.type) === "call.killed").map((e) => e.data.call)).toEqual([call.data.call]);
     // Long before the call's 20 s: the owner heard of the kill at once.
     expect(Date.parse(end.time) - Date.parse(call.time)).toBeLessThan(10_000);
+  });
+
+  it("an MCP client of a node that does not own the agent gets its reply as the turn ends", async () => {
+    // The agent is awake, so the node the client talks to does not simply claim it.
+    await ended(await send(0, "m-before-mcp"));
+    const owner = await c.ownerOf(c.agentId);
+    expect(owner).toBeDefined();
+    const elsewhere = c.nodes.find((n) => n.name !== owner)!;
+    const client = new Client({ name: "wardrik-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${elsewhere.url}/v1/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${c.p.token}` } },
+      }),
+    );
+    try {
+      const progress: string[] = [];
+      const asked = Date.now();
+      const r = (await client.callTool({ name: "faulty", arguments: { message: "m-mcp" } }, undefined, {
+        onprogress: (n) => progress.push(n.message ?? ""),
+        timeout: 60_000,
+      })) as CallToolResult;
+      expect(r.isError ?? false, JSON.stringify(r.content)).toBe(false);
+      expect(progress.some((m) => m.startsWith("faulty started turn"))).toBe(true);
+      // The owner's events reach this node's follower by the relay's word, as they commit: the turn takes well under a
+      // second; without that word the follower found them only when its 15 s wait for a heartbeat ran out.
+      expect(Date.now() - asked).toBeLessThan(10_000);
+      expect(progress.filter((m) => m.startsWith("Still "))).toEqual([]);
+      expect(w.log().filter((l) => l.tag.startsWith("m-mcp/") && l.phase === "start")).toHaveLength(3);
+    } finally {
+      await client.close();
+    }
   });
 });
