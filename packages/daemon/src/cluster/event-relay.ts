@@ -2,7 +2,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../log/logger.js";
 import type { PostgresDb } from "../store/postgres-db.js";
 import type { Unsubscribe } from "../store/postgres-listener.js";
-import { formatInterest, OtherNodesInterest, parseInterest } from "./follower-interest.js";
+import { formatInterest, isInterest, OtherNodesInterest, parseInterest, type Interest } from "./follower-interest.js";
 
 const CHANNEL = "wardrik_events";
 /** Agents named per notification: PostgreSQL's payload holds 8000 bytes. */
@@ -10,14 +10,16 @@ const PER_NOTICE = 200;
 /** A node that follows more agents than fit in one notice announces that it wants every agent's. */
 const MAX_NAMED_INTEREST = PER_NOTICE;
 const BATCH_MS = 2;
+/** An event type pattern an announcement can carry. */
+const TYPE_PATTERN = /^[A-Za-z0-9._-]+(\.\*)?$|^\*$/;
+/** Room for type patterns in an announcement, beside up to MAX_NAMED_INTEREST agent IDs. */
+const MAX_TYPES_TEXT = 1000;
 /** How often a node says it is there (a notice naming no agent), so the others keep telling it about their events. */
 const HELLO_MS = 20_000;
 /** A node tells the others about its events while it heard from one of them this recently. */
 const OTHERS_FOR_MS = 3 * HELLO_MS;
 /** The hello of a node that starts (no agent ID has this form): the others answer with theirs. */
 const STARTED = "!started";
-/** Starts an announcement of what a node's followers want (see follower-interest.ts); it is also the node's hello. */
-const WANTS = "?";
 /** A catch-up notice naming no agent: wake every follower (one that now follows every agent may have missed some). */
 const EVERY_AGENT = "*";
 
@@ -32,10 +34,12 @@ const EVERY_AGENT = "*";
  * it is back (every follower here reads again, and the others re-announce).
  *
  * Only what someone follows is told: each node announces which agents its
- * followers want (every agent, some, or none) when that changes and with
- * every hello, and a node names an agent in its notices only while another
- * node wants it. A node that learns of a new want sends a catch-up notice
- * for it at once, since its earlier events were told to nobody.
+ * followers want (every agent, some, or none) and of which event types
+ * (every type, or the patterns of their type filters) when that changes and
+ * with every hello, and a node names an agent in its notices only while
+ * another node wants events of that agent and type. A node that learns of a
+ * new want sends a catch-up notice for it at once, since its earlier events
+ * were told to nobody.
  *
  * A daemon alone on its database (the usual PostgreSQL set-up) tells nobody:
  * every node says hello when it starts (the others answer with theirs) and
@@ -44,10 +48,13 @@ const EVERY_AGENT = "*";
  * arrives, and tells the others from the moment their answers arrive.
  *
  * Messages on the channel, each `NODE|` and then: `!started` (a node
- * starts), `?WANTS` (a hello with what its followers want: `*` or agent IDs,
- * possibly none), `IDS` (agents with new events, or `*`: wake every
- * follower). An empty rest is the hello of a release that did not announce
- * wants: it is told about every agent.
+ * starts), `+TYPES?AGENTS` (a hello with what its followers want, see
+ * follower-interest.ts), `IDS` (agents with new events, or `*`: wake every
+ * follower). Older releases: `?AGENTS` announced agents of every type, and
+ * an empty rest was the hello of a node that announced nothing, which is
+ * told about everything. Such a node takes `+...` for a notice (a needless
+ * read) and the node that sent it for one that never announced, so it tells
+ * that node about everything: nothing is lost in a mixed cluster.
  */
 export class EventRelay {
   private readonly dirty = new Set<string>();
@@ -60,6 +67,8 @@ export class EventRelay {
   private readonly others = new OtherNodesInterest(OTHERS_FOR_MS);
   private offInterest: (() => void) | undefined;
   private announceTimer: NodeJS.Timeout | undefined;
+  /** The last announcement sent: a change of followers that leaves it the same is not sent again. */
+  private announced: string | undefined;
 
   constructor(
     private readonly db: PostgresDb,
@@ -70,7 +79,7 @@ export class EventRelay {
 
   async start(): Promise<void> {
     this.unsubscribe = this.bus.subscribe("*", (e) => {
-      if (Date.now() > this.othersUntil || !this.others.wants(e.agent)) return;
+      if (Date.now() > this.othersUntil || !this.others.wants(e.agent, e.type)) return;
       this.dirty.add(e.agent);
       this.timer ??= setTimeout(() => void this.send(), BATCH_MS);
     });
@@ -79,7 +88,7 @@ export class EventRelay {
     this.offInterest = this.bus.onInterestChange(() => {
       this.announceTimer ??= setTimeout(() => {
         this.announceTimer = undefined;
-        void this.announce();
+        if (formatInterest(this.myInterest()) !== this.announced) void this.announce();
       }, BATCH_MS);
     });
     await this.notify(`${this.node}|${STARTED}`);
@@ -96,8 +105,8 @@ export class EventRelay {
     const rest = payload.slice(bar + 1);
     // A node that just started does not know about this one yet: it is told at once.
     if (rest === STARTED) return void this.announce();
-    if (rest.startsWith(WANTS)) {
-      const added = this.others.set(from, parseInterest(rest.slice(WANTS.length)));
+    if (isInterest(rest)) {
+      const added = this.others.set(from, parseInterest(rest));
       if (added.all) void this.notify(`${this.node}|${EVERY_AGENT}`);
       else if (added.agents.size > 0) void this.notifyAgents([...added.agents]);
       return;
@@ -121,9 +130,17 @@ export class EventRelay {
 
   /** Says what this node's followers want; also its hello. */
   private announce(): Promise<void> {
+    this.announced = formatInterest(this.myInterest());
+    return this.notify(`${this.node}|${this.announced}`);
+  }
+
+  private myInterest(): Interest {
     const mine = this.bus.interest();
     const all = mine.all || mine.agents.size > MAX_NAMED_INTEREST;
-    return this.notify(`${this.node}|${WANTS}${formatInterest({ all, agents: all ? new Set() : mine.agents })}`);
+    const types = mine.types?.map((t) => t.trim());
+    // Patterns that would not survive the message's syntax, or too many to fit beside the agents, count as every type.
+    const namedTypes = types && types.every((t) => TYPE_PATTERN.test(t)) && types.join(",").length <= MAX_TYPES_TEXT ? types : undefined;
+    return { all, agents: all ? new Set() : mine.agents, ...(namedTypes ? { types: namedTypes } : {}) };
   }
 
   private async send(): Promise<void> {

@@ -65,10 +65,14 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         });
         // Another node of a cluster wrote events of this agent: they are read from the store.
         let stale = false;
-        const pokeOff = svc.bus.onPoke(agent.id, () => {
-          stale = true;
-          wake?.();
-        });
+        const pokeOff = svc.bus.onPoke(
+          agent.id,
+          () => {
+            stale = true;
+            wake?.();
+          },
+          types,
+        );
         stream.onAbort(() => {
           unsubscribe();
           deltaOff();

@@ -66,8 +66,9 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
           svc.bus.subscribe(agent, (e) => {
             if (e.org === org && (!filter.types || filter.types.some((t) => typeMatches(t, e.type)))) follower.wake();
           }),
-          // Another node of a cluster wrote events of this agent (of any, without an agent filter): read the feed again.
-          svc.bus.onPoke(agent, () => follower.wake()),
+          // Another node of a cluster wrote events of this agent (of any, without an agent filter) and of a type the
+          // filter passes (other nodes are told which): read the feed again.
+          svc.bus.onPoke(agent, () => follower.wake(), filter.types),
         ]);
         stream.onAbort(() => follower.stop());
         try {

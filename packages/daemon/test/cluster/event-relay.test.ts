@@ -17,11 +17,11 @@ afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
 });
 
-function event(agent: string): StoredEvent {
+function event(agent: string, type = "turn.started"): StoredEvent {
   return {
     agent,
     org: "default",
-    type: "dev.wardrik.turn.started",
+    type: `dev.wardrik.${type}`,
     id: `ev_${agent}`,
     source: "/",
     specversion: "1.0",
@@ -62,10 +62,10 @@ describe("the event relay", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(heard.filter((p) => p.includes("ag_alone"))).toEqual([]);
 
-    const helloes = heard.filter((p) => p === "n1|?*").length;
+    const helloes = heard.filter((p) => p === "n1|+*?*").length;
     const b = await relay(db, "n2");
     // n2's hello reaches n1, whose answer (what n1's followers want: everything) reaches n2: from then on each tells the other.
-    await waitFor(() => heard.filter((p) => p === "n1|?*").length > helloes, "n1's answer to n2's hello");
+    await waitFor(() => heard.filter((p) => p === "n1|+*?*").length > helloes, "n1's answer to n2's hello");
     a.bus.publish(event("ag_on_n1"));
     await waitFor(() => b.poked.includes("ag_on_n1"), "n2 to hear of n1's event");
     b.bus.publish(event("ag_on_n2"));
@@ -78,11 +78,11 @@ describe("the event relay", () => {
   it("tells a node only about the agents its followers want, with a catch-up when it starts following one", async () => {
     const { db, heard } = await listeningDb();
     const told = (agent: string) =>
-      heard.some((p) => p.startsWith("n1|") && !p.startsWith("n1|?") && p.split("|")[1]!.split(",").includes(agent));
+      heard.some((p) => p.startsWith("n1|") && !p.startsWith("n1|+*?") && p.split("|")[1]!.split(",").includes(agent));
 
     const a = await relay(db, "n1", false);
     const b = await relay(db, "n2", false);
-    await waitFor(() => heard.includes("n1|?") && heard.includes("n2|?"), "both nodes to say they follow nothing");
+    await waitFor(() => heard.includes("n1|+*?") && heard.includes("n2|+*?"), "both nodes to say they follow nothing");
     a.bus.publish(event("ag_x"));
     await new Promise((r) => setTimeout(r, 300));
     expect(told("ag_x"), "nobody follows ag_x: not told").toBe(false);
@@ -90,7 +90,7 @@ describe("the event relay", () => {
     // n2 starts following ag_x: it says so, and n1 answers with a catch-up notice naming it.
     const onB: string[] = [];
     b.bus.onPoke("ag_x", (id) => onB.push(id));
-    await waitFor(() => heard.includes("n2|?ag_x"), "n2 to announce ag_x");
+    await waitFor(() => heard.includes("n2|+*?ag_x"), "n2 to announce ag_x");
     await waitFor(() => onB.includes("ag_x"), "the catch-up notice for ag_x");
     onB.length = 0;
     a.bus.publish(event("ag_x"));
@@ -102,7 +102,7 @@ describe("the event relay", () => {
     // An org-wide follower on n2: n1 tells it about every agent, after a catch-up that wakes every follower.
     const all: string[] = [];
     b.bus.onPoke("*", (id) => all.push(id));
-    await waitFor(() => heard.includes("n2|?*"), "n2 to announce it follows every agent");
+    await waitFor(() => heard.includes("n2|+*?*"), "n2 to announce it follows every agent");
     await waitFor(() => heard.includes("n1|*"), "n1's catch-up for every agent");
     a.bus.publish(event("ag_z"));
     await waitFor(() => all.includes("ag_z"), "n2's org-wide follower to hear of ag_z");
@@ -121,7 +121,7 @@ describe("the event relay", () => {
     const b = await relay(await own("n2"), "n2", false);
     const onB: string[] = [];
     b.bus.onPoke("ag_x", (id) => onB.push(id));
-    await waitFor(() => heard.includes("n2|?ag_x"), "n2 to announce ag_x");
+    await waitFor(() => heard.includes("n2|+*?ag_x"), "n2 to announce ag_x");
     await waitFor(() => onB.includes("ag_x"), "n1's catch-up notice for ag_x");
 
     // n2's LISTEN connection goes; n1 writes meanwhile, and its notice reaches nobody on n2.
@@ -138,10 +138,10 @@ describe("the event relay", () => {
     // n1's connection goes; n2 starts following ag_y meanwhile, an announcement n1 never hears.
     await cut("n1");
     b.bus.onPoke("ag_y", (id) => onB.push(id));
-    await waitFor(() => heard.includes("n2|?ag_x,ag_y"), "n2 to announce ag_y");
+    await waitFor(() => heard.includes("n2|+*?ag_x,ag_y"), "n2 to announce ag_y");
     // Back, n1 asks the others what they follow (a hello as if it started), hears of ag_y, and tells n2 about it.
     await waitFor(
-      () => heard.includes("n1|!started") && heard.lastIndexOf("n1|!started") > heard.indexOf("n2|?ag_x,ag_y"),
+      () => heard.includes("n1|!started") && heard.lastIndexOf("n1|!started") > heard.indexOf("n2|+*?ag_x,ag_y"),
       "n1's hello after the reconnect",
       5000,
     );
@@ -149,5 +149,40 @@ describe("the event relay", () => {
     a.bus.publish(event("ag_y"));
     // Well before n2's next hello (20 s), which would otherwise be the first n1 hears of ag_y.
     await waitFor(() => onB.includes("ag_y"), "n2 to hear of ag_y's events", 5000);
+  });
+
+  it("tells a node only about events of the types its followers show, and everything to a node that never named types", async () => {
+    const { db, heard } = await listeningDb();
+    const a = await relay(db, "n1", false);
+    const b = await relay(db, "n2", false);
+    // An org-wide follower on n2 that shows turn ends only (the feed's `type=` filter).
+    const onB: string[] = [];
+    b.bus.onPoke("*", (id) => onB.push(id), ["turn.completed", "turn.failed"]);
+    await waitFor(() => heard.includes("n2|+turn.completed,turn.failed?*"), "n2 to announce its types");
+    await waitFor(() => heard.includes("n1|*"), "n1's catch-up");
+    onB.length = 0;
+    a.bus.publish(event("ag_1", "call.started"));
+    a.bus.publish(event("ag_1", "round.saved"));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(onB, "no follower on n2 shows those types: not told").toEqual([]);
+    a.bus.publish(event("ag_1", "turn.completed"));
+    await waitFor(() => onB.includes("ag_1"), "n2 to hear of ag_1's turn end");
+
+    // A per-agent stream without a type filter on n2: every type of that agent, after a catch-up naming it.
+    onB.length = 0;
+    b.bus.onPoke("ag_2", (id) => onB.push(id));
+    await waitFor(() => heard.includes("n2|+*?*"), "n2 to announce every type");
+    await waitFor(() => onB.includes("*"), "n1's catch-up for the wider types");
+    onB.length = 0;
+    a.bus.publish(event("ag_3", "call.started"));
+    await waitFor(() => onB.includes("ag_3"), "n2 to hear of every type now");
+
+    // A node of the release before types announces `?AGENTS`: every type of those agents.
+    const old: string[] = [];
+    a.bus.onPoke("*", (id) => old.push(id));
+    await db.run("SELECT pg_notify(?, ?)", ["wardrik_events", "n0|?ag_old"]);
+    await waitFor(() => heard.includes("n1|ag_old"), "n1's catch-up for the old node's agent");
+    a.bus.publish(event("ag_old", "model.called"));
+    await waitFor(() => heard.filter((p) => p === "n1|ag_old").length >= 2, "n1 to tell the old node about ag_old");
   });
 });
