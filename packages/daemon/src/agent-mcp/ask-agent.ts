@@ -4,6 +4,7 @@ import { queueMessage } from "../http/queue-message.js";
 import type { ApiServices } from "../http/services.js";
 import type { AgentRow } from "../store/rows.js";
 import type { AskArguments } from "./agent-tool.js";
+import { ownLookMs } from "../events/own-look.js";
 import { AgentFollower } from "./follow-agent.js";
 
 /** While nothing happens (a long model call, a tool, an approval), a progress notification this often keeps the client waiting. */
@@ -47,7 +48,7 @@ export interface AskOptions {
 export async function askAgent(o: AskOptions): Promise<AskOutcome> {
   const { svc, agent, args } = o;
   const conversation = args.conversation ?? "main";
-  const follower = new AgentFollower(svc.store, svc.bus, agent.id, await svc.store.events.lastSeq(agent.id));
+  const follower = new AgentFollower(svc.store, svc.bus, agent.id, await svc.store.events.lastSeq(agent.id), ownLookMs(svc.store.db));
   try {
     const queued = await queueMessage(svc, agent, conversation, args.message);
     await o.progress(`Queued for ${agent.name} (conversation ${conversation}).`);

@@ -6,7 +6,7 @@ import type { Store } from "../store/store.js";
  * in-process bus as they commit, with the store read first (what committed
  * before the bus was listened to), when another node of a cluster says it
  * wrote some (an agent it runs publishes on that node's bus), and whenever a
- * wait ends empty (in case that word was lost). Subscribes at once, so
+ * wait or `lookMs` ends empty (in case that word was lost). Subscribes at once, so
  * nothing committed after `after` is missed.
  */
 export class AgentFollower {
@@ -24,6 +24,8 @@ export class AgentFollower {
     bus: EventBus,
     private readonly agentId: string,
     private after: number,
+    /** Read the store after this long without a word (see events/own-look.ts); undefined: only when a wait ends. */
+    private readonly lookMs?: number,
   ) {
     this.unsubscribe = bus.subscribe(agentId, (e) => {
       this.live.push(e);
@@ -44,7 +46,8 @@ export class AgentFollower {
     }
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (this.live.length === 0 && !this.poked && !signal.aborted && !this.closed) await this.wait(deadline - Date.now(), signal);
+      if (this.live.length === 0 && !this.poked && !signal.aborted && !this.closed)
+        await this.wait(Math.min(deadline - Date.now(), this.lookMs ?? Infinity), signal);
       if (signal.aborted || this.closed) return [];
       const fromStore = this.live.length === 0 || this.poked;
       this.poked = false;

@@ -1,6 +1,7 @@
 import { streamSSE } from "hono/streaming";
 import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery, typeMatches } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
+import { ownLookMs } from "../events/own-look.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
@@ -14,8 +15,6 @@ const STREAM_FRAMES =
 
 /** A stream with nothing to send writes a comment this often, so proxies and clients know it is alive. */
 const KEEP_ALIVE_MS = 15_000;
-/** How often a stream on PostgreSQL reads the agent's record with nothing to wake it (as the org feed does). */
-const LOOK_MS = 1000;
 
 /** The agent's record: read back a page at a time, or followed live as server-sent events. */
 export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void {
@@ -91,7 +90,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         };
         // On PostgreSQL the stream also reads on its own now and then: another node's notice can be lost (it died between
         // its commit and its notice), and then nothing else would tell this one.
-        const lookMs = svc.store.db.dialect === "postgres" ? LOOK_MS : KEEP_ALIVE_MS;
+        const lookMs = ownLookMs(svc.store.db) ?? KEEP_ALIVE_MS;
         let idleMs = 0;
         try {
           await catchUp();
