@@ -9,6 +9,8 @@ import type { Store } from "../store/store.js";
  * wait or `lookMs` ends empty (in case that word was lost). Subscribes at once, so
  * nothing committed after `after` is missed.
  */
+const PAGE = 1000;
+
 export class AgentFollower {
   private readonly live: StoredEvent[] = [];
   private wake: (() => void) | undefined;
@@ -41,7 +43,7 @@ export class AgentFollower {
   async next(waitMs: number, signal: AbortSignal): Promise<StoredEvent[]> {
     if (!this.backfilled) {
       this.backfilled = true;
-      const stored = this.take(await this.store.events.list(this.agentId, this.after, 1000));
+      const stored = await this.read();
       if (stored.length > 0) return stored;
     }
     const deadline = Date.now() + waitMs;
@@ -49,11 +51,9 @@ export class AgentFollower {
       if (this.live.length === 0 && !this.poked && !signal.aborted && !this.closed)
         await this.wait(Math.min(deadline - Date.now(), this.lookMs ?? Infinity), signal);
       if (signal.aborted || this.closed) return [];
-      const fromStore = this.live.length === 0 || this.poked;
-      this.poked = false;
-      const events = fromStore
-        ? this.take([...this.live.splice(0), ...(await this.store.events.list(this.agentId, this.after, 1000))])
-        : this.take(this.live.splice(0));
+      const fromBus = this.takeLive();
+      // Nothing new from the bus (a poke, a look, or a gap before a bus event): the store has it, if anything.
+      const events = fromBus.length > 0 ? fromBus : await this.read();
       // A bus event already read from the store wakes the wait too: keep waiting until something new or the deadline.
       if (events.length > 0 || Date.now() >= deadline) return events;
     }
@@ -66,14 +66,36 @@ export class AgentFollower {
     this.wake?.();
   }
 
-  private take(events: StoredEvent[]): StoredEvent[] {
+  /**
+   * The bus's events that follow on from the last one taken. An agent's
+   * sequence numbers have no gaps and commit in order, so a bus event that is
+   * not the next one shows that another node wrote those between: they are
+   * read from the store first (it has them: they committed earlier).
+   */
+  private takeLive(): StoredEvent[] {
     const out: StoredEvent[] = [];
-    // Sorted, each once (the bus and the store can both bring one), after the last taken.
-    for (const e of events.sort((a, b) => a.seq - b.seq)) {
+    this.live.sort((a, b) => a.seq - b.seq);
+    while (this.live.length > 0) {
+      const e = this.live[0]!;
+      if (e.seq > this.after + 1) {
+        this.poked = true;
+        break;
+      }
+      this.live.shift();
       if (e.seq <= this.after) continue;
       out.push(e);
       this.after = e.seq;
     }
+    return out;
+  }
+
+  /** One page from the store; another read follows at once if it was full. */
+  private async read(): Promise<StoredEvent[]> {
+    this.poked = false;
+    const page = await this.store.events.list(this.agentId, this.after, PAGE);
+    if (page.length === PAGE) this.poked = true;
+    const out = page.filter((e) => e.seq > this.after);
+    if (out.length > 0) this.after = out.at(-1)!.seq;
     return out;
   }
 

@@ -1,8 +1,8 @@
 import { streamSSE } from "hono/streaming";
 import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery, typeMatches } from "@wardrik/protocol";
-import type { StoredEvent } from "../events/event-bus.js";
 import { ownLookMs } from "../events/own-look.js";
 import { agentOfOrg } from "./agent-lookup.js";
+import { AgentStreamFollower } from "./agent-stream-follower.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
 import { agentEventFrame, joinFrames } from "./sse-frames.js";
@@ -47,94 +47,38 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
       // HEAD: the headers a GET would get, without starting a stream nobody reads.
       if (c.req.method === "HEAD") return c.body(null, 200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const header = headers["Last-Event-ID"];
-      let after = header !== undefined && /^\d+$/.test(header) ? Number(header) : query.after;
+      const after = header !== undefined && /^\d+$/.test(header) ? Number(header) : query.after;
       return streamSSE(c, async (stream) => {
-        // Subscribe first, then backfill, so nothing falls between the two.
-        const live: StoredEvent[] = [];
-        let wake: (() => void) | undefined;
         const types = query.type?.split(",");
-        const unsubscribe = svc.bus.subscribe(agent.id, (e) => {
-          if (types && !types.some((t) => typeMatches(t, e.type))) return;
-          live.push(e);
-          wake?.();
-        });
-        const deltaOff = svc.onDelta(agent.id, (run, text, reset, retry) => {
-          const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
-          void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
-        });
-        // Another node of a cluster wrote events of this agent: they are read from the store.
-        let stale = false;
-        const pokeOff = svc.bus.onPoke(
-          agent.id,
-          () => {
-            stale = true;
-            wake?.();
+        const follower = new AgentStreamFollower(
+          after,
+          (e) => !types || types.some((t) => typeMatches(t, e.type)),
+          {
+            read: (from, limit) => svc.store.events.list(agent.id, from, limit, { types }),
+            send: (events) => stream.write(joinFrames(events.map(agentEventFrame))),
+            keepAlive: () => stream.write(": keep-alive\n\n"),
+            open: () => !stream.aborted && !stream.closed,
           },
-          types,
+          // On PostgreSQL the stream also reads on its own now and then: another node's word of its events can be
+          // lost (it died between its commit and its notice), and then nothing else would tell this one.
+          { lookMs: ownLookMs(svc.store.db), keepAliveMs: KEEP_ALIVE_MS, pageSize: 1000 },
         );
-        stream.onAbort(() => {
-          unsubscribe();
-          deltaOff();
-          pokeOff();
-          wake?.();
-        });
-        const catchUp = async () => {
-          for (;;) {
-            const backlog = await svc.store.events.list(agent.id, after, 1000, { types });
-            if (backlog.length > 0) {
-              await stream.write(joinFrames(backlog.map(agentEventFrame)));
-              after = backlog[backlog.length - 1]!.seq;
-            }
-            if (backlog.length < 1000) break;
-          }
-        };
-        // On PostgreSQL the stream also reads on its own now and then: another node's notice can be lost (it died between
-        // its commit and its notice), and then nothing else would tell this one.
-        const lookMs = ownLookMs(svc.store.db) ?? KEEP_ALIVE_MS;
-        let idleMs = 0;
+        // Listen first, then catch up (in run()), so nothing falls between the two.
+        const offs = [
+          svc.bus.subscribe(agent.id, (e) => follower.published(e)),
+          svc.onDelta(agent.id, (run, text, reset, retry) => {
+            const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
+            void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
+            follower.wrote();
+          }),
+          // Another node of a cluster wrote events of this agent (of a type the stream shows; other nodes are told which).
+          svc.bus.onPoke(agent.id, () => follower.poked(), types),
+        ];
+        stream.onAbort(() => follower.stop());
         try {
-          await catchUp();
-          while (!stream.aborted && !stream.closed) {
-            if (stale) {
-              stale = false;
-              await catchUp();
-              continue;
-            }
-            if (live.length === 0) {
-              const woken = await new Promise<boolean>((resolve) => {
-                const timer = setTimeout(() => resolve(false), lookMs);
-                timer.unref();
-                wake = () => {
-                  clearTimeout(timer);
-                  resolve(true);
-                };
-              });
-              wake = undefined;
-              if (woken || stream.aborted) {
-                idleMs = 0;
-                continue;
-              }
-              idleMs += lookMs;
-              if (lookMs < KEEP_ALIVE_MS) stale = true;
-              if (idleMs >= KEEP_ALIVE_MS) {
-                idleMs = 0;
-                await stream.write(": keep-alive\n\n");
-              }
-              continue;
-            }
-            // Everything that arrived since the last write goes out in one write (one commit's events, usually).
-            const batch: Uint8Array[] = [];
-            for (const e of live.splice(0)) {
-              if (e.seq <= after) continue;
-              batch.push(agentEventFrame(e));
-              after = e.seq;
-            }
-            if (batch.length > 0) await stream.write(joinFrames(batch));
-          }
+          await follower.run();
         } finally {
-          unsubscribe();
-          deltaOff();
-          pokeOff();
+          for (const off of offs) off();
         }
       });
     },

@@ -1,0 +1,108 @@
+/**
+ * The loop behind one agent's event stream, against a record in memory the
+ * test appends to (as this node's and other nodes' commits would) and a
+ * client that records what it is sent: order without gaps when other nodes
+ * write between this node's events, filtered streams, its own look, and
+ * keep-alives that go out on time however often the stream is woken.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { StoredEvent } from "../../src/events/event-bus.js";
+import { AgentStreamFollower, type AgentStreamTiming } from "../../src/http/agent-stream-follower.js";
+import { waitFor } from "../helpers/wait.js";
+
+function event(seq: number, type = "call.started"): StoredEvent {
+  return { agent: "agt_s", org: "default", seq, id: `ev_${seq}`, type: `dev.wardrik.${type}`, data: {} } as unknown as StoredEvent;
+}
+
+const running: AgentStreamFollower[] = [];
+afterEach(() => {
+  for (const f of running.splice(0)) f.stop();
+});
+
+/** A follower over `rows`, showing `shows`; returns what the client got. */
+function follow(rows: StoredEvent[], timing: Partial<AgentStreamTiming> = {}, shows: (e: StoredEvent) => boolean = () => true) {
+  const sent: number[] = [];
+  let reads = 0;
+  let keepAlives = 0;
+  const f = new AgentStreamFollower(
+    0,
+    shows,
+    {
+      read: (after, limit) => {
+        reads++;
+        return Promise.resolve(rows.filter((e) => e.seq > after && shows(e)).slice(0, limit));
+      },
+      send: (events) => Promise.resolve(sent.push(...events.map((e) => e.seq))),
+      keepAlive: () => Promise.resolve(keepAlives++),
+      open: () => true,
+    },
+    { lookMs: undefined, keepAliveMs: 60_000, pageSize: 100, ...timing },
+  );
+  running.push(f);
+  const done = f.run();
+  return { f, sent, done, reads: () => reads, keepAlives: () => keepAlives };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("an agent's event stream", () => {
+  it("reads the store first when a bus event skips numbers: another node wrote those between", async () => {
+    const rows: StoredEvent[] = [];
+    const s = follow(rows);
+    await waitFor(() => s.reads() === 1, "the first catch-up");
+    // Another node committed 1 and its word is still on the way; this node committed 2.
+    rows.push(event(1), event(2));
+    s.f.published(rows[1]!);
+    await waitFor(() => s.sent.length === 2, "both events", 5000);
+    rows.push(event(3));
+    s.f.published(rows[2]!);
+    await waitFor(() => s.sent.length === 3, "the next one");
+    expect(s.sent).toEqual([1, 2, 3]);
+    // The event that follows on came from the bus: no read for it.
+    expect(s.reads()).toBe(2);
+  });
+
+  it("a filtered stream counts the events it does not show, so its own node's events need no read", async () => {
+    const rows: StoredEvent[] = [];
+    const s = follow(rows, {}, (e) => e.type.endsWith("turn.completed"));
+    await waitFor(() => s.reads() === 1, "the first catch-up");
+    for (const [seq, type] of [
+      [1, "turn.started"],
+      [2, "call.started"],
+      [3, "turn.completed"],
+    ] as const) {
+      rows.push(event(seq, type));
+      s.f.published(rows.at(-1)!);
+    }
+    await waitFor(() => s.sent.length === 1, "the turn's end");
+    expect(s.sent).toEqual([3]);
+    expect(s.reads()).toBe(1);
+  });
+
+  it("reads on its own every lookMs when no word comes", async () => {
+    const rows: StoredEvent[] = [];
+    const s = follow(rows, { lookMs: 20 });
+    await sleep(50);
+    rows.push(event(1), event(2));
+    await waitFor(() => s.sent.length === 2, "the events nobody told it about", 2000);
+    expect(s.sent).toEqual([1, 2]);
+  });
+
+  it("sends a keep-alive on time while pokes that bring nothing keep waking it", async () => {
+    const s = follow([], { keepAliveMs: 100 });
+    const poking = setInterval(() => s.f.poked(), 10);
+    await sleep(350);
+    clearInterval(poking);
+    expect(s.keepAlives()).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a delta counts as a write, and stop() ends the loop", async () => {
+    const s = follow([], { keepAliveMs: 100 });
+    const writing = setInterval(() => s.f.wrote(), 10);
+    await sleep(250);
+    clearInterval(writing);
+    expect(s.keepAlives()).toBe(0);
+    s.f.stop();
+    await s.done;
+  });
+});
