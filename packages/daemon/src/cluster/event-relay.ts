@@ -52,9 +52,12 @@ const EVERY_AGENT = "*";
  * follower-interest.ts), `IDS` (agents with new events, or `*`: wake every
  * follower). Older releases: `?AGENTS` announced agents of every type, and
  * an empty rest was the hello of a node that announced nothing, which is
- * told about everything. Such a node takes `+...` for a notice (a needless
- * read) and the node that sent it for one that never announced, so it tells
- * that node about everything: nothing is lost in a mixed cluster.
+ * told about everything. The release before types takes `+...` for a notice
+ * (a needless read) from a node that never announced, and tells it about
+ * everything, unless it still remembers a narrower `?AGENTS` from that node
+ * (the same name restarted on this release): then it keeps to that, and
+ * followers there see its events at their own look (a second) until it is
+ * upgraded too. Nothing is lost either way.
  */
 export class EventRelay {
   private readonly dirty = new Set<string>();
@@ -69,6 +72,8 @@ export class EventRelay {
   private announceTimer: NodeJS.Timeout | undefined;
   /** The last announcement sent: a change of followers that leaves it the same is not sent again. */
   private announced: string | undefined;
+  private announcing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly db: PostgresDb,
@@ -123,6 +128,7 @@ export class EventRelay {
    * answer with what their followers want now.
    */
   private async reconnected(): Promise<void> {
+    if (this.closed) return;
     this.bus.pokeAll();
     await this.notify(`${this.node}|${STARTED}`);
     await this.announce();
@@ -130,8 +136,13 @@ export class EventRelay {
 
   /** Says what this node's followers want; also its hello. */
   private announce(): Promise<void> {
-    this.announced = formatInterest(this.myInterest());
-    return this.notify(`${this.node}|${this.announced}`);
+    // One at a time, each with the interest of its own moment: two at once could overtake each other on the way (each
+    // NOTIFY runs on a pool connection of its own), and an older, narrower want would then stand until the next hello.
+    this.announcing = this.announcing.then(async () => {
+      const text = formatInterest(this.myInterest());
+      if (await this.notify(`${this.node}|${text}`)) this.announced = text;
+    });
+    return this.announcing;
   }
 
   private myInterest(): Interest {
@@ -154,16 +165,21 @@ export class EventRelay {
     for (let i = 0; i < ids.length; i += PER_NOTICE) await this.notify(`${this.node}|${ids.slice(i, i + PER_NOTICE).join(",")}`);
   }
 
-  private async notify(payload: string): Promise<void> {
+  /** Whether the notice went out. */
+  private async notify(payload: string): Promise<boolean> {
+    if (this.closed) return false;
     try {
       // One autocommit statement: an explicit transaction around it cost two more round trips.
       await this.db.notify(this.db, CHANNEL, payload);
+      return true;
     } catch (err) {
       this.log("warn", "telling other nodes about new events failed", { err: String(err) });
+      return false;
     }
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.unsubscribe?.();
     this.offInterest?.();
     clearTimeout(this.timer);
