@@ -1,6 +1,8 @@
 import type { EventBus, StoredEvent } from "../events/event-bus.js";
 import type { Store } from "../store/store.js";
 
+const PAGE = 1000;
+
 /**
  * An agent's events after a sequence number, in order, each once: from the
  * in-process bus as they commit, with the store read first (what committed
@@ -9,8 +11,6 @@ import type { Store } from "../store/store.js";
  * wait or `lookMs` ends empty (in case that word was lost). Subscribes at once, so
  * nothing committed after `after` is missed.
  */
-const PAGE = 1000;
-
 export class AgentFollower {
   private readonly live: StoredEvent[] = [];
   private wake: (() => void) | undefined;

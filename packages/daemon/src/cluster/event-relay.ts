@@ -138,10 +138,12 @@ export class EventRelay {
   private announce(): Promise<void> {
     // One at a time, each with the interest of its own moment: two at once could overtake each other on the way (each
     // NOTIFY runs on a pool connection of its own), and an older, narrower want would then stand until the next hello.
-    this.announcing = this.announcing.then(async () => {
+    const step = async () => {
       const text = formatInterest(this.myInterest());
       if (await this.notify(`${this.node}|${text}`)) this.announced = text;
-    });
+    };
+    // A step that failed must not stop the ones after it.
+    this.announcing = this.announcing.then(step, step);
     return this.announcing;
   }
 

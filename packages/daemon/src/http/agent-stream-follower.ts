@@ -132,7 +132,8 @@ export class AgentStreamFollower {
         await this.io.send(page);
         this.lastWrite = Date.now();
       }
-      if (page.length < this.timing.pageSize) break;
+      // A client that left mid-backlog is not read for any further.
+      if (page.length < this.timing.pageSize || !this.following()) break;
     }
     // The read saw every event committed before it started: those the bus had shown, and all before them.
     this.through = Math.max(this.through, this.after, busSeen);

@@ -7,6 +7,7 @@ import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
 import { agentEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
+import { typeList } from "./type-list.js";
 
 const STREAM_FRAMES =
   "Frames: `event: event` with `id: <seq>` and a CloudEvent (components.schemas.CloudEvent) as data; " +
@@ -28,7 +29,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
     response: EventPage,
     handler: async (c, { params, query }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const events = await svc.store.events.list(agent.id, query.after, query.limit, { types: query.type?.split(",") });
+      const events = await svc.store.events.list(agent.id, query.after, query.limit, { types: typeList(query.type) });
       return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.events.lastSeq(agent.id) });
     },
   });
@@ -49,7 +50,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
       const header = headers["Last-Event-ID"];
       const after = header !== undefined && /^\d+$/.test(header) ? Number(header) : query.after;
       return streamSSE(c, async (stream) => {
-        const types = query.type?.split(",");
+        const types = typeList(query.type);
         const follower = new AgentStreamFollower(
           after,
           (e) => !types || types.some((t) => typeMatches(t, e.type)),

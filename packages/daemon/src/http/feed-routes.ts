@@ -6,6 +6,7 @@ import { FEED_FOLLOWER_TIMING, FeedFollower } from "./feed-follower.js";
 import type { RouteTable } from "./route-table.js";
 import { feedEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
+import { typeList } from "./type-list.js";
 
 const STREAM_FRAMES =
   "Frames: `event: event` with `id: <cursor>` and a CloudEvent with its `cursor` as data; comment lines as keep-alives. " +
@@ -84,8 +85,9 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
 }
 
 function filterOf(query: { type?: string | undefined; agent?: string | undefined }): FeedFilter {
+  const types = typeList(query.type);
   return {
-    ...(query.type ? { types: query.type.split(",") } : {}),
+    ...(types ? { types } : {}),
     ...(query.agent ? { agents: query.agent.split(",").filter(Boolean) } : {}),
   };
 }

@@ -142,4 +142,25 @@ describe("event filters", () => {
     ]);
     for (const e of got) expect(e.source.endsWith(other)).toBe(true);
   });
+
+  it("per agent stream: an empty pattern (`type=`, a trailing comma) is ignored, in the backlog and live alike", async () => {
+    for (const type of ["", "turn.completed,"]) {
+      const last = (await p.events(other)).at(-1)!.seq;
+      const res = await fetch(`${p.url}/v1/agents/${other}/events/stream?after=${last - 5}&type=${type}`, {
+        headers: { authorization: `Bearer ${p.token}` },
+      });
+      const got: WireEvent[] = [];
+      const reading = readSse(res, (f) => {
+        if (f.event === "event") got.push(JSON.parse(f.data) as WireEvent);
+        return got.some((e) => e.seq > last && short(e.type) === "turn.completed");
+      });
+      // The turn runs after the stream is open: its events come live.
+      const sent = await p.send(other, `live with type=${type}`);
+      await reading;
+      const types = got.map((e) => short(e.type));
+      if (type === "") expect(types).toContain("message.queued");
+      else expect(new Set(types)).toEqual(new Set(["turn.completed"]));
+      expect(got.at(-1)!.run).toBe(sent.run);
+    }
+  });
 });

@@ -91,18 +91,41 @@ describe("an agent's event stream", () => {
   it("sends a keep-alive on time while pokes that bring nothing keep waking it", async () => {
     const s = follow([], { keepAliveMs: 100 });
     const poking = setInterval(() => s.f.poked(), 10);
-    await sleep(350);
+    await sleep(600);
     clearInterval(poking);
     expect(s.keepAlives()).toBeGreaterThanOrEqual(2);
   });
 
   it("a delta counts as a write, and stop() ends the loop", async () => {
-    const s = follow([], { keepAliveMs: 100 });
+    // Long enough a keep-alive time that a loaded machine's late timers cannot make one due.
+    const s = follow([], { keepAliveMs: 1000 });
     const writing = setInterval(() => s.f.wrote(), 10);
-    await sleep(250);
+    await sleep(1500);
     clearInterval(writing);
     expect(s.keepAlives()).toBe(0);
     s.f.stop();
     await s.done;
+  });
+
+  it("stops reading a long backlog once the client has left", async () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => event(i + 1));
+    let open = true;
+    let reads = 0;
+    const f = new AgentStreamFollower(
+      0,
+      () => true,
+      {
+        read: (after, limit) => {
+          reads++;
+          return Promise.resolve(rows.filter((e) => e.seq > after).slice(0, limit));
+        },
+        send: () => Promise.resolve((open = false)),
+        keepAlive: () => Promise.resolve(),
+        open: () => open,
+      },
+      { lookMs: undefined, keepAliveMs: 60_000, pageSize: 100 },
+    );
+    await f.run();
+    expect(reads).toBe(1);
   });
 });
