@@ -35,6 +35,13 @@ export interface DbStats {
 export interface Db extends Tx {
   readonly dialect: "sqlite" | "postgres";
   readonly stats: DbStats;
+  /**
+   * Reads that see committed rows only. On SQLite a plain read shares the
+   * one writing connection, so it runs inside whatever transaction is open
+   * at that moment (another flow's, paused at an await) and can see rows
+   * that still roll back; followers of the record read through this.
+   */
+  readonly committed: Pick<Tx, "get" | "all">;
   /** Runs `fn` in one transaction: everything it writes commits together or not at all. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;

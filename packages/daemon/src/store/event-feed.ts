@@ -46,7 +46,8 @@ export async function readFeed(db: Db, org: string, after: string, limit: number
     return page;
   }
   const position = Number.parseInt(after || "0", 10) || 0;
-  const rows = await db.all<EventRow & Row & { gseq: number }>(
+  // Committed rows only: a row of a transaction still open could roll back, and its rowid be used again.
+  const rows = await db.committed.all<EventRow & Row & { gseq: number }>(
     `SELECT e.rowid AS gseq, e.* FROM events e WHERE e.org = ? AND e.rowid > ?${types.sql}${agents.sql} ORDER BY e.rowid LIMIT ?`,
     [org, position, ...types.params, ...agents.params, limit],
   );
@@ -63,7 +64,7 @@ export async function feedEnd(db: Db, org: string): Promise<string> {
     );
     return row?.txid ? `${row.txid}.${row.gseq}` : "0.0";
   }
-  const row = await db.get<{ gseq: number | null }>("SELECT MAX(rowid) AS gseq FROM events WHERE org = ?", [org]);
+  const row = await db.committed.get<{ gseq: number | null }>("SELECT MAX(rowid) AS gseq FROM events WHERE org = ?", [org]);
   return String(row?.gseq ?? 0);
 }
 

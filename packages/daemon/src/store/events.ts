@@ -20,9 +20,13 @@ export interface EventFilter {
   types?: readonly string[] | undefined;
 }
 
-/** Reads of one agent's ordered log; every filter applies in SQL, before the limit. */
+/** Reads of one agent's ordered log; every filter applies in SQL, before the limit. Committed events only (Db.committed). */
 export class EventsTable {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db["committed"];
+
+  constructor(db: Db) {
+    this.db = db.committed;
+  }
 
   async list(agentId: string, afterSeq: number, limit: number, filter: EventFilter = {}): Promise<StoredEvent[]> {
     const where = typeClause(filter.types);

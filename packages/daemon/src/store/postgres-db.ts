@@ -76,6 +76,10 @@ const stderrLog: StoreLog = (level, msg, fields) => {
  * lock the row they derive from (`UPDATE ... RETURNING`, `SELECT ... FOR UPDATE`).
  */
 export class PostgresDb implements Db {
+  /** A plain read here takes a pool connection outside any transaction: committed rows only. */
+  get committed(): Pick<Tx, "get" | "all"> {
+    return this;
+  }
   readonly dialect = "postgres" as const;
   private readonly pool: pg.Pool;
   private readonly listener: PostgresListener;

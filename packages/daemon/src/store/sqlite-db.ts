@@ -36,6 +36,9 @@ export class SqliteDb implements Db {
   private readonly checkpointer: Checkpointer | undefined;
   readonly stats: DbStats = { statements: 0, commits: 0 };
   private readonly beginRetryMs: number;
+  /** A second connection for reads of committed rows only (WAL gives it the last commit); the writer for ":memory:". */
+  private readonly reader: Database.Database | undefined;
+  private readonly readerStatements = new Map<string, Database.Statement>();
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -54,6 +57,11 @@ export class SqliteDb implements Db {
     } catch (err) {
       this.db.close();
       throw err;
+    }
+    if (path !== ":memory:") {
+      this.reader = new Database(path);
+      this.reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+      this.reader.pragma("query_only = ON");
     }
     if (path !== ":memory:" && options.checkpointInBackground !== false) {
       this.db.pragma("wal_autocheckpoint = 0");
@@ -97,6 +105,28 @@ export class SqliteDb implements Db {
       return Promise.resolve(this.statement(sql).all(...params) as R[]);
     },
   };
+
+  readonly committed: Pick<Tx, "get" | "all"> = {
+    get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
+      if (!this.reader) return this.direct.get<R>(sql, params);
+      this.stats.statements++;
+      return Promise.resolve(this.readerStatement(sql).get(...params) as R | undefined);
+    },
+    all: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
+      if (!this.reader) return this.direct.all<R>(sql, params);
+      this.stats.statements++;
+      return Promise.resolve(this.readerStatement(sql).all(...params) as R[]);
+    },
+  };
+
+  private readerStatement(sql: string): Database.Statement {
+    let stmt = this.readerStatements.get(sql);
+    if (!stmt) {
+      stmt = this.reader!.prepare(sql);
+      this.readerStatements.set(sql, stmt);
+    }
+    return stmt;
+  }
 
   run(sql: string, params?: readonly SqlValue[]) {
     return this.direct.run(sql, params);
@@ -201,6 +231,7 @@ export class SqliteDb implements Db {
   async close(): Promise<void> {
     while (this.draining || this.pending.length > 0) await new Promise((r) => setImmediate(r));
     await this.checkpointer?.close();
+    if (this.reader?.open) this.reader.close();
     if (this.db.open) this.db.close();
   }
 }
