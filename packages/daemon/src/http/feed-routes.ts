@@ -7,6 +7,7 @@ import type { RouteTable } from "./route-table.js";
 import { feedEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
 import { typeList } from "./type-list.js";
+import { ownLookMs } from "../events/own-look.js";
 
 const STREAM_FRAMES =
   "Frames: `event: event` with `id: <cursor>` and a CloudEvent with its `cursor` as data; comment lines as keep-alives. " +
@@ -57,7 +58,7 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
             keepAlive: () => stream.write(": keep-alive\n\n"),
             open: () => !stream.aborted && !stream.closed,
           },
-          { ...FEED_FOLLOWER_TIMING, readOnPoll: svc.store.db.dialect === "postgres" },
+          { ...FEED_FOLLOWER_TIMING, readOnPoll: ownLookMs(svc.store.db) !== undefined },
         );
         // Only what the filter can pass wakes the follower: an event it cannot show, held back, is read on the follower's own retry.
         // With an agent filter it listens for those agents only, here and for other nodes' word: the bus then never

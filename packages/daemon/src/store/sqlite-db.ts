@@ -77,11 +77,12 @@ export class SqliteDb implements Db {
     }
   }
 
-  private statement(sql: string): Database.Statement {
-    let stmt = this.statements.get(sql);
+  /** A statement prepared once per connection (the writer's, or the reader's with its own cache). */
+  private statement(sql: string, on = this.db, cache = this.statements): Database.Statement {
+    let stmt = cache.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql);
-      this.statements.set(sql, stmt);
+      stmt = on.prepare(sql);
+      cache.set(sql, stmt);
     }
     return stmt;
   }
@@ -120,12 +121,7 @@ export class SqliteDb implements Db {
   };
 
   private readerStatement(sql: string): Database.Statement {
-    let stmt = this.readerStatements.get(sql);
-    if (!stmt) {
-      stmt = this.reader!.prepare(sql);
-      this.readerStatements.set(sql, stmt);
-    }
-    return stmt;
+    return this.statement(sql, this.reader!, this.readerStatements);
   }
 
   run(sql: string, params?: readonly SqlValue[]) {
