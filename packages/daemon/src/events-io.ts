@@ -8,6 +8,7 @@ import type { SecretRedactor } from "./secrets/redactor.js";
 import type { Db, Tx } from "./store/db.js";
 import { DeliveriesTable } from "./store/deliveries.js";
 import { DeliveryClaims } from "./store/delivery-claims.js";
+import { InboundDeliveriesTable } from "./store/inbound-deliveries.js";
 import type { AgentRow } from "./store/rows.js";
 import type { SecretStore } from "./store/secrets.js";
 import type { Store } from "./store/store.js";
@@ -44,6 +45,8 @@ export interface EventsIOOptions {
 
 /** Agents made or changed elsewhere (another daemon of a cluster) are picked up at least this often. */
 const INDEX_REFRESH_MS = 30_000;
+/** How often expired inbound deliveries are deleted. */
+const SWEEP_INBOUND_MS = 10 * 60_000;
 const AGENT_CHANGES = new Set(["agent.loaded", "agent.updated", "agent.removed", "agent.unreadable"].map((t) => `dev.wardrik.${t}`));
 const EXACT_REFERENCE = /^\$\{(env|secret):([^}]+)\}$/;
 
@@ -57,6 +60,7 @@ const EXACT_REFERENCE = /^\$\{(env|secret):([^}]+)\}$/;
 export class EventsIO {
   readonly deliveries: DeliveriesTable;
   readonly firings: TriggerFiringsTable;
+  private readonly inbound: InboundDeliveriesTable;
   readonly admin: DeliveryAdmin;
   private readonly outbox: WebhookOutbox;
   private readonly marks: FiringMarks;
@@ -70,11 +74,14 @@ export class EventsIO {
   private started = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private periodic: NodeJS.Timeout | undefined;
+  private inboundSweep: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly o: EventsIOOptions) {
     this.deliveries = new DeliveriesTable(o.db);
     this.firings = new TriggerFiringsTable(o.db);
+    this.inbound = new InboundDeliveriesTable(o.db);
     const subscribers = compileSubscribers(o.config.subscribers ?? []);
     this.outbox = new WebhookOutbox(o.config.org, subscribers, this.deliveries, o.ids, o.clock);
     this.sender = new DeliverySender({
@@ -131,13 +138,17 @@ export class EventsIO {
     await this.schedules.catchUp(this.index.schedules());
     this.periodic = setInterval(() => this.refreshSoon(), INDEX_REFRESH_MS);
     this.periodic.unref();
+    this.sweepInbound();
+    this.inboundSweep = setInterval(() => this.sweepInbound(), SWEEP_INBOUND_MS);
+    this.inboundSweep.unref();
   }
 
   async close(): Promise<void> {
     this.unsubscribe?.();
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     if (this.periodic) clearInterval(this.periodic);
-    await Promise.all([this.schedules.close(), this.sweeper.close(), this.sender.close()]);
+    if (this.inboundSweep) clearInterval(this.inboundSweep);
+    await Promise.all([this.schedules.close(), this.sweeper.close(), this.sender.close(), this.sweeping]);
   }
 
   /** `POST /v1/hooks/{org}/{name}`. */
@@ -149,12 +160,24 @@ export class EventsIO {
         index: () => this.index,
         firer: this.firer,
         firings: this.firings,
+        deliveries: this.inbound,
         clock: this.o.clock,
         newId: () => this.o.ids.next("firing"),
         secretOf: (t) => this.secretOf(t),
       },
       req,
     );
+  }
+
+  /** Deletes the inbound deliveries past their time (any node may: the rows are the same for all). */
+  private sweepInbound(): void {
+    this.sweeping ??= this.inbound
+      .sweep(this.o.clock.now().getTime())
+      .then(
+        () => undefined,
+        (err: unknown) => this.o.log("warn", "could not delete expired inbound webhook deliveries", { err: String(err) }),
+      )
+      .finally(() => (this.sweeping = undefined));
   }
 
   async describeTriggers(row: AgentRow): Promise<TriggerView[]> {

@@ -11,8 +11,11 @@ const HookHeaders = z.object({
   "webhook-timestamp": z.string().optional().describe("Standard Webhooks: seconds since 1970; at most 5 minutes off"),
   "webhook-signature": z.string().optional().describe("Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"),
   "X-Hub-Signature-256": z.string().optional().describe("GitHub: sha256=<hex HMAC-SHA256 of the body>"),
-  "X-GitHub-Delivery": z.string().max(255).optional().describe("GitHub: the delivery's ID; a repeat queues nothing new"),
-  "Idempotency-Key": z.string().max(255).optional().describe("The delivery's ID when the sender sets none of the above"),
+  "X-GitHub-Delivery": z
+    .string()
+    .max(255)
+    .optional()
+    .describe("GitHub: not signed, so not what decides a repeat; the same signature and body within 24 hours is one"),
 });
 
 /** Inbound webhooks: `webhook:` triggers of agents' files, checked by signature instead of a bearer token. */
@@ -24,7 +27,7 @@ export function registerHookRoutes(routes: RouteTable, svc: ApiServices): void {
     tags: ["webhooks"],
     summary: "Deliver a signed webhook to the agents whose trigger has this name; each queues its message",
     description:
-      "Needs no bearer token: the request is signed with the trigger's secret, as Standard Webhooks specifies or as GitHub does (X-Hub-Signature-256). A missing or wrong signature is 401 and queues nothing. The JSON body is the data of the trigger's message template.",
+      "Needs no bearer token: the request is signed with the trigger's secret, as Standard Webhooks specifies or as GitHub does (X-Hub-Signature-256). A missing or wrong signature is 401 and queues nothing. Only what is signed decides what is a repeat, which queues nothing new and is answered with the first message (replayed: true): webhook-id for Standard Webhooks; for GitHub's format the signature and body, within 24 hours. Idempotency-Key is ignored here. The JSON body is the data of the trigger's message template.",
     public: true,
     params: { org: Name, name: Name },
     headers: HookHeaders,

@@ -153,6 +153,54 @@ describe("inbound webhooks", () => {
     expect(q[0]!.data.message).toBe(ok.json.message);
   });
 
+  it("a signed delivery acts once: a new Idempotency-Key on a replay queues nothing new", async () => {
+    const body = JSON.stringify({ service: "search", build: { version: "2.0.0" } });
+    const headers = standardHeaders(DEPLOY_SECRET, "msg_deploy_replayed", body);
+    const first = await hook("deploy", body, { ...headers, "idempotency-key": "key-1" });
+    expect(first.status, first.text).toBe(202);
+    const before = queued(await p.events("deployer")).length;
+    for (const key of ["key-2", "key-3"]) {
+      const again = await hook("deploy", body, { ...headers, "idempotency-key": key });
+      expect(again.status, again.text).toBe(202);
+      expect(again.json).toMatchObject({ message: first.json.message, replayed: true });
+    }
+    expect(queued(await p.events("deployer"))).toHaveLength(before);
+  });
+
+  it("a GitHub delivery acts once: a new X-GitHub-Delivery or Idempotency-Key on a replay queues nothing new, also after a restart", async () => {
+    const body = JSON.stringify({ repository: { name: "replayed" } });
+    const sig = `sha256=${createHmac("sha256", GITHUB_SECRET).update(body).digest("hex")}`;
+    const signed = { "content-type": "application/json", "x-hub-signature-256": sig };
+    const first = await hook("push", body, { ...signed, "x-github-delivery": "gh-replay-1" });
+    expect(first.status, first.text).toBe(202);
+    const count = async () => queued(await p.events("gitwatch")).filter((e) => e.data.text === "Push to replayed").length;
+    expect(await count()).toBe(1);
+    const replays: Record<string, string>[] = [
+      { ...signed, "x-github-delivery": "gh-replay-2" },
+      { ...signed, "x-github-delivery": "gh-replay-3", "idempotency-key": "fresh-key" },
+      signed,
+    ];
+    for (const headers of replays) {
+      const again = await hook("push", body, headers);
+      expect(again.status, again.text).toBe(202);
+      expect(again.json).toMatchObject({ message: first.json.message, replayed: true });
+    }
+    expect(await count()).toBe(1);
+    // What was seen is in the database: a replay after a restart is still a replay.
+    await p.restart();
+    const afterRestart = await hook("push", body, { ...signed, "x-github-delivery": "gh-replay-4" });
+    expect(afterRestart.status, afterRestart.text).toBe(202);
+    expect(afterRestart.json).toMatchObject({ message: first.json.message, replayed: true });
+    expect(await count()).toBe(1);
+    // Another body is another delivery.
+    const other = JSON.stringify({ repository: { name: "replayed" }, after: "abc" });
+    const otherSig = `sha256=${createHmac("sha256", GITHUB_SECRET).update(other).digest("hex")}`;
+    const next = await hook("push", other, { "content-type": "application/json", "x-hub-signature-256": otherSig });
+    expect(next.status, next.text).toBe(202);
+    expect(next.json.replayed).toBe(false);
+    expect(await count()).toBe(2);
+  });
+
   it("wakes an asleep agent", async () => {
     const slept = await asleep("napper");
     const body = "{}";
