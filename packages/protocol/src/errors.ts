@@ -26,13 +26,20 @@ export class WardrikError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly status: number;
+  /** Seconds to wait before trying again (HTTP answers send it as `Retry-After`). */
+  readonly retryAfter: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { retryable?: boolean; status?: number; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { retryable?: boolean; status?: number; retryAfter?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "WardrikError";
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.status = options.status ?? defaultStatus(code);
+    this.retryAfter = options.retryAfter;
   }
 
   /** Works across bundles and package copies, unlike `instanceof`. */

@@ -69,6 +69,9 @@ export class ClusterOwnership implements Ownership {
     await this.db.notify(tx, POKE_CHANNEL, JSON.stringify({ agent: agentId, ...poke }));
   }
 
+  /** Nothing to remember: the next claim asks the database, and another live node keeps what it holds. */
+  lost(): void {}
+
   /** Starts renewing leases, taking over orphaned agents and hearing pokes, for `runtime`. */
   async start(runtime: ClusterRuntime): Promise<void> {
     this.runtime = runtime;

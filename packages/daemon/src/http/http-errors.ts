@@ -12,6 +12,7 @@ export type InputPart = "body" | "query" | "path" | "header";
 export function errorResponse(c: Context, err: WardrikError, headers: Record<string, string> = {}): Response {
   const extra: Record<string, string> = { ...headers };
   if (err.status === 401 && !extra["WWW-Authenticate"]) extra["WWW-Authenticate"] = 'Bearer realm="wardrik"';
+  if (err.retryAfter !== undefined && !extra["Retry-After"]) extra["Retry-After"] = String(Math.max(1, Math.ceil(err.retryAfter)));
   return c.json(err.toJSON(), err.status as 400, extra);
 }
 

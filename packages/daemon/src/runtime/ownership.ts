@@ -1,4 +1,5 @@
 import type { Tx } from "../store/db.js";
+import { LeaseLostError } from "../store/writer.js";
 
 /** What another node must learn about an agent it owns: new work, turns that were cancelled, a call to stop. */
 export type Poke =
@@ -18,13 +19,22 @@ export interface Ownership {
   release(tx: Tx, agentId: string, token: number): Promise<void>;
   /** Tells the agent's owner, wherever it runs, inside `tx`: it hears once `tx` commits, never if it rolls back. */
   poke(tx: Tx, agentId: string, poke: Poke): Promise<void>;
+  /** A write for the agent found its lease taken by another node (the runtime drops its driver). */
+  lost(agentId: string): void;
 }
 
 /** A lease that never runs out for practical purposes: one daemon owns the whole database. */
 const FOREVER_MS = 100 * 365 * 24 * 3600 * 1000;
 
-/** One node: it owns every agent it wakes; pokes have nowhere to go (the runtime acts in-process). */
+/**
+ * One node: it owns every agent it wakes; pokes have nowhere to go (the
+ * runtime acts in-process). A lease it loses was taken by another daemon on
+ * the same database, which the database lock should have refused: it never
+ * takes that agent back (the two would take turns running it), and says so.
+ */
 export class LocalOwnership implements Ownership {
+  private readonly taken = new Set<string>();
+
   constructor(
     readonly node: string,
     private readonly leases: {
@@ -34,6 +44,10 @@ export class LocalOwnership implements Ownership {
   ) {}
 
   claim(agentId: string): Promise<number | undefined> {
+    if (this.taken.has(agentId))
+      return Promise.reject(
+        new LeaseLostError(`Agent ${agentId} was taken by another daemon on the same database; this one drives it no more.`),
+      );
     return this.leases.claim(agentId, this.node, FOREVER_MS, true);
   }
 
@@ -43,5 +57,9 @@ export class LocalOwnership implements Ownership {
 
   poke(): Promise<void> {
     return Promise.resolve();
+  }
+
+  lost(agentId: string): void {
+    this.taken.add(agentId);
   }
 }

@@ -1,7 +1,7 @@
 import { WardrikError } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
 import type { AgentRow, CallRow } from "../store/rows.js";
-import type { Store } from "../store/store.js";
+import { LeaseLostError, type Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { LateAnswer } from "../tools/toolset.js";
 import { silentLogger } from "../log/logger.js";
@@ -11,6 +11,7 @@ import { TurnStop, type EngineOptions } from "./engine-options.js";
 import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
 import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
+import { leaseLostAnswer } from "./lost-lease.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
 import { noTelemetry } from "./telemetry.js";
@@ -136,6 +137,7 @@ export class Runtime {
       if (this.drivers.get(agentId) === d) this.drivers.delete(agentId);
     };
     d.onLeaseLost = () => {
+      this.ownership.lost(agentId);
       if (this.drivers.get(agentId) === d) void this.dropDriver(agentId);
     };
     await d.load();
@@ -153,28 +155,52 @@ export class Runtime {
   // ---- messages, turns and calls ----
 
   enqueue(agent: AgentRow, conversationKey: string, text: string, options?: EnqueueOptions): Promise<Enqueued> {
-    return enqueue(this, agent, conversationKey, text, options);
+    return this.fenced(agent.id, () => enqueue(this, agent, conversationKey, text, options));
   }
 
   cancel(agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
-    return cancel(this, agent, conversationKey);
+    return this.fenced(agent.id, () => cancel(this, agent, conversationKey));
   }
 
   kill(agent: AgentRow, callId: string): Promise<CallRow> {
-    return kill(this, agent, callId);
+    return this.fenced(agent.id, () => kill(this, agent, callId));
   }
 
   clear(agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
-    return clear(this, agent, conversationKey);
+    return this.fenced(agent.id, () => clear(this, agent, conversationKey));
   }
 
   /** `args`: arguments a person edited, already checked against the tool's schema. */
   approve(agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
-    return approve(this, agent, callId, args);
+    return this.fenced(agent.id, () => approve(this, agent, callId, args));
   }
 
   deny(agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {
-    return deny(this, agent, callId, reason);
+    return this.fenced(agent.id, () => deny(this, agent, callId, reason));
+  }
+
+  /**
+   * Runs a request for an agent; when its write finds the agent's lease taken
+   * by another node, drops the driver and tries once more without it (on a
+   * cluster that records the request and tells the owner). Refused again, the
+   * request gets a 503 naming where the agent is driven now, never a 500.
+   */
+  private async fenced<T>(agentId: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      this.opts.log("warn", "a request found the agent's lease taken by another node; this node stops driving it", { agent: agentId });
+      this.ownership.lost(agentId);
+      // Forgotten at once (its writes are refused anyway); its turns stop in the background.
+      void this.dropDriver(agentId);
+    }
+    try {
+      return await op();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      throw await leaseLostAnswer(this.store, agentId);
+    }
   }
 
   /** An answer for a call that nobody here waits for (a worker that kept it through a restart). */

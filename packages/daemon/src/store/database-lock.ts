@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
 
 /** Who holds a database, as the holder wrote it next to the lock. */
 export interface LockHolder {
@@ -15,7 +16,8 @@ export interface LockHolder {
  * open on a small side file (`wardrik.db.lock`): the operating system drops it
  * when the holder exits in any way, kill -9 included, so a stale lock never
  * needs cleaning up. Who holds it is written beside it (`wardrik.db.holder`)
- * for the refusal message.
+ * for the refusal message. Both sit beside the database's real path, so a
+ * symlink to the file or to a folder on its way leads to the same lock.
  */
 export class DatabaseLock {
   private constructor(
@@ -25,8 +27,9 @@ export class DatabaseLock {
 
   /** Takes the lock of the database at `dbPath`, or throws saying which process and address hold it. */
   static acquire(dbPath: string): DatabaseLock {
-    const lockPath = `${dbPath}.lock`;
-    const holderPath = `${dbPath}.holder`;
+    const real = realDatabasePath(dbPath);
+    const lockPath = `${real}.lock`;
+    const holderPath = `${real}.holder`;
     const db = new Database(lockPath, { timeout: 0 });
     try {
       db.pragma("locking_mode = EXCLUSIVE");
@@ -34,7 +37,8 @@ export class DatabaseLock {
     } catch (err) {
       db.close();
       if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
-      throw new Error(`${refusal(dbPath, readHolder(holderPath))} Stop it first, or give this project another database in config.yaml.`);
+      const named = real === resolve(dbPath) ? dbPath : `${dbPath} (which is ${real})`;
+      throw new Error(`${refusal(named, readHolder(holderPath))} Stop it first, or give this project another database in config.yaml.`);
     }
     const lock = new DatabaseLock(db, holderPath);
     lock.describe({});
@@ -51,6 +55,22 @@ export class DatabaseLock {
     if (!this.db.open) return;
     rmSync(this.holderPath, { force: true });
     this.db.close();
+  }
+}
+
+/**
+ * Where the database file really is, symlinks resolved: the file's own real
+ * path, or its folder's with the file's name when it does not exist yet.
+ */
+export function realDatabasePath(dbPath: string): string {
+  try {
+    return realpathSync(dbPath);
+  } catch {
+    try {
+      return join(realpathSync(dirname(dbPath)), basename(dbPath));
+    } catch {
+      return resolve(dbPath);
+    }
   }
 }
 

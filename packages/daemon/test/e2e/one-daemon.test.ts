@@ -1,9 +1,16 @@
 /**
  * One daemon per SQLite database. A second `wardrik daemon` on the same
- * project refuses to start, exits non-zero and names the holder's pid and
- * address; once the holder dies, even by kill -9, a new daemon starts at once.
+ * project, or on a symlink to its database, refuses to start, exits non-zero
+ * and names the holder's pid and address; once the holder dies, even by
+ * kill -9, a new daemon starts at once. A daemon whose lease another daemon
+ * took answers 503 with Retry-After and that daemon's address, never 500.
  */
+import { cpSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { expect, it } from "vitest";
+import { projectDatabaseUrl } from "../helpers/database-contents.js";
+import { sideConnection } from "../helpers/side-connection.js";
 import { agentFile, createProject, freePort, spawnWardrik } from "../helpers/spawn-daemon.js";
 
 it("a second daemon on the same database refuses, naming the first; after kill -9 a new one starts", async (ctx) => {
@@ -69,4 +76,68 @@ it("the CLI, finding no daemon at its address, never races one that holds the da
     /No daemon answered, and the database cannot be opened: Another Wardrik daemon \(pid \d+ at http:\/\/127\.0\.0\.1:\d+/,
   );
   expect(JSON.parse((await p.cli(["secret", "ls", "--json"])).stdout)).toEqual({ secrets: [] });
+});
+
+it("a second daemon on a symlink to the database refuses too, naming the first", async (ctx) => {
+  const p = await createProject({ scope: ctx });
+  const before = await p.send("helper", "first");
+  // Another project folder whose config.yaml names a symlink to the first one's database file.
+  const other = join(mkdtempSync(join(tmpdir(), "wardrik-e2e-")), "other");
+  cpSync(p.dir, other, { recursive: true, filter: (src) => !basename(src).startsWith("wardrik.db") });
+  const link = join(other, "linked.db");
+  symlinkSync(join(p.dir, ".wardrik", "wardrik.db"), link);
+  const config = p.read("config.yaml").replace(/^(database|listen):.*$/gm, "");
+  writeFileSync(join(other, "config.yaml"), `${config}\ndatabase: sqlite:${link}\n`);
+
+  const second = spawnWardrik(["daemon", "--port", String(await freePort())], { cwd: other, scope: ctx });
+  const listening = second
+    .waitForOutput((out) => out.includes("listening on"))
+    .then(
+      () => true,
+      () => false,
+    );
+  expect(await Promise.race([listening, second.done.then(() => false)]), "the second daemon started").toBe(false);
+  const result = await second.done;
+  expect(result.code, result.stderr).not.toBe(0);
+  expect(result.stderr).toMatch(/Another Wardrik daemon/);
+  expect(result.stderr).toContain(`pid ${p.child!.pid}`);
+  expect(result.stderr).toContain(p.url);
+  // The first one goes on undisturbed.
+  expect((await p.send("helper", "still mine")).end.type).toBe("dev.wardrik.turn.completed");
+  expect((await p.events("helper")).filter((e) => e.run === before.run && e.type.endsWith("turn.completed"))).toHaveLength(1);
+});
+
+it("a daemon whose lease another daemon took answers 503 with Retry-After and the owner's address, never 500", async (ctx) => {
+  const p = await createProject({ scope: ctx });
+  await p.send("helper", "first");
+  const id = await p.agentId("helper");
+  // What another daemon on the same file does when it takes the agent: its node beats, and its lease has a newer token.
+  const owner = "http://127.0.0.1:7999";
+  const side = await sideConnection(projectDatabaseUrl(p.dir, p.read("config.yaml")));
+  ctx.onTestFinished(() => side.close());
+  await side.run("INSERT INTO nodes (name, url, pid, host, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)", [
+    "intruder:7999",
+    owner,
+    4242,
+    "elsewhere",
+    new Date().toISOString(),
+    Date.now(),
+  ]);
+  await side.run("UPDATE agents SET owner_node = ?, lease_token = lease_token + 1, lease_expires = ? WHERE id = ?", [
+    "intruder:7999",
+    Date.now() + 3_600_000,
+    id,
+  ]);
+
+  for (const text of ["after the takeover", "and again"]) {
+    const r = await p.api<{ error: { code: string; message: string; retryable: boolean } }>("POST", `/v1/agents/${id}/messages`, { text });
+    expect(r.status, r.text).toBe(503);
+    expect(r.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
+    expect(r.json.error).toMatchObject({ code: "unavailable", retryable: true });
+    expect(r.json.error.message).toContain(owner);
+  }
+  // It did not take the agent back, and it still answers everything else.
+  const [row] = await side.all<{ owner_node: string }>("SELECT owner_node FROM agents WHERE id = ?", [id]);
+  expect(row!.owner_node).toBe("intruder:7999");
+  expect((await p.api("GET", "/v1/agents")).status).toBe(200);
 });
