@@ -223,6 +223,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     reconnectGraceMs,
     ownership: node.ownership,
     telemetry: observed.tracing.telemetry,
+    orgRunningTurns: config.limits.org_running_turns,
   });
   lateAnswers.runtime = runtime;
   eventsIO.attach(store, runtime, bus);
@@ -315,6 +316,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     },
     log,
     metrics: () => metrics.render(),
+    orgRequestsPerS: config.limits.org_requests_per_s,
   };
   const { app } = buildApp(svc, httpOpts);
   // Nothing ran yet when a listen fails (the metrics address, then the API's): give back the database (and its lock) before saying why.

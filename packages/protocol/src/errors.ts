@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   "idempotency_conflict",
   "unreadable",
   "not_waiting",
+  "rate_limited",
   "internal",
   "unavailable",
 ] as const;
@@ -77,6 +78,8 @@ function defaultStatus(code: ErrorCode): number {
       return 431;
     case "idempotency_conflict":
       return 422;
+    case "rate_limited":
+      return 429;
     case "unavailable":
       return 503;
     case "internal":

@@ -55,7 +55,10 @@ export const ErrorResponse = z
   .meta({ id: "Error", description: "Every error of the API has this shape." });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
 
-export const AgentStatus = z.enum(["idle", "running", "parked", "asleep", "unreadable"]).meta({ id: "AgentStatus" });
+export const AgentStatus = z
+  .enum(["idle", "running", "parked", "queued", "asleep", "unreadable"])
+  .describe("queued: a message waits for a place among its org's running turns (config.yaml limits.org_running_turns)")
+  .meta({ id: "AgentStatus" });
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
 export const AgentSummary = z

@@ -10,7 +10,7 @@ import { agentHref } from "../router";
 import { useDebouncedByKey, useTick } from "../use-debounced";
 
 /** Attention first: a call waits for a person, then an agent that cannot run; then the rest. */
-const RANK: Record<string, number> = { parked: 0, unreadable: 1, running: 2, idle: 3, asleep: 4 };
+const RANK: Record<string, number> = { parked: 0, unreadable: 1, running: 2, queued: 3, idle: 4, asleep: 5 };
 /** Events after which the list itself (not just one agent) may have changed. */
 const LIST_CHANGES = new Set(["agent.loaded", "agent.removed", "agent.updated", "agent.unreadable"]);
 

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { integrationShape } from "./integration-schemas.js";
+import { limitsSchema } from "./limits-schema.js";
 import { NAME_PATTERN } from "@wardrik/protocol";
 import {
   NAME_RULE,
@@ -134,6 +135,7 @@ export const configSchema = z
       .describe("MCP servers by name; the name is the tool namespace."),
     policy: nameText(`must be ${NAME_RULE} (a file in policies/)`).optional().describe("The policy for agents that name none."),
     tool_timeout: seconds().default(DEFAULT_TOOL_TIMEOUT).describe("Seconds before a tool call times out."),
+    limits: limitsSchema.prefault({}),
     ...integrationShape,
   })
   .superRefine((config, ctx) => {

@@ -2,8 +2,8 @@ import type { AgentSummary, WardrikCloudEvent } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
 import { agentStatus, type AgentRow } from "../store/rows.js";
 
-/** An agent row as the API shows it in lists. */
-export function summarise(r: AgentRow): AgentSummary {
+/** An agent row as the API shows it in lists; `waiting`: a turn of it waits for its org's place (status `queued`). */
+export function summarise(r: AgentRow, waiting = false): AgentSummary {
   let title = r.name;
   let description = "";
   if (r.definition) {
@@ -21,7 +21,7 @@ export function summarise(r: AgentRow): AgentSummary {
     name: r.name,
     title,
     description,
-    status: agentStatus(r),
+    status: agentStatus(r, waiting),
     source: r.source,
     ...(r.reason ? { reason: r.reason } : {}),
   };

@@ -45,7 +45,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const org = c.get("org");
       if (query.name !== undefined) {
         const row = await svc.store.agents.byName(org, query.name);
-        return c.json({ agents: row ? [summarise(row)] : [], next: null });
+        return c.json({ agents: row ? [summarise(row, svc.runtime.waitsForTurn(row.id))] : [], next: null });
       }
       const rows = await svc.store.agents.list(org, {
         ...(query.cursor === undefined ? {} : { after: readCursor(query.cursor) }),
@@ -53,7 +53,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       });
       const page = rows.slice(0, query.limit);
       const next = rows.length > query.limit ? makeCursor(page.at(-1)!.name) : null;
-      return c.json({ agents: page.map(summarise), next });
+      return c.json({ agents: page.map((r) => summarise(r, svc.runtime.waitsForTurn(r.id))), next });
     },
   });
 

@@ -49,7 +49,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
     .filter(reaches)
     .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? []);
   return {
-    ...summarise(row),
+    ...summarise(row, deps.runtime.waitsForTurn(row.id)),
     ...(def.model ? { model: def.model } : {}),
     tools: def.tools ?? [],
     ...(def.policy ? { policy: def.policy } : {}),

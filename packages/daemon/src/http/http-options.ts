@@ -14,4 +14,6 @@ export interface HttpOptions {
   log?: HttpLog;
   /** Renders Prometheus metrics for GET /metrics (admin token); without it the route does not exist. */
   metrics?: () => Promise<string>;
+  /** Requests a second each org's tokens may send (config `limits.org_requests_per_s`); without it, no limit. */
+  orgRequestsPerS?: number;
 }

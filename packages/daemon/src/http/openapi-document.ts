@@ -3,7 +3,7 @@ import { ErrorResponse } from "@wardrik/protocol";
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
 
 /** Error statuses a route can document (the components below). */
-export type DocumentedError = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 431;
+export type DocumentedError = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 431;
 
 const ERROR_RESPONSES: Record<DocumentedError | "default", { name: string; description: string; headers?: Record<string, unknown> }> = {
   400: { name: "BadRequest", description: "The request is malformed: invalid JSON, an unknown key or query parameter, a wrong value" },
@@ -22,6 +22,11 @@ const ERROR_RESPONSES: Record<DocumentedError | "default", { name: string; descr
   409: { name: "Conflict", description: "The request conflicts with the current state (a name in use, a call not waiting)" },
   413: { name: "BodyTooLarge", description: `The body is larger than ${MAX_BODY_BYTES} bytes` },
   422: { name: "Unprocessable", description: "The request is well-formed but cannot be applied as sent" },
+  429: {
+    name: "TooManyRequests",
+    description: "The token's org sent more requests a second than config.yaml's limits.org_requests_per_s allows",
+    headers: { "Retry-After": { description: "Seconds to wait before sending again", schema: { type: "integer" } } },
+  },
   431: { name: "HeadersTooLarge", description: `The request headers are larger than ${MAX_HEADER_BYTES} bytes` },
   default: { name: "ServerError", description: "The daemon could not answer (retryable says whether trying again may help)" },
 };

@@ -17,7 +17,7 @@
  *
  * Bodies (`body`) must be strict objects too; a route without `body` accepts no
  * body but `{}`. Error responses are documented from what the route declares:
- * 400 always (unknown query parameters), 401 unless `public`, 404 when the path
+ * 400 always (unknown query parameters), 401 and 429 unless `public`, 404 when the path
  * has parameters, 413 with a body, 431 always, and `errors` for the rest.
  */
 import type { RouteConfig } from "@hono/zod-openapi";
@@ -161,7 +161,10 @@ export class RouteTable {
         ? { description: "OK", headers, content: { "application/json": { schema: spec.response } } }
         : { description: "OK", headers };
     const errors = new Set<DocumentedError>([400, 431, ...(spec.errors ?? [])]);
-    if (!spec.public) errors.add(401);
+    if (!spec.public) {
+      errors.add(401);
+      errors.add(429);
+    }
     if (hasParams) errors.add(404);
     if (spec.body || spec.rawBody) errors.add(413);
     const responses: RouteConfig["responses"] = { [status]: success };

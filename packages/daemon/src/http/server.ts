@@ -16,6 +16,7 @@ import { registerHookRoutes } from "./hook-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
+import { OrgRateLimiter, orgRateLimit } from "./org-rate-limit.js";
 import { registerMcpEndpoint } from "./mcp-endpoint.js";
 import { registerMcpServerRoutes } from "./mcp-server-routes.js";
 import { bodyTooLarge, errorResponse, toWardrikError } from "./http-errors.js";
@@ -71,6 +72,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     "/v1/*",
     bearerAuth(opts.authenticate, (path) => routes.isPublic(path)),
   );
+  if (opts.orgRequestsPerS !== undefined) app.use("/v1/*", orgRateLimit(new OrgRateLimiter(opts.orgRequestsPerS)));
   app.use("/v1/*", idempotency(new IdempotencyKeys(svc.store.db)));
 
   routes.add({

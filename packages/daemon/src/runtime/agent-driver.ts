@@ -5,6 +5,7 @@ import type { AgentRef, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { EngineOptions } from "./engine-options.js";
 import { TurnStop } from "./engine-options.js";
+import type { TurnSlot } from "./org-turn-slots.js";
 import type { RoundState } from "./round-state.js";
 import { runConversation } from "./turn-driver.js";
 import type { RuntimeHooks } from "./types.js";
@@ -42,6 +43,12 @@ export class AgentDriver {
   readonly starting = new Set<string>();
   /** Conversation IDs by key. */
   readonly conversations = new Map<string, string>();
+  /** Org places taken for turns that a commit started, until the conversation's runner drives them. */
+  readonly startedSlots = new Map<string, TurnSlot>();
+  /** Conversations whose next turn waits for a place among the org's running turns. */
+  readonly waitingForSlot = new Set<string>();
+  /** Aborts the waits for places when the driver closes. */
+  private readonly closing = new AbortController();
   closed = false;
   lastActive = Date.now();
   /** Set by the runtime to drop this driver when its state turns out unreadable. */
@@ -176,8 +183,34 @@ export class AgentDriver {
     return [...new Set([...this.prompts.keys(), ...this.runners.keys()])];
   }
 
+  /**
+   * The org place for driving the conversation's next turn: the one its
+   * starting commit took, or one waited for (the conversation shows as
+   * waiting meanwhile). Undefined when the driver closed while it waited.
+   */
+  async turnSlot(conversationId: string): Promise<TurnSlot | undefined> {
+    const started = this.startedSlots.get(conversationId);
+    if (started) {
+      this.startedSlots.delete(conversationId);
+      return started;
+    }
+    const now = this.opts.turnSlots.tryTake(this.org);
+    if (now) return now;
+    this.waitingForSlot.add(conversationId);
+    try {
+      return await this.opts.turnSlots.take(this.org, this.closing.signal);
+    } catch {
+      return undefined;
+    } finally {
+      this.waitingForSlot.delete(conversationId);
+    }
+  }
+
   async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
     this.closed = true;
+    this.closing.abort(reason);
+    for (const s of this.startedSlots.values()) s.release();
+    this.startedSlots.clear();
     for (const c of this.turnControllers.values()) c.abort(reason);
     await Promise.allSettled([...this.runners.values()].map((r) => r.done));
   }
@@ -185,6 +218,7 @@ export class AgentDriver {
   /** Saved state this version cannot use: the agent stops, says why, and the others go on. */
   async markUnreadable(reason: string): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     this.opts.log("error", "agent state is unreadable", { agent: this.id, reason });
     await this.store.tx(async (w) => {
       await this.store.agents.markUnreadable(w, this.id, reason);

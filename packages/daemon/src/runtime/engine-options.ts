@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import type { OrgTurnSlots } from "./org-turn-slots.js";
 import type { Telemetry } from "./telemetry.js";
 
 /** Settings of the engine that drives turns; the daemon fills them from config.yaml. */
@@ -16,6 +17,8 @@ export interface EngineOptions {
   log: Logger;
   /** Traces of turns, model calls and tool calls (default: none). */
   telemetry: Telemetry;
+  /** Each org's places for running turns on this node (config `limits.org_running_turns`). */
+  turnSlots: OrgTurnSlots;
 }
 
 /** Why a running turn was interrupted: its AbortSignal's reason. */

@@ -1,5 +1,6 @@
 import type { Tx } from "../store/db.js";
 import type { AgentRow } from "../store/rows.js";
+import type { TurnSlot } from "./org-turn-slots.js";
 import type { Runtime } from "./runtime.js";
 import { startTurnIn } from "./turn-driver.js";
 
@@ -33,14 +34,16 @@ export async function enqueue(
   const message = rt.store.ids.next("message");
   const cached = d.conversations.get(conversationKey);
   let starting: string | undefined;
-  const { conversationId, event } = await rt.store
+  // The org's place for the turn this message may start; none free, and the message waits for its turn like any queued one.
+  let slot: TurnSlot | undefined;
+  const { conversationId, event, started } = await rt.store
     .tx(async (w) => {
       const conv = cached
         ? { id: cached, key: conversationKey, created: false }
         : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
       if (conv.created) d.primeEmptyPrompt(conv.id);
       // Marked at once, so a second message in the same group commit queues behind this turn instead of starting another.
-      const run = d.canStartAt(conv.id) ? rt.store.ids.next("run") : undefined;
+      const run = d.canStartAt(conv.id) && (slot ??= rt.opts.turnSlots.tryTake(agent.org)) ? rt.store.ids.next("run") : undefined;
       if (run) d.starting.add((starting = conv.id));
       else d.mayHaveQueued.add(conv.id);
       await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
@@ -55,12 +58,16 @@ export async function enqueue(
         // Again once durable: a look for queued messages that ran before this commit could not see this one.
         if (!run) d.mayHaveQueued.add(conv.id);
       });
-      return { conversationId: conv.id, event: queued };
+      return { conversationId: conv.id, event: queued, started: run !== undefined };
     })
     .catch((err: unknown) => {
       if (starting) d.starting.delete(starting);
+      slot?.release();
       throw err;
     });
+  // The runner that drives the started turn holds the place until the turn ends or parks.
+  if (started) d.startedSlots.set(conversationId, slot!);
+  else slot?.release();
   d.kick(conversationId);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
 }

@@ -12,6 +12,7 @@ import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
 import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { leaseLostAnswer } from "./lost-lease.js";
+import { OrgTurnSlots } from "./org-turn-slots.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
 import { noTelemetry } from "./telemetry.js";
@@ -19,7 +20,9 @@ import type { RuntimeHooks } from "./types.js";
 
 export type { FileAgent, SyncReport };
 
-export interface RuntimeOptions extends Partial<EngineOptions> {
+export interface RuntimeOptions extends Partial<Omit<EngineOptions, "turnSlots">> {
+  /** Running turns an org may have at once on this node; past it turns wait (the daemon passes config `limits.org_running_turns`; default no limit). */
+  orgRunningTurns?: number;
   /** How often idle agents are checked for sleep, in ms. */
   sleepCheckMs?: number;
   /** When a full collection follows many agents falling asleep (default: 100 agents, then 6 s quiet). */
@@ -57,6 +60,7 @@ export class Runtime {
       reconnectGraceMs: options.reconnectGraceMs ?? 5_000,
       log: options.log ?? silentLogger,
       telemetry: options.telemetry ?? noTelemetry,
+      turnSlots: new OrgTurnSlots(options.orgRunningTurns ?? Number.POSITIVE_INFINITY),
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
     this.ownership = options.ownership ?? new LocalOwnership("local", store.leases);
@@ -84,6 +88,11 @@ export class Runtime {
 
   isAwake(agentId: string): boolean {
     return this.drivers.has(agentId);
+  }
+
+  /** Whether a turn of the agent waits on this node for its org's place to run (`limits.org_running_turns`). */
+  waitsForTurn(agentId: string): boolean {
+    return (this.drivers.get(agentId)?.waitingForSlot.size ?? 0) > 0;
   }
 
   /** Stops and forgets an agent's driver (removed, or unreadable). */

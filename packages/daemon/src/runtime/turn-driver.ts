@@ -23,9 +23,17 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
     }
     if (turn?.status === "parked") return;
     // Only look for queued messages where one may be: most turns end with none, and the look costs a commit.
-    if (!turn && d.mayHaveQueued.has(conversationId)) turn = await startQueuedTurn(d, conversationId);
-    if (!turn) return;
-    await driveTurn(d, turn);
+    if (!turn && !d.mayHaveQueued.has(conversationId)) return;
+    // A turn runs holding one of its org's places; past the org's limit it waits here, its messages queued.
+    const slot = await d.turnSlot(conversationId);
+    if (!slot) return;
+    try {
+      if (!turn) turn = await startQueuedTurn(d, conversationId);
+      if (!turn) return;
+      await driveTurn(d, turn);
+    } finally {
+      slot.release();
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 
 /** What the agents table stores as status; `running` and `parked` are derived from the turn counters. */
 export type AgentBaseStatus = "idle" | "asleep" | "unreadable";
-export type AgentStatusValue = "idle" | "running" | "parked" | "asleep" | "unreadable";
+export type AgentStatusValue = "idle" | "running" | "parked" | "queued" | "asleep" | "unreadable";
 
 export interface AgentRow {
   id: string;
@@ -22,11 +22,16 @@ export interface AgentRow {
   parked_turns: number;
 }
 
-/** What `wardrik ls` shows: unreadable first, then what the open turns say, then the stored state. */
-export function agentStatus(row: Pick<AgentRow, "status" | "running_turns" | "parked_turns">): AgentStatusValue {
+/**
+ * What `wardrik ls` shows: unreadable first, then what the open turns say,
+ * then `queued` when a turn waits for its org's place (`waiting`, known to the
+ * node that drives the agent), then the stored state.
+ */
+export function agentStatus(row: Pick<AgentRow, "status" | "running_turns" | "parked_turns">, waiting = false): AgentStatusValue {
   if (row.status === "unreadable") return "unreadable";
   if (row.running_turns > 0) return "running";
   if (row.parked_turns > 0) return "parked";
+  if (waiting) return "queued";
   return row.status;
 }
 

@@ -41,6 +41,7 @@ describe("loadConfig defaults", () => {
       mcp: {},
       subscribers: [],
       tool_timeout: 60,
+      limits: { org_requests_per_s: 50, org_running_turns: 64 },
     });
     expect(DEFAULT_PORT).toBe(7373);
     expect(config.model).toBeUndefined();
@@ -93,6 +94,8 @@ subscribers:
     secret: \${secret:HOOK}
     types: [turn.completed, approval.requested]
   - url: http://localhost:9000/
+limits:
+  org_running_turns: 8
 `);
     const config = loadConfig(dir, {
       env: { LOCAL_KEY: "lk-1", DOCS_TOKEN: "dt-2" },
@@ -132,6 +135,8 @@ subscribers:
         { url: "http://localhost:9000/", retry_for: 86_400, timeout: 10 },
       ],
       tool_timeout: 60,
+      // A key left out keeps its default.
+      limits: { org_requests_per_s: 50, org_running_turns: 8 },
     });
   });
 
@@ -238,7 +243,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, subscribers, deliveries, cluster, slack, telemetry)',
+      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, subscribers, deliveries, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });
@@ -256,6 +261,15 @@ describe("errors name the key, the file and the line", () => {
     );
     expect(error.message).toBe("config.yaml:7: models.local.price.input must be a number");
     expect(error.key).toBe("models.local.price.input");
+  });
+
+  it("rejects limits that are not positive, naming the key", () => {
+    expect(configError(() => parse("limits:\n  org_running_turns: 2.5\n")).message).toBe(
+      "config.yaml:2: limits.org_running_turns must be a positive integer",
+    );
+    expect(configError(() => parse("limits:\n  org_requests_per_s: 0\n")).message).toBe(
+      "config.yaml:2: limits.org_requests_per_s must be a positive number",
+    );
   });
 
   it("rejects negative prices and non-integer context windows", () => {
