@@ -78,8 +78,11 @@ function procCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** `wardrik init`, the files written, the daemon started; a worker connected when `worker` is set. */
-export async function startDaemon(files: Record<string, string>, opts: { worker?: boolean } = {}): Promise<BenchDaemon> {
+/** `wardrik init`, the files written (and config.yaml changed by `config`), the daemon started; a worker connected when `worker` is set. */
+export async function startDaemon(
+  files: Record<string, string>,
+  opts: { worker?: boolean; config?: (text: string) => string } = {},
+): Promise<BenchDaemon> {
   const root = mkdtempSync(join(tmpdir(), "wardrik-bench-daemon-"));
   const dir = join(root, "project");
   const init = spawnSync(process.execPath, [BIN, "init", dir], { encoding: "utf8" });
@@ -92,6 +95,7 @@ export async function startDaemon(files: Record<string, string>, opts: { worker?
   const port = await freePort();
   let config = readFileSync(join(dir, "config.yaml"), "utf8");
   config = config.replace(/^models:[ \t]*\n/m, "models:\n  bench: { provider: script, model: bench }\n");
+  if (opts.config) config = opts.config(config);
   writeFileSync(join(dir, "config.yaml"), config.replace(/^listen:.*$/m, `listen: 127.0.0.1:${port}`));
   const token = readFileSync(join(dir, ".wardrik", "admin-token"), "utf8").trim();
   const url = `http://127.0.0.1:${port}`;
@@ -173,7 +177,10 @@ async function waitForWorker(url: string, token: string, client: WardrikClient):
  * Follows the agent's SSE stream and resolves, per accepted message, the event
  * that ended its turn (turn.started names the messages a turn took).
  */
-export function turnEnds(d: BenchDaemon, agentId: string): { ended(message: string): Promise<{ type: string }>; stop(): void } {
+export function turnEnds(
+  d: Pick<BenchDaemon, "client">,
+  agentId: string,
+): { ended(message: string): Promise<{ type: string }>; stop(): void } {
   const waiting = new Map<string, (e: { type: string }) => void>();
   const done = new Map<string, { type: string }>();
   const messagesOf = new Map<string, string[]>();

@@ -19,6 +19,8 @@ export const WORKLOADS = {
   "W2-http": ["daemon-turns.js", "W2"],
   "W3-http": ["daemon-concurrent.js"],
   "W4-http": ["daemon-turns.js", "W4"],
+  // npm run bench -- fair-share [SECONDS] [A_CLIENTS]
+  "fair-share": ["fair-share.js"],
   policy: ["policy.ts"],
   tools: ["tools.js"],
   mcp: ["mcp.ts"],

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { positiveInt, positiveNumber } from "./schema-kit.js";
 
-/** Requests a second an org's tokens may send to one daemon; twice that may come at once. */
+/** Requests a second an org's tokens may send to one daemon; as many may come at once. */
 export const DEFAULT_ORG_REQUESTS_PER_S = 50;
 /** Turns of one org that run at once on one daemon; more wait for a place. */
 export const DEFAULT_ORG_RUNNING_TURNS = 64;
@@ -16,7 +16,7 @@ export const limitsSchema = z
     org_requests_per_s: positiveNumber()
       .default(DEFAULT_ORG_REQUESTS_PER_S)
       .describe(
-        `Requests a second one org's tokens may send to this daemon (a burst of twice as many is allowed); past it the answer is 429 with Retry-After. The admin token is not counted. Default ${DEFAULT_ORG_REQUESTS_PER_S}.`,
+        `Requests a second one org's tokens may send to this daemon (as many may come at once after a quiet spell); past it the answer is 429 with Retry-After. The admin token is not counted. Default ${DEFAULT_ORG_REQUESTS_PER_S}.`,
       ),
     org_running_turns: positiveInt()
       .default(DEFAULT_ORG_RUNNING_TURNS)

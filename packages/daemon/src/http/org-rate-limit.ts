@@ -4,7 +4,7 @@ import type { ApiEnv } from "./api-env.js";
 
 /**
  * A token bucket per org: `perSecond` requests a second on average, and up
- * to `burst` at once after a quiet spell. One entry per org that sent a
+ * to `burst` (one second's worth) at once after a quiet spell. One entry per org that sent a
  * request; an org's bucket is full again after `burst / perSecond` seconds.
  */
 export class OrgRateLimiter {
@@ -12,7 +12,7 @@ export class OrgRateLimiter {
 
   constructor(
     readonly perSecond: number,
-    readonly burst: number = Math.max(1, 2 * perSecond),
+    readonly burst: number = Math.max(1, perSecond),
     private readonly nowMs: () => number = () => performance.now(),
   ) {}
 

@@ -1,0 +1,162 @@
+// Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, then beside org A
+// running turns at full speed with many clients (in a process of their own, so their own CPU is not B's client's),
+// once on a daemon with config.yaml's default limits and once on one whose limits are out of reach.
+// Each org uses a token of its own; the scripted model answers at once, so a turn is all daemon work.
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { WardrikClient } from "@wardrik/sdk";
+import { startDaemon, turnEnds } from "./daemon-kit.js";
+import { percentile } from "./lib.js";
+
+type Ends = ReturnType<typeof turnEnds>;
+
+const SELF = fileURLToPath(import.meta.url);
+/** Pause between two of B's turns: a steady stream well under the default request rate. */
+const B_GAP_MS = 50;
+const WARMUP_TURNS = 300;
+/** How long A runs at full speed before B is measured beside it. */
+const RAMP_MS = 2000;
+const FILES = {
+  "agents/busy.md": "---\ndescription: Org A's agent, kept busy.\nmodel: script/echo\n---\nYou echo.\n",
+  "scripts/bench.yaml": 'steps:\n  - text: "done"\n',
+};
+const NO_LIMITS = "\nlimits:\n  org_requests_per_s: 1000000\n  org_running_turns: 1000000\n";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function post(url: string, token: string, agent: string, conversation: string): Promise<Response> {
+  return fetch(`${url}/v1/agents/${agent}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ text: "ping", conversation }),
+  });
+}
+
+/** Posts one message and waits for its turn's end; the milliseconds from the post to the end, or the 429's Retry-After. */
+async function oneTurn(
+  url: string,
+  token: string,
+  agent: string,
+  conversation: string,
+  ends: Ends,
+): Promise<{ ms: number } | { retryAfterS: number }> {
+  const t0 = performance.now();
+  const res = await post(url, token, agent, conversation);
+  if (res.status === 429) {
+    await res.body?.cancel();
+    return { retryAfterS: Number(res.headers.get("retry-after") ?? 1) };
+  }
+  if (res.status !== 202) throw new Error(`posting a message answered ${res.status}: ${await res.text()}`);
+  const { message } = (await res.json()) as { message: string };
+  const end = await ends.ended(message);
+  if (!end.type.endsWith(".turn.completed")) throw new Error(`a turn ended with ${end.type}`);
+  return { ms: performance.now() - t0 };
+}
+
+/** Org B: one turn after another, B_GAP_MS apart, each in a new conversation; their latencies. */
+async function steady(url: string, token: string, agent: string, ends: Ends, stop: { turns?: number; ms?: number }): Promise<number[]> {
+  const latencies: number[] = [];
+  const until = performance.now() + (stop.ms ?? Infinity);
+  for (let i = 0; latencies.length < (stop.turns ?? Infinity) && performance.now() < until; i++) {
+    const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends);
+    if ("retryAfterS" in r) throw new Error("org B's steady stream was refused (429): it must stay under the limit");
+    latencies.push(r.ms);
+    await sleep(B_GAP_MS);
+  }
+  return latencies;
+}
+
+function stats(ms: number[]): { turns: number; p50_ms: number; p99_ms: number } {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return { turns: ms.length, p50_ms: round(percentile(sorted, 50)), p99_ms: round(percentile(sorted, 99)) };
+}
+
+/** Org A (run as a child process): `clients` clients, each turn after turn as fast as the daemon lets it, honouring 429's Retry-After (with jitter). */
+async function busyOrg(url: string, token: string, agent: string, clients: number): Promise<void> {
+  const ends = turnEnds({ client: new WardrikClient({ url, token }) }, agent);
+  const started = performance.now();
+  let turns = 0;
+  let refused = 0;
+  process.once("SIGTERM", () => {
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(JSON.stringify({ turns, refused, seconds }) + "\n", () => process.exit(0));
+  });
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let n = 0; ; n++) {
+        const r = await oneTurn(url, token, agent, `a${c}-${n}`, ends);
+        if ("retryAfterS" in r) {
+          refused++;
+          // As a well-behaved client does: wait as asked, plus a little so that the refused do not all come back at once.
+          await sleep(r.retryAfterS * 1000 + Math.random() * 1000);
+        } else turns++;
+      }
+    }),
+  );
+}
+
+async function measure(seconds: number, aClients: number, config: string | undefined) {
+  const d = await startDaemon(FILES, config ? { config: (text) => text + config } : {});
+  try {
+    const aToken = (await d.client.createToken("default", "org-a")).token;
+    const bToken = (await d.client.createToken("beta", "org-b")).token;
+    const b = new WardrikClient({ url: d.url, token: bToken });
+    const bAgent = (await b.createAgent({ name: "steady", description: "Org B's agent, a steady stream.", model: "script/echo" })).id;
+    const aAgent = await d.agentId("busy");
+    const bEnds = turnEnds({ client: b }, bAgent);
+    // Warm both orgs' paths (V8 compiles hot code for the first few hundred turns), then B alone.
+    await steady(d.url, bToken, bAgent, bEnds, { turns: WARMUP_TURNS });
+    const alone = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
+
+    const child = spawn(process.execPath, [SELF, "--busy", d.url, aToken, aAgent, String(aClients)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const lines = createInterface({ input: child.stdout! });
+    const summary = new Promise<{ turns: number; refused: number; seconds: number }>((resolve, reject) => {
+      lines.once("line", (l) => resolve(JSON.parse(l) as { turns: number; refused: number; seconds: number }));
+      child.once("exit", (code) => reject(new Error(`org A's load exited (${code}) without a summary`)));
+    });
+    await sleep(RAMP_MS);
+    const cpu0 = d.cpuMs();
+    const beside = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
+    const cpu = d.cpuMs() - cpu0;
+    child.kill("SIGTERM");
+    const a = await summary;
+    bEnds.stop();
+    const s0 = stats(alone);
+    const s1 = stats(beside);
+    return {
+      b_alone: s0,
+      b_beside_busy_a: s1,
+      ratio_p50: Math.round((s1.p50_ms / s0.p50_ms) * 100) / 100,
+      ratio_p99: Math.round((s1.p99_ms / s0.p99_ms) * 100) / 100,
+      a_turns_per_s: Math.round((a.turns / a.seconds) * 10) / 10,
+      a_refused_429: a.refused,
+      daemon_cpu_share: Math.round((cpu / (seconds * 1000)) * 100) / 100,
+    };
+  } finally {
+    await d.close();
+  }
+}
+
+if (process.argv[2] === "--busy") {
+  await busyOrg(process.argv[3]!, process.argv[4]!, process.argv[5]!, Number(process.argv[6]));
+} else {
+  const seconds = Number(process.argv[2] ?? 10);
+  const aClients = Number(process.argv[3] ?? 64);
+  const limited = await measure(seconds, aClients, undefined);
+  const unlimited = await measure(seconds, aClients, NO_LIMITS);
+  console.log(
+    JSON.stringify({
+      workload: "fair-share",
+      seconds,
+      a_clients: aClients,
+      b_gap_ms: B_GAP_MS,
+      goal_ratio: 1.2,
+      default_limits: limited,
+      no_limits: unlimited,
+    }),
+  );
+}
