@@ -206,11 +206,16 @@ export class AgentDriver {
     }
   }
 
-  async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
-    this.closed = true;
+  /** The driver stops: its waits for places end, and places no runner took yet are given back. */
+  private giveUpSlots(reason: unknown): void {
     this.closing.abort(reason);
     for (const s of this.startedSlots.values()) s.release();
     this.startedSlots.clear();
+  }
+
+  async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
+    this.closed = true;
+    this.giveUpSlots(reason);
     for (const c of this.turnControllers.values()) c.abort(reason);
     await Promise.allSettled([...this.runners.values()].map((r) => r.done));
   }
@@ -218,7 +223,7 @@ export class AgentDriver {
   /** Saved state this version cannot use: the agent stops, says why, and the others go on. */
   async markUnreadable(reason: string): Promise<void> {
     this.closed = true;
-    this.closing.abort();
+    this.giveUpSlots(new Error(reason));
     this.opts.log("error", "agent state is unreadable", { agent: this.id, reason });
     await this.store.tx(async (w) => {
       await this.store.agents.markUnreadable(w, this.id, reason);

@@ -54,6 +54,8 @@ export async function enqueue(
       }
       if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
       w.afterCommit(() => {
+        // The runner that drives the started turn holds the place until the turn ends or parks.
+        if (run) d.startedSlots.set(conv.id, slot!);
         d.conversations.set(conversationKey, conv.id);
         // Again once durable: a look for queued messages that ran before this commit could not see this one.
         if (!run) d.mayHaveQueued.add(conv.id);
@@ -65,9 +67,7 @@ export async function enqueue(
       slot?.release();
       throw err;
     });
-  // The runner that drives the started turn holds the place until the turn ends or parks.
-  if (started) d.startedSlots.set(conversationId, slot!);
-  else slot?.release();
+  if (!started) slot?.release();
   d.kick(conversationId);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: event.seq };
 }
