@@ -38,7 +38,7 @@ export class OrgTurnSlots {
       const onAbort = () => {
         const i = queue.indexOf(waiter);
         if (i >= 0) queue.splice(i, 1);
-        if (queue.length === 0) this.waiting.delete(org);
+        if (queue.length === 0 && this.waiting.get(org) === queue) this.waiting.delete(org);
         reject(signal!.reason);
       };
       const waiter: Waiter = {

@@ -8,7 +8,7 @@ export function registerLs(program: Command): void {
       .command("ls")
       .argument("[filter]", "attention: only parked and unreadable agents")
       .option("--json", "print JSON")
-      .description("list agents and their status (idle, running, parked, asleep, unreadable)"),
+      .description("list agents and their status (idle, running, parked, queued, asleep, unreadable)"),
     "wardrik ls",
     "wardrik ls attention --json",
   ).action(async (filter: string | undefined, opts: { json?: boolean }) => {
