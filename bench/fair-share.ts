@@ -1,6 +1,7 @@
 // Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, then beside org A
 // running turns at full speed with many clients (in a process of their own, so their own CPU is not B's client's),
-// once on a daemon with config.yaml's default limits and once on one whose limits are out of reach.
+// once on a daemon with config.yaml's default limits (or the request rate given) and once on one whose limits are
+// out of reach. `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S]`.
 // Each org uses a token of its own; the scripted model answers at once, so a turn is all daemon work.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -12,8 +13,9 @@ import { percentile } from "./lib.js";
 type Ends = ReturnType<typeof turnEnds>;
 
 const SELF = fileURLToPath(import.meta.url);
-/** Pause between two of B's turns: a steady stream well under the default request rate. */
+/** Pause between two of B's turns: a steady stream well under the default request rate (under a lower one given, half of it). */
 const B_GAP_MS = 50;
+let bGapMs = B_GAP_MS;
 const WARMUP_TURNS = 300;
 /** How long A runs at full speed before B is measured beside it. */
 const RAMP_MS = 2000;
@@ -62,7 +64,7 @@ async function steady(url: string, token: string, agent: string, ends: Ends, sto
     const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends);
     if ("retryAfterS" in r) throw new Error("org B's steady stream was refused (429): it must stay under the limit");
     latencies.push(r.ms);
-    await sleep(B_GAP_MS);
+    await sleep(bGapMs);
   }
   return latencies;
 }
@@ -146,16 +148,20 @@ if (process.argv[2] === "--busy") {
 } else {
   const seconds = Number(process.argv[2] ?? 10);
   const aClients = Number(process.argv[3] ?? 64);
-  const limited = await measure(seconds, aClients, undefined);
+  // A rate for the limited daemon other than the default: a slow or shared machine reaches its capacity below it.
+  const rate = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+  if (rate !== undefined) bGapMs = Math.max(B_GAP_MS, 2000 / rate);
+  const limited = await measure(seconds, aClients, rate === undefined ? undefined : `\nlimits:\n  org_requests_per_s: ${rate}\n`);
   const unlimited = await measure(seconds, aClients, NO_LIMITS);
   console.log(
     JSON.stringify({
       workload: "fair-share",
       seconds,
       a_clients: aClients,
-      b_gap_ms: B_GAP_MS,
+      b_gap_ms: bGapMs,
       goal_ratio: 1.2,
-      default_limits: limited,
+      org_requests_per_s: rate ?? "default",
+      limits: limited,
       no_limits: unlimited,
     }),
   );

@@ -19,7 +19,7 @@ export const WORKLOADS = {
   "W2-http": ["daemon-turns.js", "W2"],
   "W3-http": ["daemon-concurrent.js"],
   "W4-http": ["daemon-turns.js", "W4"],
-  // npm run bench -- fair-share [SECONDS] [A_CLIENTS]
+  // npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S]
   "fair-share": ["fair-share.js"],
   policy: ["policy.ts"],
   tools: ["tools.js"],
