@@ -43,6 +43,35 @@ const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts",
  */
 const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONLY_FILES];
 
+/**
+ * Files that test modules in the test process itself: no daemon of the
+ * e2e helpers, no database of test-database.ts, no process.chdir. They run in
+ * the `unit` project, in worker threads that keep what they imported from one
+ * file to the next (no per-file isolation): importing the TypeScript sources
+ * again for every file cost more than most of these files' tests. A file
+ * that needs a process of its own (chdir, module state it changes) stays
+ * out of this list; a new file not listed runs in the isolated `sqlite`
+ * project, which is always safe.
+ */
+export const UNIT_TEST_FILES = [
+  "packages/protocol/test/**/*.test.ts",
+  "packages/testing/test/**/*.test.ts",
+  "packages/sdk/test/{client-follow,client-urls,finished-calls,outbox,result-resend,seed-examples,tool-definition}.test.ts",
+  "packages/console/test/bundle.test.ts",
+  "packages/daemon/test/{exports,ids}.test.ts",
+  "packages/daemon/test/cli/**/*.test.ts",
+  "packages/daemon/test/config/{agent-file,agents-dir,editor-schemas,exports,new-keys,trigger-checks,yaml-source}.test.ts",
+  "packages/daemon/test/daemon/{orgs,references,secrets}.test.ts",
+  "packages/daemon/test/{events,http,log,models,policy,secrets,slack,telemetry,tools}/**/*.test.ts",
+  "packages/daemon/test/mcp/{conversions,sdk-load-failure}.test.ts",
+  "packages/daemon/test/runtime/machines.test.ts",
+  "packages/daemon/test/store/{postgres-placeholders,sqlite-db,wal-restart}.test.ts",
+  "packages/daemon/test/webhooks/{cloud-event-body,http-answer-parser,http-post,retry-policy}.test.ts",
+  "packages/daemon/test/workers/{call-control,connections,failover,tool-calls}.test.ts",
+  "test/lint/**/*.test.ts",
+  "test/readme-script.test.ts",
+];
+
 /** vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. */
 const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
 
@@ -66,11 +95,20 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "unit",
+          include: UNIT_TEST_FILES,
+          env: { WARDRIK_TEST_DB: "sqlite" },
+          pool: "threads",
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
-          exclude: ALONE_FILES,
+          exclude: [...UNIT_TEST_FILES, ...ALONE_FILES],
           env: { WARDRIK_TEST_DB: "sqlite" },
-          typecheck: { enabled: true, include: ["packages/*/test/**/*.test-d.ts"], tsconfig: "./tsconfig.tests.json" },
         },
       },
       {
