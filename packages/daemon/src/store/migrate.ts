@@ -102,13 +102,45 @@ function failed(dialect: Dialect, m: Migration, err: unknown): Error {
 
 // ---- SQLite ----
 
+/**
+ * How long a SQLite migration step waits for the write lock while another
+ * process migrates the same file. One step can take far longer than the
+ * connection's busy_timeout (a table rewritten on a big database, or a slow
+ * machine), and the waiting process must then find the work done, not fail.
+ */
+export const SQLITE_LOCK_WAIT_MS = 300_000;
+
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * BEGIN IMMEDIATE, tried again while another connection holds the write lock
+ * past the connection's busy_timeout, until `waitMs` have passed. The runner
+ * is synchronous, so the pause between tries blocks (Atomics.wait).
+ */
+function beginImmediate(db: Database.Database, waitMs: number): void {
+  const until = Date.now() + waitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      db.exec("BEGIN IMMEDIATE");
+      return;
+    } catch (err) {
+      if (!String((err as { code?: unknown }).code).startsWith("SQLITE_BUSY") || Date.now() >= until) throw err;
+    }
+    Atomics.wait(pauseCell, 0, 0, pause);
+  }
+}
+
 /** Brings a SQLite database up to the newest migration. Synchronous, like better-sqlite3. */
-export function migrateSqlite(db: Database.Database, known: readonly Migration[] = readMigrations("sqlite")): MigrationResult {
+export function migrateSqlite(
+  db: Database.Database,
+  known: readonly Migration[] = readMigrations("sqlite"),
+  lockWaitMs = SQLITE_LOCK_WAIT_MS,
+): MigrationResult {
   const applied: number[] = [];
   let version = 0;
   for (;;) {
-    // The write lock, taken before reading: a second process waits here (busy_timeout).
-    db.exec("BEGIN IMMEDIATE");
+    // The write lock, taken before reading: a second process waits here until the first one's step is done.
+    beginImmediate(db, lockWaitMs);
     let next: Migration | undefined;
     try {
       const done = sqliteApplied(db, known);

@@ -4,7 +4,7 @@
  */
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,6 +95,38 @@ if (TEST_DIALECT === "postgres") {
   });
 }
 
+/** The runner as `npm run build` wrote it, for child processes that run it with plain node. */
+function builtMigrate(): string {
+  const path = fileURLToPath(new URL("../../dist/store/migrate.js", import.meta.url));
+  if (!existsSync(path)) throw new Error(`${path} does not exist: run \`npm run build\` at the repository root first.`);
+  return path;
+}
+
+/**
+ * Another process that takes the write lock of the SQLite file at `path` (BEGIN IMMEDIATE) and holds it
+ * until told to let go: `releaseAfter(ms)` asks it to commit that long after the message reaches it.
+ */
+function holdWriteLock(path: string) {
+  const script = `
+    const { default: Database } = await import("better-sqlite3");
+    const db = new Database(${JSON.stringify(path)});
+    db.pragma("journal_mode = WAL");
+    db.exec("BEGIN IMMEDIATE");
+    process.stdout.write("locked\\n");
+    process.stdin.setEncoding("utf8").once("data", (ms) => setTimeout(() => { db.exec("COMMIT"); db.close(); process.stdin.destroy(); }, Number(ms)));`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "pipe"] });
+  let err = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
+  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once("close", (code) => resolve({ code, stderr: err })),
+  );
+  const locked = new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding("utf8").on("data", (c: string) => c.includes("locked") && resolve());
+    void done.then((d) => reject(new Error(`the lock holder ended before it held the lock (${d.code}): ${d.stderr}`)));
+  });
+  return { locked, done, releaseAfter: (ms: number) => void child.stdin.write(String(ms)) };
+}
+
 if (TEST_DIALECT === "sqlite") {
   const dirs: string[] = [];
   afterAll(() => {
@@ -108,7 +140,8 @@ if (TEST_DIALECT === "sqlite") {
 
   it("lets two processes migrating one new file at once both succeed, with every migration run once (SQLite)", async () => {
     const path = join(tempDir(), "race.db");
-    const runner = fileURLToPath(new URL("../../src/store/migrate.ts", import.meta.url));
+    // The built runner, run by plain node: compiling the TypeScript in each child made them start slowly under load.
+    const runner = builtMigrate();
     // A last migration slow enough (a few hundred ms) that the two runs overlap.
     const slow = "CREATE TABLE slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT x FROM c";
     const known = withNext(slow, "slow");
@@ -128,7 +161,7 @@ if (TEST_DIALECT === "sqlite") {
       process.stdout.write(JSON.stringify(result));
       process.stdin.destroy();`;
     const children = [0, 1].map(() => {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "pipe"] });
       let out = "";
       let err = "";
       let ready!: () => void;
@@ -162,6 +195,37 @@ if (TEST_DIALECT === "sqlite") {
       known.map((m) => ({ version: m.version, name: m.name })),
     );
     raw.close();
+  });
+
+  it("waits for the write lock another process holds past the busy timeout, then migrates (SQLite)", async () => {
+    const path = join(tempDir(), "held.db");
+    const holder = holdWriteLock(path);
+    await holder.locked;
+    const db = new Database(path);
+    try {
+      // A busy_timeout far shorter than the hold: the runner itself must keep waiting.
+      db.pragma("busy_timeout = 20");
+      holder.releaseAfter(500);
+      expect(migrateSqlite(db, KNOWN, 60_000)).toEqual({ applied: KNOWN.map((m) => m.version), version: LATEST });
+    } finally {
+      db.close();
+    }
+    expect(await holder.done).toEqual({ code: 0, stderr: "" });
+  });
+
+  it("gives up waiting for the write lock after the wait it was given, with SQLite's error (SQLite)", async () => {
+    const path = join(tempDir(), "stuck.db");
+    const holder = holdWriteLock(path);
+    await holder.locked;
+    const db = new Database(path);
+    try {
+      db.pragma("busy_timeout = 20");
+      expect(() => migrateSqlite(db, KNOWN, 200)).toThrow(/database is locked/);
+    } finally {
+      db.close();
+      holder.releaseAfter(0);
+    }
+    expect(await holder.done).toEqual({ code: 0, stderr: "" });
   });
 
   it("recognises a database of release 0.1 (state-v1.db) as migrated to 1, keeps its data, and upgrades it", async () => {
