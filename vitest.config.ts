@@ -72,6 +72,9 @@ export const UNIT_TEST_FILES = [
   "test/readme-script.test.ts",
 ];
 
+/** Tests of the tarballs `npm run pack` writes: their project packs once for the run (test/packaging/pack-once.ts). */
+const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
+
 /** vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. */
 const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
 
@@ -107,8 +110,20 @@ export default defineConfig({
         test: {
           name: "sqlite",
           include: ALL_TEST_FILES,
-          exclude: [...UNIT_TEST_FILES, ...ALONE_FILES],
+          exclude: [...UNIT_TEST_FILES, ...PACKAGING_TEST_FILES, ...ALONE_FILES],
           env: { WARDRIK_TEST_DB: "sqlite" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "packaging",
+          include: PACKAGING_TEST_FILES,
+          env: { WARDRIK_TEST_DB: "sqlite" },
+          // Each test runs npm, tsc or attw over the tarballs: tens of seconds of CPU each on two busy cores.
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          globalSetup: ["test/packaging/pack-once.ts"],
         },
       },
       {

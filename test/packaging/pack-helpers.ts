@@ -4,10 +4,11 @@
  * `npm run build` first; installs reach the npm registry (or npm's cache).
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { ProvidedContext } from "vitest";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
@@ -19,12 +20,34 @@ export interface Packed {
 }
 
 /** `node scripts/pack.mjs --out DIR`: one tarball per public package. */
-export async function packAll(out: string): Promise<Packed[]> {
+export async function packTarballs(out: string): Promise<Packed[]> {
   const { stdout } = await run(process.execPath, [join(REPO_ROOT, "scripts", "pack.mjs"), "--out", out], { cwd: REPO_ROOT });
   return stdout
     .trim()
     .split("\n")
     .map((line) => JSON.parse(line) as Packed);
+}
+
+/** What the `packaging` project's global setup (pack-once.ts) made for the run, if this file runs there. */
+async function fromRun<K extends "packedTarballs" | "sqlitePrebuilds">(key: K): Promise<ProvidedContext[K] | undefined> {
+  if (!process.env.VITEST) return undefined;
+  const { inject } = await import("vitest");
+  return inject(key) as ProvidedContext[K] | undefined;
+}
+
+/**
+ * The tarballs of `npm run pack` in `out`: copies of the run's (packed once,
+ * in the `packaging` project), or packed here when the run made none.
+ */
+export async function packAll(out: string): Promise<Packed[]> {
+  const packed = await fromRun("packedTarballs");
+  if (!packed) return packTarballs(out);
+  mkdirSync(out, { recursive: true });
+  return packed.map((p) => {
+    const file = join(out, basename(p.file));
+    copyFileSync(p.file, file);
+    return { ...p, file };
+  });
 }
 
 export function tarballOf(packed: Packed[], name: string): string {
@@ -100,11 +123,16 @@ export function exec(command: string, args: string[], opts: { cwd: string; env?:
   });
 }
 
-/** `npm install ARGS` in `dir`, preferring npm's cache. */
-export function npmInstall(dir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<Run> {
+/**
+ * `npm install ARGS` in `dir`, preferring npm's cache. In the `packaging`
+ * project better-sqlite3's install script finds the checkout's own build
+ * (see pack-once.ts) instead of compiling SQLite.
+ */
+export async function npmInstall(dir: string, args: string[], env: NodeJS.ProcessEnv = outsideEnv()): Promise<Run> {
+  const prebuilds = await fromRun("sqlitePrebuilds");
   return exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", ...args], {
     cwd: dir,
-    ...(env ? { env } : {}),
+    env: prebuilds ? { ...env, npm_config_better_sqlite3_local_prebuilds: prebuilds } : env,
     timeoutMs: 600_000,
   });
 }
