@@ -44,14 +44,16 @@ const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts",
 const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONLY_FILES];
 
 /**
- * Files that test modules in the test process itself: no daemon of the
- * e2e helpers, no database of test-database.ts, no process.chdir. They run in
- * the `unit` project, in worker threads that keep what they imported from one
- * file to the next (no per-file isolation): importing the TypeScript sources
- * again for every file cost more than most of these files' tests. A file
- * that needs a process of its own (chdir, module state it changes) stays
- * out of this list; a new file not listed runs in the isolated `sqlite`
- * project, which is always safe.
+ * Files that test modules in the test process itself (a runtime on a real
+ * database, real worker processes, loopback servers), with no daemon of the
+ * e2e helpers and no process.chdir. They run in the `unit` project, in worker
+ * threads that keep what they imported from one file to the next (no
+ * per-file isolation): importing the TypeScript sources again for every file
+ * cost more than most of these files' tests. What the helpers start for a
+ * file is stopped when that file ends (test/after-each-file.ts), also here.
+ * A file that needs a process of its own (chdir, module state it changes)
+ * stays out of this list; a new file not listed runs in the isolated
+ * `sqlite` project, which is always safe.
  */
 export const UNIT_TEST_FILES = [
   "packages/protocol/test/**/*.test.ts",
@@ -62,12 +64,8 @@ export const UNIT_TEST_FILES = [
   "packages/daemon/test/cli/**/*.test.ts",
   "packages/daemon/test/config/{agent-file,agents-dir,editor-schemas,exports,new-keys,trigger-checks,yaml-source}.test.ts",
   "packages/daemon/test/daemon/{orgs,references,secrets}.test.ts",
-  "packages/daemon/test/{events,http,log,models,policy,secrets,slack,telemetry,tools}/**/*.test.ts",
+  "packages/daemon/test/{events,http,log,models,policy,runtime,secrets,slack,store,telemetry,tools,webhooks,workers}/**/*.test.ts",
   "packages/daemon/test/mcp/{conversions,sdk-load-failure}.test.ts",
-  "packages/daemon/test/runtime/machines.test.ts",
-  "packages/daemon/test/store/{postgres-placeholders,sqlite-db,wal-restart}.test.ts",
-  "packages/daemon/test/webhooks/{cloud-event-body,http-answer-parser,http-post,retry-policy}.test.ts",
-  "packages/daemon/test/workers/{call-control,connections,failover,tool-calls}.test.ts",
   "test/lint/**/*.test.ts",
   "test/readme-script.test.ts",
 ];
@@ -88,6 +86,8 @@ export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
   ssr: { resolve: { conditions: ["wardrik-source"] } },
   test: {
+    // Stops what the helpers started for a file when it ends (see packages/daemon/test/helpers/file-cleanups.ts).
+    setupFiles: ["./test/after-each-file.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

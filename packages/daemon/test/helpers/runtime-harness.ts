@@ -130,21 +130,29 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     ...(options.telemetry ? { telemetry: await options.telemetry({ store, bus }) } : {}),
   });
 
+  // Waits still open when the harness closes are dropped with it: a test that left one
+  // un-awaited (an ask it did not follow to the end) must not fail a later file with its timeout.
+  const openWaits = new Set<() => void>();
   const waitFor = (pred: (e: StoredEvent) => boolean, timeoutMs = 10_000) =>
     new Promise<StoredEvent>((resolve, reject) => {
       const found = events.find(pred);
       if (found) return resolve(found);
-      const timer = setTimeout(() => {
+      const drop = () => {
+        clearTimeout(timer);
         off();
+        openWaits.delete(drop);
+      };
+      const timer = setTimeout(() => {
+        drop();
         reject(new Error("timed out waiting for an event"));
       }, timeoutMs);
       const off = bus.subscribe("*", (e) => {
         if (pred(e)) {
-          clearTimeout(timer);
-          off();
+          drop();
           resolve(e);
         }
       });
+      openWaits.add(drop);
     });
 
   return {
@@ -183,6 +191,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
     waitFor,
     close: async () => {
+      for (const drop of [...openWaits]) drop();
       await runtime.close();
       await db.close();
       if (!options.dir) {

@@ -19,7 +19,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, vi } from "vitest";
+import { vi } from "vitest";
+import { afterThisFile } from "./file-cleanups.js";
 import { freePort } from "./free-port.js";
 import { createTestDatabase, TEST_DIALECT } from "./test-database.js";
 import { sleep, waitFor } from "./wait.js";
@@ -335,12 +336,6 @@ export interface TestProject {
 // ---- cleanup ----
 
 type Cleanup = () => Promise<void>;
-const fileCleanups: Cleanup[] = [];
-
-afterAll(async () => {
-  const all = fileCleanups.splice(0).reverse();
-  for (const c of all) await c().catch(() => undefined);
-});
 
 /** A test's context (the argument of an `it` callback), for cleanup after that test. */
 export interface TestScope {
@@ -355,7 +350,7 @@ export interface TestScope {
  */
 export function cleanupLater(fn: Cleanup, scope?: TestScope): void {
   if (scope) scope.onTestFinished(() => fn());
-  else fileCleanups.push(fn);
+  else afterThisFile(fn);
 }
 
 // ---- helpers ----

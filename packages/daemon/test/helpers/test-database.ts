@@ -13,8 +13,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, inject } from "vitest";
+import { inject } from "vitest";
 import { openDb, type OpenDbOptions, type OpenedDb } from "../../src/store/open-db.js";
+import { afterThisFile } from "./file-cleanups.js";
 
 export type TestDialect = "sqlite" | "postgres";
 
@@ -43,19 +44,12 @@ export interface TestDatabaseOptions {
 /** The file name under `dir` that remembers which PostgreSQL database belongs to it. */
 const URL_NOTE = "test-database-url";
 
-const fileCleanups: (() => Promise<void>)[] = [];
-// Only inside a vitest run: scripts outside it (fixtures/make-state-v1.ts) use the harness too.
-if (process.env.VITEST)
-  afterAll(async () => {
-    for (const drop of fileCleanups.splice(0).reverse()) await drop().catch(() => undefined);
-  });
-
 /** A fresh, empty database of this run's dialect (not yet migrated: `openDb` does that). */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const database = TEST_DIALECT === "postgres" ? await createPostgres(options.dir) : createSqlite(options.dir);
   if (!database.fresh) return database;
   if (options.scope) options.scope.onTestFinished(() => database.drop());
-  else fileCleanups.push(() => database.drop());
+  else afterThisFile(() => database.drop(), "databases");
   return database;
 }
 

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll } from "vitest";
+import { afterThisFile } from "./file-cleanups.js";
 
 export interface ReceivedRequest {
   /** Milliseconds since the epoch when the request arrived. */
@@ -32,10 +32,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** Receivers not closed yet: each is closed when the test file ends, if the test did not. */
 const open = new Set<Receiver>();
-afterAll(async () => {
-  for (const r of [...open]) await r.close();
-});
 
 /** Starts a receiver; `port` reuses a port (a receiver that comes back after being down). */
 export async function startReceiver(options: { port?: number; respond?: Receiver["respond"] } = {}): Promise<Receiver> {
@@ -84,5 +82,6 @@ export async function startReceiver(options: { port?: number; respond?: Receiver
   receiver.port = (server.address() as AddressInfo).port;
   receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
   open.add(receiver);
+  afterThisFile(() => (open.has(receiver) ? receiver.close() : undefined));
   return receiver;
 }
