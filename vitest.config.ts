@@ -70,6 +70,9 @@ export const UNIT_TEST_FILES = [
   "test/readme-script.test.ts",
 ];
 
+/** The files of POSTGRES_TEST_FILES that run in the test process (runtime and store on the run's server): the `postgres-unit` project. */
+const POSTGRES_UNIT_FILES = ["packages/daemon/test/{runtime,store}/**/*.test.ts", "packages/daemon/test/workers/runtime-failover.test.ts"];
+
 /** Tests of the tarballs `npm run pack` writes: their project packs once for the run (test/packaging/pack-once.ts). */
 const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
 
@@ -129,11 +132,23 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: "postgres-unit",
+          include: POSTGRES_UNIT_FILES,
+          exclude: SQLITE_ONLY_FILES,
+          env: { WARDRIK_TEST_DB: "postgres" },
+          pool: "threads",
+          isolate: false,
+          // One server for the project, started only when it has files to run.
+          globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: "postgres",
           include: POSTGRES_TEST_FILES,
-          exclude: [...SQLITE_ONLY_FILES, ...ALONE_FILES],
+          exclude: [...POSTGRES_UNIT_FILES, ...SQLITE_ONLY_FILES, ...ALONE_FILES],
           env: { WARDRIK_TEST_DB: "postgres" },
-          // One server for the project, started only when it has files to run.
           globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
         },
       },
