@@ -66,7 +66,7 @@ export const UNIT_TEST_FILES = [
   "packages/daemon/test/daemon/{orgs,references,secrets}.test.ts",
   "packages/daemon/test/{events,http,log,models,policy,runtime,secrets,slack,store,telemetry,tools,webhooks,workers}/**/*.test.ts",
   "packages/daemon/test/mcp/{conversions,sdk-load-failure}.test.ts",
-  "test/lint/**/*.test.ts",
+  "test/{harness,lint}/**/*.test.ts",
   "test/readme-script.test.ts",
 ];
 

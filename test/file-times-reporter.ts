@@ -57,22 +57,28 @@ export default class FileTimesReporter implements Reporter {
   }
 
   onTestRunEnd(): void {
-    const total = Date.now() - this.runStart;
-    const out = process.stdout;
-    const slowest = [...this.times].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
-    out.write(`\nThe ${slowest.length} slowest test files (setup + import + tests, in the fork):\n`);
-    for (const t of slowest) out.write(`  ${seconds(t.ms).padStart(7)}  ${`[${t.project}]`.padEnd(16)} ${t.file}\n`);
-    out.write("\nProjects (wall time from the first file's start to the last file's end; files; tests):\n");
-    for (const [project, files] of groupBy(this.times, (t) => t.project)) {
-      const wall = Math.max(...files.map((f) => f.to)) - Math.min(...files.map((f) => f.from));
-      const tests = files.reduce((n, f) => n + f.tests, 0);
-      out.write(`  ${seconds(wall).padStart(7)}  ${project.padEnd(16)} ${files.length} files, ${tests} tests\n`);
-    }
-    const tests = this.times.reduce((n, f) => n + f.tests, 0);
-    out.write(`\nTotal: ${seconds(total)} for ${this.times.length} files, ${tests} tests.\n`);
+    const totalMs = Date.now() - this.runStart;
+    process.stdout.write(formatFileTimes(this.times, totalMs));
     const path = process.env.WARDRIK_FILE_TIMES;
-    if (path) writeFileSync(path, `${JSON.stringify({ totalMs: total, files: this.times }, null, 1)}\n`);
+    if (path) writeFileSync(path, `${JSON.stringify({ totalMs, files: this.times }, null, 1)}\n`);
   }
+}
+
+/** The closing summary: the slowest files, each project's wall time, files and tests, and the run's total. */
+export function formatFileTimes(times: FileTime[], totalMs: number): string {
+  const lines: string[] = [];
+  const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
+  lines.push("", `The ${slowest.length} slowest test files (setup + import + tests, in the fork):`);
+  for (const t of slowest) lines.push(`  ${seconds(t.ms).padStart(7)}  ${`[${t.project}]`.padEnd(16)} ${t.file}`);
+  lines.push("", "Projects (wall time from the first file's start to the last file's end; files; tests):");
+  for (const [project, files] of groupBy(times, (t) => t.project)) {
+    const wall = Math.max(...files.map((f) => f.to)) - Math.min(...files.map((f) => f.from));
+    const tests = files.reduce((n, f) => n + f.tests, 0);
+    lines.push(`  ${seconds(wall).padStart(7)}  ${project.padEnd(16)} ${files.length} files, ${tests} tests`);
+  }
+  const tests = times.reduce((n, f) => n + f.tests, 0);
+  lines.push("", `Total: ${seconds(totalMs)} for ${times.length} files, ${tests} tests.`, "");
+  return lines.join("\n");
 }
 
 function key(module: TestModule): string {
