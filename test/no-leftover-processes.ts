@@ -97,6 +97,8 @@ function originOf(p: Proc, runner: number, procs: Map<number, Proc>): "runner" |
   let child = p;
   for (let hops = 0; hops < 64; hops++) {
     if (child.ppid === runner) {
+      // Tests of a threads project run inside the runner process: what they start carries their worker's ID.
+      if (!RUNNER.test(child.cmdline) && fromTestThread(child.pid)) return "test";
       if (!RUNNER.test(child.cmdline) && !/typescript\/bin|tsc\b/.test(child.cmdline)) return "global-setup";
       return child === p ? "runner" : "test";
     }
@@ -122,6 +124,17 @@ function readProc(pid: number): Proc | undefined {
     return { pid, state: fields[0]!, ppid: Number(fields[1]), start: Number(fields[19]), cmdline };
   } catch {
     return undefined;
+  }
+}
+
+/** A process started from a test in a worker thread of the runner (vitest gives each worker's environment its ID). */
+function fromTestThread(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .some((v) => v.startsWith("VITEST_WORKER_ID="));
+  } catch {
+    return false;
   }
 }
 
