@@ -24,3 +24,8 @@ it("the page loads only its own files: no CDN, no font or script from elsewhere"
   const css = readdirSync(join(DIR, "assets")).filter((n) => n.endsWith(".css"));
   for (const n of css) expect(readFileSync(join(DIR, "assets", n), "utf8")).not.toMatch(/url\(\s*["']?(?:https?:)?\/\//);
 });
+
+it("the page takes only plain functions from @wardrik/protocol, not its zod schemas (the package has no side effects)", () => {
+  const scripts = readdirSync(join(DIR, "assets")).filter((n) => n.endsWith(".js"));
+  for (const n of scripts) expect(readFileSync(join(DIR, "assets", n), "utf8")).not.toMatch(/\$?ZodType|ZodError/);
+});

@@ -51,6 +51,8 @@ export {
   TurnView,
 } from "./http.js";
 export { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
+export { describeSchemaErrors, schemaDraftOf } from "./schema-problems.js";
+export type { SchemaDraftName, SchemaErrorUnit } from "./schema-problems.js";
 export { formatTraceParent, parseTraceParent } from "./trace-context.js";
 export type { TraceParent } from "./trace-context.js";
 export type { UnsafeCharacter } from "./safe-text.js";

@@ -1,5 +1,5 @@
-import type { OutputUnit, Schema, SchemaDraft } from "@cfworker/json-schema";
-import { WardrikError } from "@wardrik/protocol";
+import type { Schema } from "@cfworker/json-schema";
+import { WardrikError, describeSchemaErrors, schemaDraftOf } from "@wardrik/protocol";
 import { loadOptionalModule } from "../optional-modules.js";
 import type { AgentRow } from "../store/rows.js";
 import type { ApiServices } from "./services.js";
@@ -45,29 +45,6 @@ export async function schemaProblems(schema: Record<string, unknown>, value: unk
     "arguments edited in an approval",
     () => import("@cfworker/json-schema"),
   );
-  const result = new Validator(schema as Schema, draftOf(schema), false).validate(value);
-  if (result.valid) return [];
-  return result.errors.filter((e) => !WRAPPERS.has(e.keyword)).map(describe);
-}
-
-/** Keywords whose error only says "something below failed"; the error below says what. */
-const WRAPPERS = new Set(["properties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "false", "patternProperties"]);
-
-function describe(e: OutputUnit): string {
-  const where =
-    "arguments" +
-    e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
-  const required = /required property "(.*)"/.exec(e.error);
-  if (e.keyword === "required" && required) return `${where} needs property "${required[1]}"`;
-  const extra = /Property "(.*)" does not match additional properties schema/.exec(e.error);
-  if (e.keyword === "additionalProperties" && extra) return `${where} has property "${extra[1]}", which the tool does not take`;
-  return `${where}: ${e.error.replace(/\.$/, "")}`;
-}
-
-function draftOf(schema: Record<string, unknown>): SchemaDraft {
-  const id = typeof schema.$schema === "string" ? schema.$schema : "";
-  if (id.includes("draft-04")) return "4";
-  if (id.includes("draft-06") || id.includes("draft-07")) return "7";
-  if (id.includes("2019-09")) return "2019-09";
-  return "2020-12";
+  const result = new Validator(schema as Schema, schemaDraftOf(schema), false).validate(value);
+  return result.valid ? [] : describeSchemaErrors(result.errors);
 }
