@@ -242,32 +242,6 @@ export type HistoryMessage = z.infer<typeof HistoryMessage>;
 
 export const HistoryPage = z.object({ messages: z.array(HistoryMessage), summary: z.string().nullable() }).meta({ id: "HistoryPage" });
 
-export const TurnStatus = z.enum(["running", "parked", "completed", "failed", "cancelled"]);
-export const TurnView = z
-  .object({
-    id: z.string(),
-    agent: z.string(),
-    conversation: z.string(),
-    status: TurnStatus,
-    reason: z.string().optional(),
-    reply: z.string().optional(),
-    iterations: z.number().int(),
-    started_at: z.string(),
-    ended_at: z.string().optional(),
-    messages: z.array(z.string()),
-    calls: z.array(
-      z.object({
-        id: z.string(),
-        tool: z.string(),
-        status: z.string(),
-        round: z.number().int(),
-        reason: z.string().optional(),
-      }),
-    ),
-  })
-  .meta({ id: "TurnView" });
-export type TurnView = z.infer<typeof TurnView>;
-
 /** Narrows cancel and clear to one conversation; without it they reach every conversation. */
 export const ScopeBody = z.strictObject({ conversation: ConversationKey.optional() }).meta({ id: "ScopeBody" });
 export const CancelResult = z
@@ -312,6 +286,16 @@ export const EventsQuery = z.strictObject({
   after: queryInteger(0, Number.MAX_SAFE_INTEGER).default(0).describe("Only events after this sequence number"),
   limit: queryInteger(1, 10_000).default(1000),
   type: z.string().optional().describe("Comma-separated event types, short (turn.completed) or full"),
+  run: z.string().min(1).max(100).optional().describe("Only the events of this turn (its run ID, run_...)"),
+  q: z
+    .string()
+    .min(1, "must not be empty; leave it out to list every event")
+    .max(200, "is longer than 200 characters")
+    .optional()
+    .describe(
+      "Only events whose data contains this text, ignoring the case of ASCII letters (of every letter on PostgreSQL): " +
+        "a message's or reply's words, a tool's argument, an error",
+    ),
 });
 export const EventPage = z
   .object({ events: z.array(CloudEvent), last_seq: z.number().int().describe("The agent's latest sequence number") })

@@ -46,10 +46,9 @@ export {
   SetSecretBody,
   StoredSecret,
   ToolPatternProblem,
-  TurnStatus,
   TriggerView,
-  TurnView,
 } from "./http.js";
+export { TurnList, TurnListQuery, TurnStatus, TurnSummary, TurnView } from "./turns.js";
 export { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
 export { describeSchemaErrors, schemaDraftOf } from "./schema-problems.js";
 export type { SchemaDraftName, SchemaErrorUnit } from "./schema-problems.js";

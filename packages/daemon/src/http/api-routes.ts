@@ -22,8 +22,9 @@ import {
   WardrikError,
 } from "@wardrik/protocol";
 import { validateAgentDefinition } from "../config/index.js";
-import { agentOfOrg } from "./agent-lookup.js";
+import { agentOfOrg, conversationOf } from "./agent-lookup.js";
 import { checkEditedArguments } from "./edited-arguments.js";
+import { makeCursor, readCursor } from "./page-cursor.js";
 import { summarise } from "./agent-summary.js";
 import { queueMessage } from "./queue-message.js";
 import type { RouteTable } from "./route-table.js";
@@ -48,11 +49,11 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
         return c.json({ agents: row ? [summarise(row, svc.runtime.waitsForTurn(row.id))] : [], next: null });
       }
       const rows = await svc.store.agents.list(org, {
-        ...(query.cursor === undefined ? {} : { after: readCursor(query.cursor) }),
+        ...(query.cursor === undefined ? {} : { after: readCursor("a", query.cursor) }),
         limit: query.limit + 1,
       });
       const page = rows.slice(0, query.limit);
-      const next = rows.length > query.limit ? makeCursor(page.at(-1)!.name) : null;
+      const next = rows.length > query.limit ? makeCursor("a", page.at(-1)!.name) : null;
       return c.json({ agents: page.map((r) => summarise(r, svc.runtime.waitsForTurn(r.id))), next });
     },
   });
@@ -152,8 +153,7 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
     response: HistoryPage,
     handler: async (c, { params, query }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const conv = await svc.store.conversations.find(agent.id, params.key);
-      if (!conv) throw new WardrikError("not_found", `Agent ${agent.name} has no conversation ${params.key}.`);
+      const conv = await conversationOf(svc, agent, params.key);
       const rows = await svc.store.conversations.historyPage(conv.id, query.after, query.limit);
       return c.json({
         summary: conv.summary,
@@ -239,20 +239,4 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
   callRoute("kill", "killCall", "Stop one tool call; the model is told and the turn goes on");
   callRoute("approve", "approveCall", "Approve a call that waits for a person; it runs, with {arguments} edited by the person if given");
   callRoute("deny", "denyCall", "Refuse a call that waits for a person; the model is told why");
-}
-
-/** Opaque to clients: the last name of the page, so the next page starts after it. */
-function makeCursor(lastName: string): string {
-  return Buffer.from(`a:${lastName}`).toString("base64url");
-}
-
-function readCursor(cursor: string): string {
-  const text = Buffer.from(cursor, "base64url").toString();
-  const name = text.startsWith("a:") ? text.slice(2) : "";
-  if (name === "")
-    throw new WardrikError(
-      "bad_request",
-      "Invalid request: query parameter cursor is not one this API gave out; pass a page's next value.",
-    );
-  return name;
 }

@@ -1,4 +1,4 @@
-import type { AgentDetail, AgentTools, PolicyView, TriggerView, TurnView } from "@wardrik/protocol";
+import type { AgentDetail, AgentTools, PolicyView, TriggerView, TurnSummary, TurnView } from "@wardrik/protocol";
 import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
 import type { Policy } from "../policy/types.js";
 import { dayOf } from "../store/spend.js";
@@ -133,16 +133,29 @@ export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnVie
   const inputs = await store.inputs.ofTurn(turn.id);
   const conv = await store.conversations.get(turn.conversation_id);
   return {
-    id: turn.id,
+    ...turnFigures(turn, conv?.key ?? turn.conversation_id),
     agent: turn.agent_id,
-    conversation: conv?.key ?? turn.conversation_id,
-    status: turn.status,
-    ...(turn.reason ? { reason: turn.reason } : {}),
     ...(turn.reply !== null ? { reply: turn.reply } : {}),
-    iterations: turn.iterations,
-    started_at: turn.started_at,
-    ...(turn.ended_at ? { ended_at: turn.ended_at } : {}),
     messages: inputs,
     calls: calls.map((c) => ({ id: c.id, tool: c.tool, status: c.status, round: c.round, ...(c.reason ? { reason: c.reason } : {}) })),
+  };
+}
+
+/** A turn's line in a conversation's list of turns. */
+export function summariseTurn(turn: TurnRow, conversation: string, firstMessage: string | undefined): TurnSummary {
+  return { ...turnFigures(turn, conversation), ...(firstMessage !== undefined ? { first_message: firstMessage } : {}) };
+}
+
+function turnFigures(turn: TurnRow, conversation: string) {
+  return {
+    id: turn.id,
+    conversation,
+    status: turn.status,
+    ...(turn.reason ? { reason: turn.reason } : {}),
+    iterations: turn.iterations,
+    spend_usd: toUsd(turn.spend_micros),
+    parked_ms: turn.parked_ms,
+    started_at: turn.started_at,
+    ...(turn.ended_at ? { ended_at: turn.ended_at } : {}),
   };
 }

@@ -24,12 +24,13 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
     path: "/v1/agents/{id}/events",
     operationId: "listEvents",
     tags: ["events"],
-    summary: "The agent's events (CloudEvents JSON) after a sequence number",
+    summary: "The agent's events (CloudEvents JSON) after a sequence number; filters: type=, run= (one turn), q= (text in the data)",
     query: EventsQuery,
     response: EventPage,
     handler: async (c, { params, query }) => {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
-      const events = await svc.store.events.list(agent.id, query.after, query.limit, { types: typeList(query.type) });
+      const filter = { types: typeList(query.type), run: query.run, text: query.q };
+      const events = await svc.store.events.list(agent.id, query.after, query.limit, filter);
       return c.json({ events: events.map(toCloudEvent), last_seq: await svc.store.events.lastSeq(agent.id) });
     },
   });

@@ -10,6 +10,7 @@ import { bearerAuth } from "./bearer-auth.js";
 import { serveConsole } from "./console-files.js";
 import { registerConsoleRoutes } from "./console-routes.js";
 import { registerEventRoutes } from "./event-routes.js";
+import { registerTurnRoutes } from "./turn-routes.js";
 import { registerDeliveryRoutes } from "./delivery-routes.js";
 import { registerFeedRoutes } from "./feed-routes.js";
 import { registerHookRoutes } from "./hook-routes.js";
@@ -105,6 +106,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
   if (opts.metrics) registerMetricsRoute(app, opts.authenticate, opts.metrics);
   registerApiRoutes(routes, svc);
   registerEventRoutes(routes, svc);
+  registerTurnRoutes(routes, svc);
   registerFeedRoutes(routes, svc);
   registerNodeRoutes(routes, svc);
   if (svc.cluster) registerClusterRoutes(routes, svc.cluster);

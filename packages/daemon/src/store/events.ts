@@ -18,24 +18,30 @@ export interface EventRow {
 export interface EventFilter {
   /** Patterns: `turn.completed`, `dev.wardrik.turn.completed`, `call.*`, `*`. */
   types?: readonly string[] | undefined;
+  /** One turn's events only. */
+  run?: string | undefined;
+  /** Events whose data holds this text (see textClause). */
+  text?: string | undefined;
 }
 
 /** Reads of one agent's ordered log; every filter applies in SQL, before the limit. Committed events only (Db.committed). */
 export class EventsTable {
   private readonly db: Db["committed"];
+  private readonly dialect: Db["dialect"];
 
   constructor(db: Db) {
     this.db = db.committed;
+    this.dialect = db.dialect;
   }
 
   async list(agentId: string, afterSeq: number, limit: number, filter: EventFilter = {}): Promise<StoredEvent[]> {
-    const where = typeClause(filter.types);
-    const rows = await this.db.all<EventRow & Row>(`SELECT * FROM events WHERE agent_id = ? AND seq > ?${where.sql} ORDER BY seq LIMIT ?`, [
-      agentId,
-      afterSeq,
-      ...where.params,
-      limit,
-    ]);
+    const types = typeClause(filter.types);
+    const run = filter.run === undefined ? "" : " AND run = ?";
+    const text = filter.text === undefined ? undefined : textClause(this.dialect, filter.text);
+    const rows = await this.db.all<EventRow & Row>(
+      `SELECT * FROM events WHERE agent_id = ? AND seq > ?${types.sql}${run}${text?.sql ?? ""} ORDER BY seq LIMIT ?`,
+      [agentId, afterSeq, ...types.params, ...(filter.run === undefined ? [] : [filter.run]), ...(text?.params ?? []), limit],
+    );
     return rows.map(toEvent);
   }
 
@@ -69,6 +75,18 @@ export function typeClause(types: readonly string[] | undefined, column = "type"
     }
   }
   return { sql: ` AND (${parts.join(" OR ")})`, params };
+}
+
+/**
+ * ` AND data ...` matching events whose data holds `text`. The data is stored
+ * as JSON, so the text is searched for as JSON writes it (a quote as \"). The
+ * case of ASCII letters is ignored; PostgreSQL's ILIKE also ignores that of
+ * other letters, SQLite's LIKE does not.
+ */
+export function textClause(dialect: Db["dialect"], text: string): { sql: string; params: SqlValue[] } {
+  const json = JSON.stringify(text).slice(1, -1);
+  const pattern = `%${json.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return { sql: ` AND data ${dialect === "postgres" ? "ILIKE" : "LIKE"} ? ESCAPE '\\'`, params: [pattern] };
 }
 
 export function toEvent(r: EventRow): StoredEvent {

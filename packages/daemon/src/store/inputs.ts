@@ -57,4 +57,16 @@ export class InputsTable {
   async ofTurn(run: string): Promise<string[]> {
     return (await this.db.all<{ id: string }>("SELECT id FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.id);
   }
+
+  /** The start (`chars` characters) of the first message each of a conversation's `runs` took, by run. */
+  async firstTexts(conversationId: string, runs: readonly string[], chars: number): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (runs.length === 0) return out;
+    const rows = await this.db.all<{ run: string; text: string }>(
+      `SELECT run, substr(text, 1, ?) AS text FROM inputs WHERE conversation_id = ? AND run IN (${runs.map(() => "?").join(", ")}) ORDER BY id`,
+      [chars, conversationId, ...runs],
+    );
+    for (const r of rows) if (!out.has(r.run)) out.set(r.run, r.text);
+    return out;
+  }
 }

@@ -35,8 +35,15 @@ export class TurnsTable {
     return (await tx.get<{ status: TurnStatusValue }>(sql, [id]))?.status;
   }
 
-  list(conversationId: string, limit = 50): Promise<TurnRow[]> {
-    return this.db.all<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id DESC LIMIT ?", [conversationId, limit]);
+  /** A conversation's turns, newest first; `before` (a turn ID) pages back to older ones. */
+  list(conversationId: string, opts: { before?: string | undefined; limit: number }): Promise<TurnRow[]> {
+    return opts.before === undefined
+      ? this.db.all<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id DESC LIMIT ?", [conversationId, opts.limit])
+      : this.db.all<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?", [
+          conversationId,
+          opts.before,
+          opts.limit,
+        ]);
   }
 
   /** `traceContext`: the W3C traceparent of the turn's trace, when traces are exported (turn-traces.ts). */
