@@ -1,15 +1,8 @@
-import type { TurnView, WardrikCloudEvent } from "@wardrik/protocol";
+import type { WardrikCloudEvent } from "@wardrik/protocol";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import type { Api } from "./api";
+import type { Api } from "./client/api";
 import { shortType } from "./format";
-import { follow } from "./sse";
 import type { StreamState } from "./org-feed";
-
-/** `GET /v1/agents/{id}/events` (the protocol exports its schema, not a type). */
-interface EventPage {
-  events: WardrikCloudEvent[];
-  last_seq: number;
-}
 
 export interface LiveCall {
   call: string;
@@ -72,11 +65,10 @@ export class AgentStream {
   ) {}
 
   async start(signal: AbortSignal): Promise<void> {
-    const head = await this.api.get<EventPage>(`v1/agents/${this.agentId}/events?after=0&limit=1`);
+    const head = await this.api.events(this.agentId, { after: 0, limit: 1 });
     this.from = Math.max(0, head.last_seq - BACKLOG);
     if (signal.aborted) return;
-    follow(`v1/agents/${this.agentId}/events/stream?after=${this.from}`, {
-      headers: () => this.api.headers(),
+    this.api.followAgent(this.agentId, this.from, {
       signal,
       onFrame: (f) => {
         if (f.event === "event") this.onEvent(JSON.parse(f.data) as WardrikCloudEvent);
@@ -104,7 +96,7 @@ export class AgentStream {
   async loadEarlier(count = 500): Promise<void> {
     if (this.from === 0) return;
     const after = Math.max(0, this.from - count);
-    const page = await this.api.get<EventPage>(`v1/agents/${this.agentId}/events?after=${after}&limit=${this.from - after}`);
+    const page = await this.api.events(this.agentId, { after, limit: this.from - after });
     this.events = [...page.events, ...this.events];
     this.from = after;
     this.changed();
@@ -169,7 +161,7 @@ export class AgentStream {
       this.turns.set(run, t);
       if (conversation === undefined) {
         const known = t;
-        this.api.get<TurnView>(`v1/agents/${this.agentId}/turns/${run}`).then(
+        this.api.turn(this.agentId, run).then(
           (v) => {
             known.conversation = v.conversation;
             this.changed();

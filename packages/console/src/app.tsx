@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { Api, messageOf, type Session } from "./api";
+import { Api, messageOf, type Session } from "./client/api";
 import { ApiContext, FeedContext } from "./context";
 import { OrgFeed, type StreamState } from "./org-feed";
 import { AgentPage } from "./pages/agent-page";

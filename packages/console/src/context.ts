@@ -1,6 +1,6 @@
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
-import type { Api } from "./api";
+import type { Api } from "./client/api";
 import type { OrgFeed } from "./org-feed";
 
 export const ApiContext = createContext<Api | undefined>(undefined);

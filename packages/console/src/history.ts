@@ -1,5 +1,5 @@
 import type { HistoryMessage } from "@wardrik/protocol";
-import type { Api } from "./api";
+import type { Api, HistoryPage } from "./client/api";
 
 /** A history message's content, as the daemon stores it (message-format.ts in the daemon). */
 export interface ToolCallPart {
@@ -18,10 +18,7 @@ export type Content =
   | { role: "assistant"; text: string; toolCalls?: ToolCallPart[] }
   | { role: "tool"; results?: ToolResultPart[] };
 
-export interface HistoryView {
-  messages: HistoryMessage[];
-  summary: string | null;
-}
+export type HistoryView = HistoryPage;
 
 const PAGE = 1000;
 
@@ -30,9 +27,7 @@ export async function loadHistory(api: Api, agentId: string, key: string): Promi
   const messages: HistoryMessage[] = [];
   let summary: string | null = null;
   for (let after = 0; ;) {
-    const page = await api.get<HistoryView>(
-      `v1/agents/${agentId}/conversations/${encodeURIComponent(key)}/messages?after=${after}&limit=${PAGE}`,
-    );
+    const page = await api.history(agentId, key, after, PAGE);
     messages.push(...page.messages);
     summary = page.summary;
     if (page.messages.length < PAGE) return { messages, summary };

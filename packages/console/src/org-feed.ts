@@ -1,6 +1,5 @@
 import type { WardrikCloudEvent } from "@wardrik/protocol";
-import type { Api } from "./api";
-import { follow } from "./sse";
+import type { Api } from "./client/api";
 
 export type FeedEvent = WardrikCloudEvent & { cursor: string };
 export type StreamState = "connecting" | "live" | "reconnecting" | "stopped";
@@ -18,8 +17,7 @@ export class OrgFeed {
   constructor(private readonly api: Api) {}
 
   start(signal: AbortSignal): void {
-    follow("v1/events/stream?live=only", {
-      headers: () => this.api.headers(),
+    this.api.followOrg({
       signal,
       onFrame: (frame) => {
         if (frame.event !== "event") return;

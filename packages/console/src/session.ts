@@ -1,5 +1,4 @@
-import type { ConsoleSession, WhoAmI } from "@wardrik/protocol";
-import { readAnswer, send, type Session } from "./api";
+import { tradeSignInCode, whoAmI, type Session } from "./client/api";
 
 /** The token lives in sessionStorage: it is gone when the tab closes, and other tabs never see it. */
 const KEY = "wardrik.console.session";
@@ -24,17 +23,11 @@ export function clearSession(): void {
 
 /** Checks a token with the daemon; the session acts in the token's own org. */
 export async function signInWithToken(token: string): Promise<{ session: Session; orgs: string[] }> {
-  const who = await readAnswer<WhoAmI>(await send("v1/whoami", { headers: { authorization: `Bearer ${token}` } }));
+  const who = await whoAmI(token);
   return { session: { token, tokenOrg: who.org, admin: who.admin, org: who.org }, orgs: who.orgs };
 }
 
 /** Trades the code of a sign-in link (`wardrik console`) for the token it was made with. */
 export async function signInWithCode(code: string): Promise<{ session: Session; orgs: string[] }> {
-  const res = await send("v1/console/sessions", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code }),
-  });
-  const s = await readAnswer<ConsoleSession>(res);
-  return signInWithToken(s.token);
+  return signInWithToken((await tradeSignInCode(code)).token);
 }

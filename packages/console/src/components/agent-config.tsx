@@ -1,6 +1,6 @@
 import type { AgentDetail, AgentTools, PolicyView } from "@wardrik/protocol";
 import { useEffect, useState } from "preact/hooks";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { usd } from "../format";
 import { JsonBlock } from "./json-block";
@@ -12,7 +12,7 @@ export function AgentConfig({ detail }: { detail: AgentDetail }) {
   const [error, setError] = useState<string>();
   useEffect(() => {
     if (detail.status === "unreadable") return;
-    api.get<AgentTools>(`v1/agents/${detail.id}/tools`).then(setTools, (e: unknown) => setError(messageOf(e)));
+    api.tools(detail.id).then(setTools, (e: unknown) => setError(messageOf(e)));
   }, [detail.id]);
   const triggers = detail.triggers;
 

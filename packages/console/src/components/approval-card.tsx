@@ -1,6 +1,6 @@
-import type { AgentDetail, AgentTools } from "@wardrik/protocol";
+import type { AgentDetail } from "@wardrik/protocol";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { pretty } from "../format";
 import { agentHref } from "../router";
@@ -45,11 +45,11 @@ export function ApprovalCard({ agentId, agentName, call, contextOpen = false, on
   // Before the browser paints: a key typed right after pressing Deny or Edit lands in the field.
   useLayoutEffect(() => focusTarget.current?.focus(), [mode]);
 
-  const decide = async (verb: "approve" | "deny", body: unknown, what: string) => {
+  const decide = async (verb: "approve" | "deny", body: object, what: string) => {
     setBusy(true);
     setError(undefined);
     try {
-      await api.post(`v1/agents/${agentId}/calls/${call.call}/${verb}`, body);
+      await api.decide(agentId, call.call, verb, body);
       setDone(what);
       onDecided();
     } catch (e) {
@@ -63,7 +63,7 @@ export function ApprovalCard({ agentId, agentName, call, contextOpen = false, on
     setMode("edit");
     if (schema !== undefined) return;
     try {
-      const tools = await api.get<AgentTools>(`v1/agents/${agentId}/tools`);
+      const tools = await api.tools(agentId);
       setSchema(tools.tools.find((t) => t.name === call.tool)?.input_schema ?? "unavailable");
     } catch (e) {
       setError(messageOf(e));

@@ -1,7 +1,7 @@
 import type { AgentDetail } from "@wardrik/protocol";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AgentStream } from "../agent-stream";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { shortType } from "../format";
 import { loadHistory, type HistoryView as History } from "../history";
@@ -94,7 +94,7 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
     if (message === "") return setError("Write a message first.");
     atEnd.current = true;
     void act("send", async () => {
-      await api.post(`v1/agents/${detail.id}/messages`, { text: message, conversation: key });
+      await api.sendMessage(detail.id, key, message);
       setText("");
     });
   };
@@ -116,7 +116,7 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
         <button
           type="button"
           disabled={!running || busy !== undefined}
-          onClick={() => void act("cancel", () => api.post(`v1/agents/${detail.id}/cancel`, { conversation: key }))}
+          onClick={() => void act("cancel", () => api.cancel(detail.id, key))}
         >
           Cancel turn
         </button>
@@ -125,9 +125,7 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
             <button
               type="button"
               class="danger"
-              onClick={() =>
-                void act("clear", () => api.post(`v1/agents/${detail.id}/clear`, { conversation: key })).then(() => setConfirmClear(false))
-              }
+              onClick={() => void act("clear", () => api.clear(detail.id, key)).then(() => setConfirmClear(false))}
             >
               Clear {key}'s history
             </button>
@@ -163,11 +161,7 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
           <HistoryView messages={shown} summary={history.summary} />
         )}
         {live.map((t) => (
-          <LiveTurnView
-            key={t.run}
-            turn={t}
-            onKill={(call) => void act("kill", () => api.post(`v1/agents/${detail.id}/calls/${call}/kill`))}
-          />
+          <LiveTurnView key={t.run} turn={t} onKill={(call) => void act("kill", () => api.decide(detail.id, call, "kill"))} />
         ))}
       </div>
 

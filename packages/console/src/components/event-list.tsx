@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { AgentStream } from "../agent-stream";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { clock, oneLine, shortType } from "../format";
 import { JsonBlock } from "./json-block";
 

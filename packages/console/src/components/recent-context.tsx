@@ -1,6 +1,5 @@
-import type { TurnView } from "@wardrik/protocol";
 import { useEffect, useState } from "preact/hooks";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { oneLine } from "../format";
 import { contentOf, loadHistory } from "../history";
@@ -18,7 +17,7 @@ export function RecentContext({ agentId, run, count = 4 }: { agentId: string; ru
   useEffect(() => {
     let live = true;
     (async () => {
-      const turn = await api.get<TurnView>(`v1/agents/${agentId}/turns/${run}`);
+      const turn = await api.turn(agentId, run);
       const history = await loadHistory(api, agentId, turn.conversation);
       const said: Line[] = [];
       for (const m of history.messages) {

@@ -1,7 +1,7 @@
 import type { AgentDetail } from "@wardrik/protocol";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useAgentStream } from "../agent-stream";
-import { messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { AgentConfig } from "../components/agent-config";
 import { ApprovalCard } from "../components/approval-card";
 import { ConversationPanel } from "../components/conversation-panel";
@@ -31,7 +31,7 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
 
   const load = async () => {
     try {
-      setDetail(await api.get<AgentDetail>(`v1/agents/${id}`));
+      setDetail(await api.agent(id));
       setError(undefined);
     } catch (e) {
       setError(messageOf(e));

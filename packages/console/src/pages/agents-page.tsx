@@ -1,6 +1,6 @@
-import type { AgentDetail, AgentPage as AgentPageBody, AgentSummary } from "@wardrik/protocol";
+import type { AgentDetail, AgentSummary } from "@wardrik/protocol";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { allPages, messageOf } from "../api";
+import { messageOf } from "../client/api";
 import { ApprovalCard } from "../components/approval-card";
 import { Spend } from "../components/spend";
 import { StatusBadge } from "../components/status-badge";
@@ -26,7 +26,7 @@ export function AgentsPage() {
 
   const loadDetail = async (id: string) => {
     try {
-      const d = await api.get<AgentDetail>(`v1/agents/${id}`);
+      const d = await api.agent(id);
       setDetails((all) => ({ ...all, [id]: d }));
     } catch {
       // Removed meanwhile: the list reload drops it.
@@ -35,12 +35,7 @@ export function AgentsPage() {
 
   const loadList = async () => {
     try {
-      const list = await allPages<AgentPageBody, AgentSummary>(
-        api,
-        "v1/agents?limit=1000",
-        (p: AgentPageBody) => p.agents,
-        (p: AgentPageBody) => p.next,
-      );
+      const list = await api.agents();
       setAgents(list);
       setError(undefined);
       // A few at a time: the browser keeps a handful of connections per host, and two carry live streams.

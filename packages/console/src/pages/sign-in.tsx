@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { messageOf, type Session } from "../api";
+import { messageOf, type Session } from "../client/api";
 import { signInWithToken } from "../session";
 
 interface Props {

@@ -2,6 +2,7 @@
  * Server-sent events over fetch: EventSource cannot send the Authorization
  * header. Reconnects after a dropped connection with Last-Event-ID, so no
  * event is missed, and stops for good on an answer that retrying cannot fix.
+ * Part of the console's client (client/api.ts is the only user).
  */
 
 export interface SseFrame {
