@@ -1,5 +1,6 @@
 import type { WardrikCloudEvent } from "@wardrik/protocol";
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { decidedBy, editOf, type Edit } from "./approval-info";
 import type { Api } from "./client/api";
 import { shortType } from "./format";
 import type { StreamState } from "./org-feed";
@@ -7,10 +8,20 @@ import type { StreamState } from "./org-feed";
 export interface LiveCall {
   call: string;
   tool: string;
+  /** What the call runs with: a person's edit, once approved with one, else the model's arguments. */
   args?: unknown;
   status: string;
   output?: unknown;
   error?: string;
+  edit?: Edit;
+  /** Who approved or denied it, when the event says. */
+  by?: string;
+}
+
+/** A call a person approved with edited arguments. */
+export interface EditedCall {
+  edit: Edit;
+  by?: string;
 }
 
 /** A turn as its events tell it, with the model's text as it streams. */
@@ -18,6 +29,8 @@ export interface LiveTurn {
   run: string;
   /** The conversation's key; unknown until turn.started (or the turn's view) says. */
   conversation?: string;
+  /** The texts of the messages the turn took, when their message.queued events were read. */
+  asked?: string[];
   status: "running" | "parked" | "completed" | "failed" | "cancelled";
   /** The text of each model reply of the turn, the last one growing while it streams. */
   segments: string[];
@@ -52,6 +65,10 @@ const CALL_STATUS: Record<string, string> = {
 export class AgentStream {
   events: WardrikCloudEvent[] = [];
   readonly turns = new Map<string, LiveTurn>();
+  /** Every call of the agent approved with edited arguments, by call ID: the history shows what they ran with. */
+  readonly edits = new Map<string, EditedCall>();
+  /** Message texts by message ID, from message.queued, until their turn starts. */
+  private readonly queued = new Map<string, string>();
   state: StreamState = "connecting";
   /** The sequence number the backlog started after. */
   from = 0;
@@ -68,6 +85,7 @@ export class AgentStream {
     const head = await this.api.events(this.agentId, { after: 0, limit: 1 });
     this.from = Math.max(0, head.last_seq - BACKLOG);
     if (signal.aborted) return;
+    void this.loadEdits(head.last_seq);
     this.api.followAgent(this.agentId, this.from, {
       signal,
       onFrame: (f) => {
@@ -102,6 +120,31 @@ export class AgentStream {
     this.changed();
   }
 
+  /** The edited approvals up to `upto` (the live stream brings the later ones). */
+  private async loadEdits(upto: number): Promise<void> {
+    try {
+      for (let after = 0; after < upto;) {
+        // Only approvals whose data names original_args: those a person edited.
+        const page = await this.api.events(this.agentId, { after, limit: 1000, types: ["approval.granted"], text: "original_args" });
+        for (const e of page.events) this.noteEdit(e.data);
+        if (page.events.length < 1000) break;
+        after = page.events.at(-1)!.seq;
+      }
+      this.changed();
+    } catch {
+      // The history then shows the model's arguments; the events still tell the edit.
+    }
+  }
+
+  private noteEdit(d: Record<string, unknown>): EditedCall | undefined {
+    const edit = editOf(d);
+    if (!edit || typeof d.call !== "string") return undefined;
+    const by = decidedBy(d);
+    const edited: EditedCall = { edit, ...(by !== undefined ? { by } : {}) };
+    this.edits.set(d.call, edited);
+    return edited;
+  }
+
   private onEvent(e: WardrikCloudEvent): void {
     if (this.events.length > 0 && e.seq <= this.events[this.events.length - 1]!.seq) return;
     this.events.push(e);
@@ -109,9 +152,14 @@ export class AgentStream {
     const type = shortType(e.type);
     const run = e.run;
     const d = e.data;
+    if (type === "message.queued" && typeof d.message === "string") this.queued.set(d.message, String(d.text ?? ""));
     if (run !== undefined) {
       const turn = this.turn(run, type === "turn.started" ? (d.conversation as string) : undefined);
-      if (type === "turn.parked") turn.status = "parked";
+      if (type === "turn.started") {
+        const ids = Array.isArray(d.messages) ? (d.messages as string[]) : [];
+        if (ids.length > 0 && ids.every((id) => this.queued.has(id))) turn.asked = ids.map((id) => this.queued.get(id)!);
+        for (const id of ids) this.queued.delete(id);
+      } else if (type === "turn.parked") turn.status = "parked";
       else if (type === "turn.resumed") turn.status = "running";
       else if (ENDS[type]) {
         turn.status = ENDS[type];
@@ -130,7 +178,13 @@ export class AgentStream {
         else if (d.decision === "deny") call.status = "denied";
         if (type === "call.completed") call.output = d.output;
         if (typeof d.error === "string") call.error = d.error;
-        if (type === "approval.granted" && d.args !== undefined) call.args = d.args;
+        const edited = type === "approval.granted" ? this.noteEdit(d) : undefined;
+        if (edited) {
+          call.args = edited.edit.args;
+          call.edit = edited.edit;
+        }
+        const by = type === "approval.granted" || type === "approval.denied" ? decidedBy(d) : undefined;
+        if (by !== undefined) call.by = by;
       }
     }
     for (const l of this.eventListeners) l(e);

@@ -130,7 +130,7 @@ function Shell({ session, orgs, onRefreshOrgs, onSwitchOrg, onSignOut }: ShellPr
           {route.page === "agents" ? (
             <AgentsPage />
           ) : route.page === "agent" ? (
-            <AgentPage key={route.id} id={route.id} tab={route.tab} />
+            <AgentPage key={route.id} id={route.id} tab={route.tab} run={route.run} />
           ) : (
             <section>
               <h1>Not found</h1>

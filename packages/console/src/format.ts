@@ -19,6 +19,28 @@ export function clock(iso: string): string {
   return new Date(iso).toLocaleTimeString();
 }
 
+/** When something happened, short: the time today ("17:05:12"), else the day and time ("4 Dec, 17:05"). */
+export function when(iso: string, now = new Date()): string {
+  const d = new Date(iso);
+  if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString();
+  return d.toLocaleString(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+}
+
+/** How long something took: "350 ms", "4.2 s", "3 min 5 s", "2 h 10 min". */
+export function duration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** Milliseconds between two times (ISO 8601); `to` defaults to now. */
+export function between(from: string, to?: string): number {
+  return (to === undefined ? Date.now() : Date.parse(to)) - Date.parse(from);
+}
+
 export function pretty(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }

@@ -5,22 +5,13 @@
  * worker, shows as running while the worker runs it and turns finished, with
  * its result, when the tool returns, without the page reloading.
  */
-import { spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import type { Locator, Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  REPO_ROOT,
-  agentFile,
-  cleanupLater,
-  createProject,
-  short,
-  waitFor,
-  type TestProject,
-} from "../../daemon/test/helpers/spawn-daemon.js";
-import { launchBrowser, screenshots, type ConsoleBrowser } from "./helpers/browser.js";
+import { agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../../daemon/test/helpers/spawn-daemon.js";
+import { launchBrowser, screenshots, signIn, type ConsoleBrowser } from "./helpers/browser.js";
+import { startWorker } from "./helpers/worker.js";
 
 const POLICY = `description: Everything runs without asking.
 rules:
@@ -71,10 +62,7 @@ beforeAll(async () => {
     launchBrowser(),
   ]);
   page = await browser.newPage();
-  await page.goto(p.url + "/");
-  await page.getByLabel("Token").fill(p.token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
+  await signIn(page, p.url, p.token);
 });
 
 afterEach(() => {
@@ -208,33 +196,11 @@ async function startOrderService() {
   };
 }
 
-function startOrderWorker(serviceUrl: string): void {
-  const worker = spawn(
-    process.execPath,
-    ["--conditions=wardrik-source", "--import", "tsx", fileURLToPath(new URL("./fixtures/order-worker.ts", import.meta.url))],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, ORDER_SERVICE_URL: serviceUrl },
-      stdio: "ignore",
-    },
-  );
-  cleanupLater(async () => {
-    if (worker.exitCode !== null || worker.signalCode !== null) return;
-    const exited = new Promise((r) => worker.once("exit", r));
-    worker.kill("SIGKILL");
-    await exited;
-  });
-}
-
 describe("the running turn", () => {
   it("a worker's call shows as running while the worker runs it, then as finished with its result, live", async () => {
     const service = await startOrderService();
-    startOrderWorker(service.url);
     const id = await p.agentId("tracker");
-    await waitFor(async () => {
-      const tools = await p.apiOk<{ tools: { name: string }[] }>("GET", `/v1/agents/${id}/tools`);
-      return tools.tools.some((t) => t.name === "workers/look_up_order");
-    }, "the worker's tool");
+    await startWorker(p, "order-worker", id, "workers/look_up_order", { ORDER_SERVICE_URL: service.url });
     await page.goto(`${p.url}/#/agents/${id}`);
     await page.getByRole("heading", { name: "tracker", level: 1 }).waitFor();
     // A mark on this document: a reload would lose it.

@@ -5,21 +5,12 @@
  * found by their accessible names, and any console error fails the test.
  * Screenshots of each page at 1280 and 390 px land in test-output/.
  */
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chunk, sse, startOpenAiLoopback, usageChunk, type OpenAiLoopback } from "../../daemon/test/helpers/openai-loopback.js";
-import {
-  REPO_ROOT,
-  agentFile,
-  cleanupLater,
-  createProject,
-  short,
-  waitFor,
-  type TestProject,
-} from "../../daemon/test/helpers/spawn-daemon.js";
-import { isFocused, launchBrowser, screenshots, shiftsSince, tabTo, type ConsoleBrowser } from "./helpers/browser.js";
+import { agentFile, createProject, short, waitFor, type TestProject } from "../../daemon/test/helpers/spawn-daemon.js";
+import { isFocused, launchBrowser, screenshots, shiftsSince, signIn, tabTo, type ConsoleBrowser } from "./helpers/browser.js";
+import { startWorker } from "./helpers/worker.js";
 
 const POLICY = `description: Writes need a person.
 rules:
@@ -113,13 +104,6 @@ async function park(agent: string, text: string): Promise<{ id: string; call: st
   await p.apiOk("POST", `/v1/agents/${id}/messages`, { text });
   const asked = await p.waitForEvent(id, (e) => short(e.type) === "approval.requested" && e.seq > before);
   return { id, call: asked.data.call as string, run: asked.run! };
-}
-
-async function signIn(target: Page, token = p.token): Promise<void> {
-  await target.goto(p.url + "/");
-  await target.getByLabel("Token").fill(token);
-  await target.getByRole("button", { name: "Sign in" }).click();
-  await target.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
 }
 
 const visible = (text: string | RegExp, within: Page = page) => within.getByText(text).first().waitFor({ timeout: 20_000 });
@@ -282,7 +266,7 @@ describe("orgs", () => {
     expect(await page.getByRole("link", { name: "acme-bot", exact: true }).count()).toBe(0);
 
     const tab = await browser.newPage();
-    await signIn(tab, acme);
+    await signIn(tab, p.url, acme);
     await tab.getByRole("link", { name: "acme-bot", exact: true }).waitFor();
     expect(await tab.getByRole("link", { name: "refunds", exact: true }).count()).toBe(0);
     expect(await tab.getByLabel("Org").count()).toBe(0);
@@ -334,26 +318,8 @@ describe("a turn as it runs", () => {
   });
 
   it("kill a running call: the turn goes on", async () => {
-    const worker = spawn(
-      process.execPath,
-      ["--conditions=wardrik-source", "--import", "tsx", fileURLToPath(new URL("./fixtures/stock-worker.ts", import.meta.url))],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token },
-        stdio: "ignore",
-      },
-    );
-    cleanupLater(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      const exited = new Promise((r) => worker.once("exit", r));
-      worker.kill("SIGKILL");
-      await exited;
-    });
     const id = await p.agentId("stocker");
-    await waitFor(async () => {
-      const tools = await p.apiOk<{ tools: { name: string }[] }>("GET", `/v1/agents/${id}/tools`);
-      return tools.tools.some((t) => t.name === "workers/wait_for_stock");
-    }, "the worker's tool");
+    await startWorker(p, "stock-worker", id, "workers/wait_for_stock");
     await page.goto(`${p.url}/#/agents/${id}`);
     await page.getByLabel("Message").fill("Wait for A-1");
     await page.getByRole("button", { name: "Send" }).click();
@@ -377,20 +343,51 @@ describe("a turn as it runs", () => {
 });
 
 describe("the rest of an agent", () => {
-  it("events with type filters, unfoldable", async () => {
+  it("events read as one line per type, filter by type, and show their raw JSON on demand", async () => {
     const id = await p.agentId("notes");
+    const events = await p.events(id);
+    const granted = events.find((e) => short(e.type) === "approval.granted" && e.data.original_args !== undefined)!;
     await page.goto(`${p.url}/#/agents/${id}/events`);
-    const list = page.locator(".event-list");
-    await list.getByText("approval.granted").first().waitFor();
+    const list = page.getByRole("list", { name: "Events" });
+    const row = (seq: number) => list.getByRole("listitem").filter({ has: page.getByText(`#${seq}`, { exact: true }) });
+    const line = async (type: string) => {
+      const e = events.find((x) => short(x.type) === type)!;
+      return (await row(e.seq).textContent())!;
+    };
+    await row(granted.seq).waitFor();
+    // The decision, and what a person changed: the arguments the call ran with, then what the model asked for.
+    const grantedLine = (await row(granted.seq).textContent())!;
+    expect(grantedLine).toContain("files/write approved");
+    expect(grantedLine).toContain("with edited arguments");
+    expect(grantedLine).toContain(
+      '{"path":"note.md","content":"edited in the console"} (the model asked for {"path":"note.md","content":"draft from the model"})',
+    );
+    expect(await line("approval.requested")).toContain("files/write waits for approval");
+    expect(await line("message.queued")).toMatch(/Message for main.*draft from the model/);
+    expect(await line("turn.started")).toContain("Turn started in main");
+    expect(await line("model.replied")).toMatch(/Model replied: \d+ tokens in, \d+ out, \$0\.00/);
+    // A call's start shows its arguments: the edited ones, once a person edited them.
+    const started = events.find((e) => short(e.type) === "call.started" && e.data.call === granted.data.call)!;
+    expect(await row(started.seq).textContent()).toMatch(/files\/write started.*"content":"edited in the console"/);
+    expect(await line("call.completed")).toMatch(/files\/write completed.*"bytes":21/);
+    expect(await line("turn.completed")).toMatch(/Turn completed: 3 model calls, \$0\.00.*The note says: edited in the console/);
+    // No JSON until asked for; the toggle shows the whole event and hides it again.
+    expect(await list.locator("pre").count()).toBe(0);
+    const toggle = row(granted.seq).getByRole("button", { name: `Raw JSON of event ${granted.seq}, approval.granted` });
+    expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+    await toggle.click();
+    const raw = row(granted.seq).getByLabel(`Event ${granted.seq}, approval.granted, as JSON`);
+    expect(await raw.textContent()).toContain('"original_args"');
+    expect(await raw.textContent()).toContain(`"seq": ${granted.seq}`);
+    expect(await toggle.getAttribute("aria-expanded")).toBe("true");
+    await screenshots(page, "agent-events");
+    await toggle.click();
+    await raw.waitFor({ state: "detached" });
+    // Filters by type.
     expect(await list.getByText("call.completed").count()).toBeGreaterThan(0);
     await page.getByRole("checkbox", { name: "call" }).uncheck();
     await waitFor(async () => (await list.getByText("call.completed").count()) === 0, "call events to be filtered out");
     expect(await list.getByText("approval.granted").count()).toBe(1);
-    const granted = list.locator("details").filter({ hasText: "approval.granted" });
-    await granted.locator("summary").click();
-    expect(await granted.getByRole("region").count()).toBe(0);
-    expect(await granted.locator("pre").textContent()).toContain('"original_args"');
-    await screenshots(page, "agent-events");
     await page.getByRole("checkbox", { name: "call" }).check();
   });
 

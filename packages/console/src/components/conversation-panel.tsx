@@ -5,11 +5,16 @@ import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { shortType } from "../format";
 import { loadHistory, type HistoryView as History } from "../history";
+import { ConversationPicker } from "./conversation-picker";
 import { HistoryView, LiveTurnView } from "./history-view";
+import { NewConversation } from "./new-conversation";
 
 interface Props {
   detail: AgentDetail;
   stream: AgentStream;
+  /** The conversation shown (the agent's page keeps it, so the turns list shows the same one). */
+  conversation: string;
+  onConversation: (key: string) => void;
   onChanged: () => void;
 }
 
@@ -18,10 +23,10 @@ interface Props {
  * message box. The history scrolls inside a box of fixed height, so text
  * arriving at its end never moves anything else on the page.
  */
-export function ConversationPanel({ detail, stream, onChanged }: Props) {
+export function ConversationPanel({ detail, stream, conversation: key, onConversation: setKey, onChanged }: Props) {
   const api = useApi();
   const keys = detail.conversations.map((c) => c.key);
-  const [key, setKey] = useState(() => (keys.includes("main") || keys.length === 0 ? "main" : keys[0]!));
+  const [starting, setStarting] = useState(false);
   // The history of which conversation: until the one picked arrives, the one before must not show under its name.
   const [history, setHistory] = useState<History & { key?: string }>({ messages: [], summary: null });
   const [settled, setSettled] = useState<Set<string>>(() => new Set());
@@ -64,10 +69,14 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   );
 
   const live = [...stream.turns.values()].filter((t) => t.conversation === key && !settled.has(t.run));
-  // A turn still shown live already shows what the history saved of it so far (its rounds): show those once, live.
+  // A turn still shown live already shows what the history saved of it so far (its rounds, and its messages when it
+  // knows their text): show those once, live.
   const liveRuns = new Set(live.map((t) => t.run));
+  const liveAsked = new Set(live.filter((t) => t.asked !== undefined).map((t) => t.run));
   const loaded = history.key === key;
-  const shown = (loaded ? history.messages : []).filter((m) => m.role === "user" || m.run === undefined || !liveRuns.has(m.run));
+  const shown = (loaded ? history.messages : []).filter(
+    (m) => m.run === undefined || !liveRuns.has(m.run) || (m.role === "user" && !liveAsked.has(m.run)),
+  );
 
   // Follow the end of the conversation while the reader is there; leave them alone when they scrolled up.
   useLayoutEffect(() => {
@@ -102,17 +111,10 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
   return (
     <div class="conversation">
       <div class="toolbar">
-        {/* The label beside the list, not around it: a wrapping label would lend the list its options' text as its name. */}
-        <span class="inline">
-          <label for="conversation-key">Conversation</label>
-          <select id="conversation-key" value={key} onChange={(e) => setKey((e.target as HTMLSelectElement).value)}>
-            {(exists ? keys : [...keys, key]).map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
-          </select>
-        </span>
+        <ConversationPicker id="conversation-key" keys={keys} value={key} onChange={setKey} />
+        <button type="button" aria-expanded={starting} disabled={detail.status === "unreadable"} onClick={() => setStarting(!starting)}>
+          New conversation
+        </button>
         <button
           type="button"
           disabled={!running || busy !== undefined}
@@ -139,6 +141,19 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
           </button>
         )}
       </div>
+      {starting && (
+        <NewConversation
+          agentId={detail.id}
+          keys={keys}
+          onClose={() => setStarting(false)}
+          onStarted={(k) => {
+            setStarting(false);
+            atEnd.current = true;
+            setKey(k);
+            onChanged();
+          }}
+        />
+      )}
 
       <div
         class="history"
@@ -158,7 +173,7 @@ export function ConversationPanel({ detail, stream, onChanged }: Props) {
         ) : shown.length === 0 && live.length === 0 ? (
           <p class="muted">No messages in {key} yet.</p>
         ) : (
-          <HistoryView messages={shown} summary={history.summary} />
+          <HistoryView messages={shown} summary={history.summary} edits={stream.edits} />
         )}
         {live.map((t) => (
           <LiveTurnView key={t.run} turn={t} onKill={(call) => void act("kill", () => api.decide(detail.id, call, "kill"))} />

@@ -8,6 +8,8 @@ import { ConversationPanel } from "../components/conversation-panel";
 import { EventList } from "../components/event-list";
 import { Spend } from "../components/spend";
 import { StatusBadge } from "../components/status-badge";
+import { TurnTimelineView } from "../components/turn-timeline-view";
+import { TurnsPanel } from "../components/turns-panel";
 import { useApi } from "../context";
 import { ago, clock } from "../format";
 import { agentHref, type AgentTab } from "../router";
@@ -15,16 +17,21 @@ import { useDebouncedByKey, useTick } from "../use-debounced";
 
 const TABS: { tab: AgentTab; label: string }[] = [
   { tab: "conversation", label: "Conversation" },
+  { tab: "turns", label: "Turns" },
   { tab: "events", label: "Events" },
   { tab: "configuration", label: "Configuration" },
 ];
 
-/** One agent: what waits for a person, its conversations live, its events, and how it is configured. */
-export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
+/**
+ * One agent: what waits for a person, its conversations live, the turns of a
+ * conversation (and one turn's timeline), its events, and how it is configured.
+ */
+export function AgentPage({ id, tab, run }: { id: string; tab: AgentTab; run?: string | undefined }) {
   const api = useApi();
   const stream = useAgentStream(api, id);
   const [detail, setDetail] = useState<AgentDetail>();
   const [error, setError] = useState<string>();
+  const [picked, setPicked] = useState<string>();
   const [, setNow] = useState(0);
   const heading = useRef<HTMLHeadingElement>(null);
   useTick(15_000, () => setNow(Date.now()));
@@ -62,6 +69,9 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
       <p role="status">Loading the agent…</p>
     );
 
+  const keys = detail.conversations.map((c) => c.key);
+  // The conversation the Conversation and Turns tabs show: the one picked, else main, else the first there is.
+  const conversation = picked ?? (keys.includes("main") || keys.length === 0 ? "main" : keys[0]!);
   return (
     <>
       <p class="crumbs">
@@ -73,26 +83,34 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
         </h1>
         <StatusBadge status={detail.status} />
         <dl class="facts inline-facts">
-          <dt>Name</dt>
-          <dd>
-            <code>{detail.name}</code>
-          </dd>
-          <dt>Model</dt>
-          <dd>{detail.model ?? "config default"}</dd>
-          <dt>Spend today</dt>
-          <dd>
-            <Spend spend={detail.spend} />
-          </dd>
-          <dt>Last activity</dt>
-          <dd>
-            {detail.last_activity_at ? (
-              <time dateTime={detail.last_activity_at} title={clock(detail.last_activity_at)}>
-                {ago(detail.last_activity_at)}
-              </time>
-            ) : (
-              "never"
-            )}
-          </dd>
+          <div>
+            <dt>Name</dt>
+            <dd>
+              <code>{detail.name}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Model</dt>
+            <dd>{detail.model ?? "config default"}</dd>
+          </div>
+          <div>
+            <dt>Spend today</dt>
+            <dd>
+              <Spend spend={detail.spend} />
+            </dd>
+          </div>
+          <div>
+            <dt>Last activity</dt>
+            <dd>
+              {detail.last_activity_at ? (
+                <time dateTime={detail.last_activity_at} title={clock(detail.last_activity_at)}>
+                  {ago(detail.last_activity_at)}
+                </time>
+              ) : (
+                "never"
+              )}
+            </dd>
+          </div>
         </dl>
         {detail.description && <p class="description">{detail.description}</p>}
       </header>
@@ -137,7 +155,17 @@ export function AgentPage({ id, tab }: { id: string; tab: AgentTab }) {
       </nav>
       <section class="tab-panel" aria-label={TABS.find((t) => t.tab === tab)!.label}>
         {tab === "conversation" ? (
-          <ConversationPanel detail={detail} stream={stream} onChanged={() => void load()} />
+          <ConversationPanel
+            detail={detail}
+            stream={stream}
+            conversation={conversation}
+            onConversation={setPicked}
+            onChanged={() => void load()}
+          />
+        ) : tab === "turns" && run !== undefined ? (
+          <TurnTimelineView key={run} stream={stream} run={run} onConversation={setPicked} />
+        ) : tab === "turns" ? (
+          <TurnsPanel detail={detail} stream={stream} conversation={conversation} onConversation={setPicked} />
         ) : tab === "events" ? (
           <EventList stream={stream} />
         ) : (

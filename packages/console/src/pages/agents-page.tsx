@@ -20,6 +20,7 @@ export function AgentsPage() {
   const [agents, setAgents] = useState<AgentSummary[]>();
   const [details, setDetails] = useState<Record<string, AgentDetail>>({});
   const [error, setError] = useState<string>();
+  const [query, setQuery] = useState("");
   const [, setNow] = useState(0);
   const heading = useRef<HTMLHeadingElement>(null);
   useTick(15_000, () => setNow(Date.now()));
@@ -72,6 +73,9 @@ export function AgentsPage() {
     .map((a) => ({ summary: a, detail: details[a.id] }))
     .map((r) => ({ ...r, status: r.detail?.status ?? r.summary.status }))
     .sort((x, y) => (RANK[x.status] ?? 9) - (RANK[y.status] ?? 9) || x.summary.name.localeCompare(y.summary.name));
+  const needle = query.trim().toLowerCase();
+  const matching =
+    needle === "" ? rows : rows.filter(({ summary: a }) => [a.name, a.title, a.description].some((t) => t.toLowerCase().includes(needle)));
   const waiting = rows.flatMap((r) => (r.detail?.waiting_calls ?? []).map((call) => ({ agent: r.summary, call })));
   const unreadable = rows.filter((r) => r.status === "unreadable").length;
 
@@ -110,10 +114,32 @@ export function AgentsPage() {
         </section>
       )}
       <section aria-labelledby="all-heading">
-        <h2 id="all-heading">All agents</h2>
+        <div class="section-head">
+          <h2 id="all-heading">All agents</h2>
+          {(agents?.length ?? 0) > 0 && (
+            <div class="search inline" role="search">
+              <label for="agent-search">Search agents</label>
+              <input
+                id="agent-search"
+                type="search"
+                value={query}
+                placeholder="Name or description"
+                onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+                aria-describedby="agent-search-count"
+              />
+            </div>
+          )}
+        </div>
+        {needle !== "" && (
+          <p id="agent-search-count" class="muted" role="status">
+            {matching.length === 0
+              ? `No agent's name or description holds “${query.trim()}”.`
+              : `${matching.length} of ${rows.length} agents match.`}
+          </p>
+        )}
         {agents?.length === 0 ? (
           <p>No agents yet. Add a file to agents/ and run wardrik reload.</p>
-        ) : (
+        ) : matching.length === 0 && needle !== "" ? null : (
           <div role="table" class="agents" aria-labelledby="all-heading">
             <div role="rowgroup" class="agents-head">
               <div role="row">
@@ -125,7 +151,7 @@ export function AgentsPage() {
               </div>
             </div>
             <div role="rowgroup">
-              {rows.map(({ summary: a, detail: d, status }) => (
+              {matching.map(({ summary: a, detail: d, status }) => (
                 <div role="row" key={a.id} class={`agent-row status-${status}`}>
                   <span role="cell" class="agent-name">
                     <a href={agentHref(a.id)}>{a.name}</a>

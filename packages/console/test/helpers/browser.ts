@@ -76,8 +76,8 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
 
 /**
  * Full-page screenshots at 1280 and 390 px wide, named `name-1280.png` and
- * `name-390.png`; leaves the page at 1280. Fails when the page is wider than
- * the window (readable at 390 px means no scrolling sideways).
+ * `name-390.png`; leaves the page at 1280. Fails when the page scrolls
+ * sideways at either width (readable at 390 px means no scrolling sideways).
  */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -85,10 +85,18 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     await page.setViewportSize(size);
     await page.waitForTimeout(150);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size.width}.png`), fullPage: true });
-    const wide = await page.evaluate<number>("document.documentElement.scrollWidth");
-    if (wide > size.width) throw new Error(`${name} at ${size.width} px: the page is ${wide} px wide and scrolls sideways.`);
+    await expectNoSidewaysScroll(page, `${name} at ${size.width} px`);
   }
   await page.setViewportSize(WIDE);
+}
+
+/** Fails when the page is wider than its window: `document.scrollingElement.scrollWidth > clientWidth`. */
+export async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
+  // An expression, not a function: the tests' tsconfig has no DOM library.
+  const { scroll, client } = await page.evaluate<{ scroll: number; client: number }>(
+    "({ scroll: document.scrollingElement.scrollWidth, client: document.scrollingElement.clientWidth })",
+  );
+  if (scroll > client) throw new Error(`${what}: the page is ${scroll} px wide in a ${client} px window and scrolls sideways.`);
 }
 
 /** Layout shifts since `since` (the page's clock) that no input caused. */
@@ -115,4 +123,12 @@ export async function tabTo(page: Page, target: Locator, max = 60): Promise<numb
     if (await isFocused(handle)) return i;
   }
   throw new Error(`tabTo: ${max} presses of Tab never reached the target`);
+}
+
+/** Opens the console at `url` and signs in with `token`; resolves on the agents list. */
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(url + "/");
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
 }
