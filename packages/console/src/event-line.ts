@@ -1,6 +1,7 @@
+// Imports name .js files: the tests type-check this module under Node's resolution too (tsconfig.tests.json).
 import type { WardrikCloudEvent } from "@wardrik/protocol";
-import { decidedBy, editOf } from "./approval-info";
-import { duration, oneLine, shortType, usd } from "./format";
+import { decidedBy, editOf } from "./approval-info.js";
+import { duration, oneLine, shortType, usd } from "./format.js";
 
 /** How an event reads in a list: one line, what follows it in smaller type, and how it should look. */
 export interface EventLine {

@@ -1,6 +1,7 @@
+// Imports name .js files: the tests type-check this module under Node's resolution too (tsconfig.tests.json).
 import type { WardrikCloudEvent } from "@wardrik/protocol";
-import { decidedBy, editOf, type Edit } from "./approval-info";
-import { shortType } from "./format";
+import { decidedBy, editOf, type Edit } from "./approval-info.js";
+import { shortType } from "./format.js";
 
 /** A model call of the turn: from model.called to its reply (or failure). */
 export interface ModelStep {
