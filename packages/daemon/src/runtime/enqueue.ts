@@ -38,6 +38,9 @@ export async function enqueue(
   let slot: TurnSlot | undefined;
   const { conversationId, event, started } = await rt.store
     .tx(async (w) => {
+      // PostgreSQL may run this again after a lost race: the rolled-back attempt's mark must not hold the conversation.
+      if (starting) d.starting.delete(starting);
+      starting = undefined;
       const conv = cached
         ? { id: cached, key: conversationKey, created: false }
         : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
