@@ -54,39 +54,24 @@ export class SecretRedactor {
   }
 
   redact(text: string): string {
-    const needles = this.compiled();
-    if (needles.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
-    // Every occurrence of every value, then overlapping ones merged: blanking one value must not
-    // leave the rest of another that overlaps it (".._FIRST_VALUE_SECOND_VALUE.." with a shared middle).
-    const hits: { start: number; end: number; label: string }[] = [];
-    for (const n of needles) {
-      for (let i = text.indexOf(n.text); i >= 0; i = text.indexOf(n.text, i + 1)) {
-        hits.push({ start: i, end: i + n.text.length, label: n.label });
-      }
-    }
-    if (hits.length === 0) return text;
-    hits.sort((a, b) => a.start - b.start || b.end - a.end);
-    let out = "";
-    let at = 0;
-    for (let h = 0; h < hits.length;) {
-      const { start, label } = hits[h]!;
-      let end = hits[h]!.end;
-      for (h++; h < hits.length && hits[h]!.start < end; h++) end = Math.max(end, hits[h]!.end);
-      out += text.slice(at, start) + label;
-      at = end;
-    }
-    return out + text.slice(at);
+    return redactWith(this.compiled(), text);
   }
 
   /** Redacts every string in a JSON-like value (keys too); returns the value itself when nothing changed. */
   redactValue<T>(value: T): T {
     if (this.empty) return value;
-    return this.walk(value, 0) as T;
+    return this.walk(value, this.compiled()) as T;
   }
 
-  /** A redactor for one stream of text chunks (a process's stderr), which finds values split across chunks. */
-  stream(): StreamRedactor {
-    return new StreamRedactor(this);
+  /**
+   * A redactor for one stream of text chunks (a process's stderr, a model's
+   * reply), which finds values split across chunks. `keepPartials`: text held
+   * back because it could start a value, and that turns out not to, is let
+   * out as it is (a reply's text must add up to the redacted whole), instead
+   * of blanked (a process cut off mid-secret).
+   */
+  stream(options: { keepPartials?: boolean } = {}): StreamRedactor {
+    return new StreamRedactor(this, options.keepPartials ?? false);
   }
 
   /**
@@ -129,27 +114,38 @@ export class SecretRedactor {
     return this.compiled().some((n) => text.startsWith(n.text) || n.text.startsWith(text));
   }
 
-  private walk(value: unknown, depth: number): unknown {
-    if (typeof value === "string") return this.redact(value);
-    if (value === null || typeof value !== "object" || depth > 64) return value;
-    if (Array.isArray(value)) {
-      let copy: unknown[] | undefined;
-      value.forEach((item, i) => {
-        const r = this.walk(item, depth + 1);
-        if (r !== item) (copy ??= value.slice())[i] = r;
-      });
-      return copy ?? value;
+  /**
+   * Every string of `root` redacted, keys too, copying only what changed.
+   * Iterative, with its own stack: data of any depth is walked whole, never
+   * passed through because it is deeper than the call stack allows. A value
+   * that holds itself is walked once (its inner reference is kept as is).
+   */
+  private walk(root: unknown, needles: Needle[]): unknown {
+    if (typeof root === "string") return redactWith(needles, root);
+    if (!isWalkable(root)) return root;
+    const onPath = new Set<object>();
+    const stack: Frame[] = [new Frame(root)];
+    onPath.add(root);
+    for (;;) {
+      const top = stack[stack.length - 1]!;
+      if (top.next < top.size) {
+        const i = top.next++;
+        const child = top.at(i);
+        if (isWalkable(child) && !onPath.has(child)) {
+          onPath.add(child);
+          stack.push(new Frame(child));
+        } else if (typeof child === "string") {
+          top.set(i, child, redactWith(needles, child));
+        }
+        continue;
+      }
+      stack.pop();
+      onPath.delete(top.node);
+      const result = top.result(needles);
+      const parent = stack[stack.length - 1];
+      if (!parent) return result;
+      parent.set(parent.next - 1, top.node, result);
     }
-    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-    let changed = false;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const rk = this.redact(k);
-      const rv = this.walk(v, depth + 1);
-      if (rk !== k || rv !== v) changed = true;
-      out[rk] = rv;
-    }
-    return changed ? out : value;
   }
 
   private compiled(): Needle[] {
@@ -173,6 +169,80 @@ export class SecretRedactor {
   }
 }
 
+/**
+ * One array or plain object being walked: the next child to look at, and a
+ * copy of the children made only once one of them changed.
+ */
+class Frame {
+  readonly keys: string[] | undefined;
+  readonly size: number;
+  next = 0;
+  private out: unknown[] | undefined;
+
+  constructor(readonly node: object) {
+    this.keys = Array.isArray(node) ? undefined : Object.keys(node);
+    this.size = this.keys ? this.keys.length : (node as unknown[]).length;
+  }
+
+  at(i: number): unknown {
+    return this.keys ? (this.node as Record<string, unknown>)[this.keys[i]!] : (this.node as unknown[])[i];
+  }
+
+  /** Child `i` (which was `was`) is `now` after redaction. */
+  set(i: number, was: unknown, now: unknown): void {
+    if (!this.out) {
+      if (now === was) return;
+      this.out = new Array<unknown>(this.size);
+      for (let j = 0; j < this.size; j++) this.out[j] = this.at(j);
+    }
+    this.out[i] = now;
+  }
+
+  /** The node itself when nothing in it changed, else a copy with redacted keys and values. */
+  result(needles: Needle[]): unknown {
+    if (!this.keys) return this.out ?? this.node;
+    const keys = this.keys;
+    const redacted = keys.map((k) => redactWith(needles, k));
+    if (!this.out && redacted.every((k, i) => k === keys[i])) return this.node;
+    const copy: Record<string, unknown> = {};
+    redacted.forEach((k, i) => (copy[k] = this.out ? this.out[i] : this.at(i)));
+    return copy;
+  }
+}
+
+/** `text` with every occurrence of each needle blanked; overlapping ones are merged. */
+function redactWith(needles: Needle[], text: string): string {
+  if (needles.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
+  // Every occurrence of every value, then overlapping ones merged: blanking one value must not
+  // leave the rest of another that overlaps it (".._FIRST_VALUE_SECOND_VALUE.." with a shared middle).
+  const hits: { start: number; end: number; label: string }[] = [];
+  for (const n of needles) {
+    for (let i = text.indexOf(n.text); i >= 0; i = text.indexOf(n.text, i + 1)) {
+      hits.push({ start: i, end: i + n.text.length, label: n.label });
+    }
+  }
+  if (hits.length === 0) return text;
+  hits.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = "";
+  let at = 0;
+  for (let h = 0; h < hits.length;) {
+    const { start, label } = hits[h]!;
+    let end = hits[h]!.end;
+    for (h++; h < hits.length && hits[h]!.start < end; h++) end = Math.max(end, hits[h]!.end);
+    out += text.slice(at, start) + label;
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** Arrays and plain objects are walked; anything else (class instances, Dates, Buffers) is left as it is. */
+function isWalkable(value: unknown): value is object {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return true;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /** The forms a value takes in recorded text: as is, inside a JSON string, in a URL. */
 function encodings(value: string): string[] {
   const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
@@ -190,18 +260,21 @@ const PARTIAL_MIN = 4;
 /**
  * Redacts a stream chunk by chunk. Text that could be the start of a value
  * is held back until the next chunk completes or rules it out, so a value
- * written in two pieces is still found.
+ * written in any number of pieces is still found.
  */
 export class StreamRedactor {
   private held = "";
 
-  constructor(private readonly redactor: SecretRedactor) {}
+  constructor(
+    private readonly redactor: SecretRedactor,
+    private readonly keepPartials = false,
+  ) {}
 
   /** The text that is safe to pass on now, redacted. */
   push(chunk: string): string {
     let text = this.held + chunk;
     let blanked = "";
-    if (this.held.length >= PARTIAL_MIN && !this.redactor.startsValue(text)) {
+    if (!this.keepPartials && this.held.length >= PARTIAL_MIN && !this.redactor.startsValue(text)) {
       // The held text began a value, and the stream went on with something else: half a
       // secret is still a leak, so it is blanked like a whole one.
       blanked = UNNAMED;
@@ -216,7 +289,7 @@ export class StreamRedactor {
   peek(): string {
     const cut = this.redactor.safeCut(this.held);
     const partial = this.held.slice(cut);
-    return this.redactor.redact(this.held.slice(0, cut)) + (partial.length >= PARTIAL_MIN ? UNNAMED : partial);
+    return this.redactor.redact(this.held.slice(0, cut)) + (partial.length >= PARTIAL_MIN && !this.keepPartials ? UNNAMED : partial);
   }
 
   /** Ends the stream: the held-back text, as `peek` shows it. */

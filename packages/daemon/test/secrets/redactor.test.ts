@@ -47,6 +47,40 @@ describe("SecretRedactor", () => {
     expect(dirty.list[1]).toBe(`Bearer ${TOKEN}`);
   });
 
+  it("redacts at any depth: a value nested 1,000 or 100,000 levels deep is blanked, not passed through", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    for (const depth of [65, 1_000, 100_000]) {
+      let value: unknown = { leak: `token ${TOKEN}` };
+      for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value, "x"] : { [`k${TOKEN}`]: value };
+      const out = r.redactValue(value);
+      let text = "";
+      // Walked without recursion, as the redactor must (JSON.stringify would overflow at 100,000).
+      const stack: unknown[] = [out];
+      while (stack.length > 0) {
+        const v = stack.pop();
+        if (typeof v === "string") text += v + "\n";
+        else if (Array.isArray(v)) stack.push(...(v as unknown[]));
+        else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) stack.push(k, x);
+      }
+      expect(text.includes(TOKEN), `depth ${depth}`).toBe(false);
+      expect(text).toContain("token [secret:LINEAR_TOKEN]");
+    }
+    // Nothing to blank at any depth: the same object back.
+    let clean: unknown = { a: "fine" };
+    for (let i = 0; i < 10_000; i++) clean = [clean];
+    expect(r.redactValue(clean)).toBe(clean);
+  });
+
+  it("a value that holds itself is walked once, not forever", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    const loop: Record<string, unknown> = { leak: TOKEN };
+    loop.self = loop;
+    const out = r.redactValue(loop) as Record<string, unknown>;
+    expect(out.leak).toBe("[secret:LINEAR_TOKEN]");
+  });
+
   it("extend(): a child blanks its own values and its parent's, including values the parent learns later", () => {
     const parent = new SecretRedactor();
     const child = parent.extend();
@@ -104,6 +138,23 @@ describe("StreamRedactor", () => {
     // A short coincidence ("lin" starts the token too) is let out as it is.
     expect(s.push("lin")).toBe("");
     expect(s.push("ux\n")).toBe("linux\n");
+  });
+
+  it("text of a reply (keepPartials): a value split over many deltas never comes out, and the deltas add up to the redacted whole", () => {
+    const r = new SecretRedactor();
+    r.add(TOKEN, "LINEAR_TOKEN");
+    r.add("another-secret-value", "OTHER");
+    const reply = `Here: ${TOKEN}, and lin is a word, lin_api_ too; another-secret-value. The end lin_api_8f`;
+    for (const size of [1, 2, 3, 4, 7]) {
+      const s = r.stream({ keepPartials: true });
+      const out: string[] = [];
+      for (let i = 0; i < reply.length; i += size) out.push(s.push(reply.slice(i, i + size)));
+      out.push(s.flush());
+      const all = out.join("");
+      expect(all, `deltas of ${size}`).toBe(r.redact(reply));
+      // No delta, nor any run of deltas, carries the secret or more of it than a prefix that chance allows.
+      expect(all.includes(TOKEN)).toBe(false);
+    }
   });
 
   it("a stream that ends in the middle of a value does not let its start out", () => {
