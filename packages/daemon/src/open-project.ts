@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_FILE, loadConfig, type ProjectConfig } from "./config/index.js";
+import { carriesCredentials } from "./config/credential-keys.js";
 import type { Logger } from "./log/index.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
 import { DatabaseLock } from "./store/database-lock.js";
@@ -56,7 +57,14 @@ export async function openProject(
     for (const s of stored.values) redactor.add(s.value, s.name);
     for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
     const known = await secrets.all(bootstrap.org);
-    config = loadConfig(dir, { env, secret: (name) => known.get(name) });
+    config = loadConfig(dir, {
+      env,
+      secret: (name) => known.get(name),
+      // An ${env:} value in an MCP server's command, args or headers (or another key that carries credentials) is as secret as a stored one.
+      onResolved: (ref) => {
+        if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value);
+      },
+    });
   } catch (err) {
     await db.close();
     lock?.release();

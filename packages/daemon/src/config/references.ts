@@ -10,6 +10,15 @@ export interface ReferenceSources {
   env?: NodeJS.ProcessEnv;
   /** Where `${secret:NAME}` looks; without it every secret reference is an error. */
   secret?: (name: string) => string | undefined;
+  /** Told of every reference resolved: which, to what, and at which key (the daemon blanks credentials with it). */
+  onResolved?: (ref: ResolvedReference) => void;
+}
+
+export interface ResolvedReference {
+  kind: "env" | "secret";
+  name: string;
+  value: string;
+  path: KeyPath;
 }
 
 const REFERENCE = /\$(\$?)\{(env|secret):([^}]*)\}/g;
@@ -38,10 +47,12 @@ function resolveString(src: Source, sources: ReferenceSources, raw: string, path
     if (kind === "env") {
       const found = (sources.env ?? process.env)[name];
       if (found === undefined) return src.fail(path, `${formatKeyPath(path)}: environment variable ${name} is not set`);
+      sources.onResolved?.({ kind: "env", name, value: found, path });
       return found;
     }
     const found = sources.secret?.(name);
     if (found === undefined) return src.fail(path, `${formatKeyPath(path)}: secret ${name} is not set (wardrik secret set ${name})`);
+    sources.onResolved?.({ kind: "secret", name, value: found, path });
     return found;
   });
 }
