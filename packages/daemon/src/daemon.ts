@@ -4,6 +4,7 @@ import type { Script } from "@wardrik/testing/scripted-model";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
 import { DEFAULT_LEASE_SECONDS, loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
+import { LiveDeltas } from "./events/live-deltas.js";
 import { EventsIO } from "./events-io.js";
 import { keyLocation } from "./config/key-location.js";
 import { positiveNumber } from "./config/positive-number.js";
@@ -18,7 +19,6 @@ import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describers } from "./http/describe.js";
 import { Runtime, type FileAgent } from "./runtime/runtime.js";
-import type { ModelRetry } from "@wardrik/protocol";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import type { SlackService } from "./slack/slack-service.js";
@@ -135,9 +135,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     return p && !("error" in p) ? p.compiled : undefined;
   };
 
-  const deltaListeners = new Map<string, Set<(run: string, text: string, reset?: boolean, retry?: ModelRetry) => void>>();
   // Made once the runtime exists; replies stream into Slack threads from the first delta on.
   const integrations: { slack?: SlackService } = {};
+  const deltas = new LiveDeltas(redactor, (run, text, reset) => integrations.slack?.onDelta(run, text, reset));
   const hooks: RuntimeHooks = {
     resolveModel: (ref, def) => {
       const r = ref ?? config.model;
@@ -152,13 +152,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
       return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
     },
-    onDelta: (agentId, run, text, reset, retry) => {
-      const set = deltaListeners.get(agentId);
-      // A provider's error text can quote a key: it reaches followers redacted.
-      const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
-      if (set) for (const l of set) l(run, text, reset, said);
-      integrations.slack?.onDelta(run, text, reset);
-    },
+    onDelta: (agentId, run, text, reset, retry) => deltas.delta(agentId, run, text, reset, retry),
+    onDeltaEnd: (agentId, run, ok) => deltas.end(agentId, run, ok),
   };
 
   const registry = new ToolRegistry({ redactor });
@@ -292,15 +287,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     reload: syncAgents,
     ...describers({ store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r), policy: (d) => policyOf(d)?.policy }),
     mcp: new McpServers(mcpServers, oauth),
-    onDelta: (agentId, listener) => {
-      let set = deltaListeners.get(agentId);
-      if (!set) deltaListeners.set(agentId, (set = new Set()));
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0) deltaListeners.delete(agentId);
-      };
-    },
+    onDelta: (agentId, listener) => deltas.subscribe(agentId, listener),
   };
 
   await syncAgents();

@@ -86,9 +86,12 @@ export async function modelStep(
   try {
     reply = await callModel(request);
   } catch (err) {
+    d.hooks.onDeltaEnd?.(d.id, turn.id, false);
     d.opts.telemetry.modelCallEnded(started, undefined, err);
     throw err;
   }
+  // Before the reply commits: text held back from the deltas reaches followers ahead of the events that end the call.
+  d.hooks.onDeltaEnd?.(d.id, turn.id, true);
   d.opts.telemetry.modelCallEnded(started, reply);
   cache.recordUsage(reply.usage.input, sentMessages);
   const costMicros = toMicros(reply.costUsd);

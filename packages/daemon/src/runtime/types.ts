@@ -37,6 +37,8 @@ export interface RuntimeHooks {
   /** A live text delta of a model reply; not stored. */
   /** `reset`: the model call is retried; text streamed so far will not be kept. */
   onDelta?(agentId: string, run: string, text: string, reset?: boolean, retry?: ModelRetry): void;
+  /** The model call whose text `onDelta` streamed has ended: `ok` when it replied, false when it failed or was stopped. */
+  onDeltaEnd?(agentId: string, run: string, ok: boolean): void;
 }
 
 export { LOST_ANSWER } from "@wardrik/protocol";

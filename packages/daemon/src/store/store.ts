@@ -18,7 +18,7 @@ import { TurnsTable } from "./turns.js";
 import { BufferedWriter, type Writer } from "./writer.js";
 
 export interface StoreOptions {
-  /** Applied to every event's data and stored message before it is written (removes secret values). */
+  /** Applied to every event's data, stored message and turn reply before it is written (removes secret values). */
   redact?: (data: unknown) => unknown;
   /**
    * Runs inside every transaction that wrote events, after they are written
@@ -68,7 +68,8 @@ export class Store {
     this.agents = new AgentsTable(db);
     this.conversations = new ConversationsTable(db, ids);
     this.inputs = new InputsTable(db);
-    this.turns = new TurnsTable(db);
+    this.redact = options.redact ?? ((d) => d);
+    this.turns = new TurnsTable(db, this.redact);
     this.calls = new CallsTable(db);
     this.spend = new SpendTable(db);
     this.events = new EventsTable(db);
@@ -78,7 +79,6 @@ export class Store {
     this.nodes = new NodesTable(db);
     this.slack = new SlackTable(db);
     this.consoleLinks = new ConsoleLinksTable(db);
-    this.redact = options.redact ?? ((d) => d);
     this.onEventsWritten = options.onEventsWritten;
     this.onCommit = options.onCommit;
   }

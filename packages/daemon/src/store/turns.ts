@@ -1,4 +1,4 @@
-import type { Db, Row, Tx } from "./db.js";
+import type { Db, Row, SqlValue, Tx } from "./db.js";
 import type { TurnRow, TurnStatusValue } from "./rows.js";
 import { STATE_FORMAT } from "./state-error.js";
 
@@ -8,7 +8,11 @@ import { STATE_FORMAT } from "./state-error.js";
  * caller sees it (`false`).
  */
 export class TurnsTable {
-  constructor(private readonly db: Db) {}
+  /** `redact`: known secret values out of the reply and the reason a turn ends with (they are shown, like events). */
+  constructor(
+    private readonly db: Db,
+    private readonly redact: (data: unknown) => unknown = (d) => d,
+  ) {}
 
   get(id: string): Promise<TurnRow | undefined> {
     return this.db.get<TurnRow & Row>("SELECT * FROM turns WHERE id = ?", [id]);
@@ -139,7 +143,17 @@ export class TurnsTable {
   ): Promise<EndedTurn | undefined> {
     return tx.get<EndedTurn & Row>(
       "UPDATE turns SET status = ?, reason = ?, reason_code = ?, reply = ?, ended_at = ?, iterations = COALESCE(?, iterations), spend_micros = spend_micros + ? WHERE id = ? AND status = ? RETURNING iterations, spend_micros, tool_micros, settled_micros",
-      [end.status, end.reason, end.code, end.reply, now, end.iterations ?? null, end.costMicros ?? 0, run, from],
+      [
+        end.status,
+        this.redact(end.reason),
+        end.code,
+        this.redact(end.reply),
+        now,
+        end.iterations ?? null,
+        end.costMicros ?? 0,
+        run,
+        from,
+      ] as SqlValue[],
     );
   }
 }

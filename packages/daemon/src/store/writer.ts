@@ -128,7 +128,8 @@ export class BufferedWriter implements Writer {
   }
 
   appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage {
-    const pending: PendingMessage = { conversationId, run, message, seq: 0 };
+    // Redacted now, not at the flush: what callers keep of it (the prompt cache) is what the row holds.
+    const pending: PendingMessage = { conversationId, run, message: this.redact(message) as StoredMessage, seq: 0 };
     this.writesOf(agent).messages.push(pending);
     return pending;
   }
@@ -196,7 +197,7 @@ export class BufferedWriter implements Writer {
       const chunk = rows.slice(i, i + MAX_ROWS_PER_INSERT);
       const params: SqlValue[] = [];
       for (const m of chunk) {
-        params.push(m.conversationId, m.seq, m.run, m.message.role, JSON.stringify(this.redact(m.message)), this.now);
+        params.push(m.conversationId, m.seq, m.run, m.message.role, JSON.stringify(m.message), this.now);
       }
       await this.tx.run(
         multiRowInsert("INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES ", chunk.length, 6),

@@ -8,18 +8,17 @@
  * every answer of the API and the CLI are searched for it: none holds it, nor
  * a large piece of it. The blanks ([secret:NAME]) show where it would have been.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { agentFile, cleanupLater, createProject, REPO_ROOT, short, waitFor } from "../helpers/spawn-daemon.js";
+import { agentFile, createProject, short } from "../helpers/spawn-daemon.js";
+import { addLeakyServer, startLeakyWorker } from "../helpers/leaky-project.js";
 import { databaseContents, projectDatabaseUrl } from "../helpers/database-contents.js";
 
 const SECRET = `lk-${randomBytes(10).toString("hex")}-STORED`;
 const ENV_VALUE = `ev-${randomBytes(10).toString("hex")}-FROM-ENV`;
 const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/leaky-mcp.mjs", import.meta.url));
-const WORKER_FIXTURE = fileURLToPath(new URL("./fixtures/leaky-worker.mjs", import.meta.url));
 
 const SCRIPT = `steps:
   - tool_calls:
@@ -55,29 +54,10 @@ describe("secrets never leak", () => {
       env: { LEAK_ENV: ENV_VALUE, WARDRIK_LOG_LEVEL: "debug" },
       cliEnv: { LEAK_ENV: ENV_VALUE },
     });
-    // Stored as `wardrik secret set` does; config.yaml can use it from the next start.
-    expect((await p.api("POST", "/v1/secrets/LEAK_TOKEN", { value: SECRET })).status).toBeLessThan(300);
-    await p.stop();
     const args = [MCP_FIXTURE, "--token", "${secret:LEAK_TOKEN}", "--api-key=${secret:LEAK_TOKEN}", "--auth-token", "${env:LEAK_ENV}"];
-    p.write(
-      "config.yaml",
-      `${p.read("config.yaml")}\nmcp:\n  leaky:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify(args)}\n`,
-    );
-    await p.start();
-
-    const worker = spawn(process.execPath, [WORKER_FIXTURE], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, LEAK_VALUE: SECRET },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    cleanupLater(async () => {
-      if (worker.exitCode === null) worker.kill("SIGKILL");
-    });
+    await addLeakyServer(p, SECRET, "leaky", args);
+    const worker = await startLeakyWorker(p, SECRET, "leaker");
     const agentId = await p.agentId("leaker");
-    await waitFor(async () => {
-      const a = await p.apiOk<{ tool_sources: { name: string; reason?: string }[] }>("GET", `/v1/agents/${agentId}`);
-      return a.tool_sources.some((s) => s.name.startsWith("worker leaky-worker") && s.reason?.includes("reveal_fail"));
-    }, "the worker to register its tools");
 
     const { run, end } = await p.send(agentId, "Use every tool.", "main", 60_000);
     expect(short(end.type), JSON.stringify(end.data)).toBe("turn.completed");
