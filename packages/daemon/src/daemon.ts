@@ -194,7 +194,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
   const mcpServers = Object.entries(config.mcp).map(
-    ([name, entry]) => new McpToolset(name, entry, { log, cwd: config.dir, redactor, oauth }),
+    ([name, entry]) => new McpToolset(name, entry, { homeOrg: config.org, log, cwd: config.dir, redactor, oauth }),
   );
   for (const mcp of mcpServers) registry.add(mcp);
 
@@ -268,7 +268,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     const agents = readAgents(await secrets.all(config.org));
     const result = await runtime.syncFileAgents(config.org, agents);
     const warnings = agents.flatMap((a) =>
-      a.definition ? toolPatternProblems(a.definition.tools ?? [], registry).map((p) => ({ agent: a.name, ...p })) : [],
+      a.definition ? toolPatternProblems(a.definition.tools ?? [], registry, config.org).map((p) => ({ agent: a.name, ...p })) : [],
     );
     for (const w of warnings) log("warn", "tool pattern matches nothing", w);
     return { ...result, warnings };

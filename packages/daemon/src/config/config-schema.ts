@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { integrationShape } from "./integration-schemas.js";
 import { limitsSchema } from "./limits-schema.js";
-import { NAME_PATTERN } from "@wardrik/protocol";
+import { NAME_PATTERN, isValidName } from "@wardrik/protocol";
 import {
   NAME_RULE,
   addIssue,
@@ -67,10 +67,19 @@ export const modelEntrySchema = z
 // `provider/model-id` and entry names share an agent's `model` key; a slash would be ambiguous.
 const modelName = z.string().regex(/^[^/]+$/, { error: 'must not contain "/"' });
 
+/** The orgs besides config.yaml's own whose agents may use a server. */
+const mcpOrgs = z
+  .array(z.string().refine((v) => v === "*" || isValidName(v), { error: `must be an org name (${NAME_RULE}) or "*"` }))
+  .optional()
+  .describe(
+    "Other orgs whose agents may list and call this server; it carries config.yaml's credentials, so by default only config.yaml's org may. \"*\": every org.",
+  );
+
 const mcpStdio = z.strictObject({
   command: text().describe("The program that starts the server (stdio)."),
   args: stringList().optional(),
   env: stringMap().optional().describe("Environment variables for the server."),
+  orgs: mcpOrgs,
 });
 
 const mcpOAuth = z
@@ -91,6 +100,7 @@ const mcpHttp = z
     url: httpUrl().describe("The server's streamable HTTP endpoint."),
     headers: stringMap().optional(),
     oauth: mcpOAuth.optional(),
+    orgs: mcpOrgs,
   })
   .superRefine((entry, ctx) => {
     if (entry.oauth?.client_secret !== undefined && entry.oauth.client_id === undefined) {

@@ -10,11 +10,13 @@
  */
 import type { KeyPath } from "./yaml-source.js";
 
+// (An MCP server's `orgs` names orgs, which show everywhere; they are no credential.)
+
 export function carriesCredentials(path: KeyPath): boolean {
   const [top, , key] = path;
   switch (top) {
     case "mcp":
-      return true;
+      return path[2] !== "orgs";
     case "slack":
       return path[1] === "bot_token" || path[1] === "signing_secret";
     case "models":

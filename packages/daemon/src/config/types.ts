@@ -26,6 +26,8 @@ export interface McpServerEntry {
   headers?: Record<string, string>;
   /** OAuth settings of a streamable-HTTP server; without them a server that asks for a login gets a dynamically registered client. */
   oauth?: { client_id?: string; client_secret?: string; scope?: string; redirect_url?: string };
+  /** Orgs besides config.yaml's own whose agents may use the server; "*" for every org. */
+  orgs?: string[];
 }
 
 /** config.yaml after loading: defaults filled, references resolved. */

@@ -45,7 +45,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
   // Health of every source in a namespace the agent's tool patterns reach.
   const reaches = (ns: string) => (def.tools ?? []).some((p) => p === "*" || p === ns || p.startsWith(ns + "/"));
   const sources = deps.registry
-    .namespaces()
+    .namespaces(row.org)
     .filter(reaches)
     .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? []);
   return {
@@ -84,7 +84,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
     },
     tool_sources: sources,
     ...(owner ? { node: owner } : {}),
-    tool_warnings: toolPatternProblems(def.tools ?? [], deps.registry),
+    tool_warnings: toolPatternProblems(def.tools ?? [], deps.registry, row.org),
     triggers: deps.triggers ? await deps.triggers(row) : [],
   };
 }

@@ -13,13 +13,14 @@ export function patternNamespace(pattern: string): string | undefined {
 }
 
 /**
- * Tool patterns of an agent that can match nothing: an unknown namespace
+ * Tool patterns of an agent of `org` that can match nothing: an unknown namespace
  * (`workres/*`, `file`), or a name the built-in `files` namespace does not
  * have. Namespaces whose tools come and go (workers, MCP servers) are not
  * checked tool by tool: a worker may simply not be connected yet.
  */
-export function toolPatternProblems(patterns: readonly string[], registry: ToolRegistry): ToolPatternProblem[] {
-  const namespaces = registry.namespaces();
+export function toolPatternProblems(patterns: readonly string[], registry: ToolRegistry, org: string): ToolPatternProblem[] {
+  // Only what the agent's org may use: another org's namespaces are neither offered nor named.
+  const namespaces = registry.namespaces(org);
   const problems: ToolPatternProblem[] = [];
   for (const pattern of patterns) {
     const ns = patternNamespace(pattern);

@@ -24,7 +24,7 @@ export async function describeAgentTools(patterns: readonly string[], registry: 
     input_schema: t.inputSchema,
   }));
 
-  const problems = new Map(toolPatternProblems(patterns, registry).map((p) => [p.pattern, p.reason]));
+  const problems = new Map(toolPatternProblems(patterns, registry, scope.org).map((p) => [p.pattern, p.reason]));
   const unmatched: AgentTools["unmatched"] = [];
   for (const pattern of patterns) {
     const matches = compileToolPattern(pattern);
@@ -55,7 +55,7 @@ export async function describeAgentTools(patterns: readonly string[], registry: 
   }
 
   const skipped: AgentTools["skipped"] = [];
-  for (const ns of registry.namespaces()) {
+  for (const ns of registry.namespaces(scope.org)) {
     const toolset = registry.get(ns);
     if (!toolset?.skipped || !patterns.some((p) => patternNamespace(p) === undefined || patternNamespace(p) === ns)) continue;
     for (const s of toolset.skipped(scope)) skipped.push({ namespace: ns, tool: s.tool, reason: s.reason });

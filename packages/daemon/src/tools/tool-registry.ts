@@ -27,8 +27,9 @@ export class ToolRegistry {
     return this.toolsets.get(namespace);
   }
 
-  namespaces(): string[] {
-    return [...this.toolsets.keys()];
+  /** Every namespace, or those agents of `org` may use. */
+  namespaces(org?: string): string[] {
+    return [...this.toolsets.values()].filter((t) => org === undefined || offered(t, org)).map((t) => t.namespace);
   }
 
   /** Tools matching the agent's patterns, keyed by the name the model sees. */
@@ -37,6 +38,7 @@ export class ToolRegistry {
     if (patterns.length === 0) return out;
     const matchers = patterns.map(compileToolPattern);
     for (const toolset of this.toolsets.values()) {
+      if (!offered(toolset, scope.org)) continue;
       const prefix = toolset.namespace + "/";
       // Skip a toolset early when no pattern could match any of its tools.
       if (!patterns.some((p) => p === "*" || p === toolset.namespace || p.startsWith(prefix) || p.startsWith("*"))) continue;
@@ -59,7 +61,7 @@ export class ToolRegistry {
     const found = await this.find(fullName, scope);
     if (found) return found;
     const toolset = this.toolsets.get(fullName.slice(0, fullName.indexOf("/")));
-    if (!toolset?.waitFor) return undefined;
+    if (!toolset?.waitFor || !offered(toolset, scope.org)) return undefined;
     if (!(await toolset.waitFor(fullName.slice(toolset.namespace.length + 1), scope, timeoutMs))) return undefined;
     return this.find(fullName, scope);
   }
@@ -69,8 +71,13 @@ export class ToolRegistry {
     const slash = fullName.indexOf("/");
     if (slash < 0) return undefined;
     const toolset = this.toolsets.get(fullName.slice(0, slash));
-    if (!toolset) return undefined;
+    if (!toolset || !offered(toolset, scope.org)) return undefined;
     const info = (await toolset.list(scope)).find((t) => t.name === fullName);
     return info ? { ...info, modelName: toModelToolName(info.name), toolset, local: fullName.slice(slash + 1) } : undefined;
   }
+}
+
+/** Whether agents of `org` may use `toolset` (see Toolset.offeredTo). */
+function offered(toolset: Toolset, org: string): boolean {
+  return toolset.offeredTo?.(org) ?? true;
 }

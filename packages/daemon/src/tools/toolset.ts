@@ -86,6 +86,12 @@ export type ToolsetKind = "files" | "workers" | "mcp" | "other";
 export interface Toolset {
   readonly namespace: string;
   readonly kind?: ToolsetKind;
+  /**
+   * Whether agents of `org` may see and call this toolset at all; absent: every
+   * org may. A toolset not offered to an org is, for that org, as if it did
+   * not exist (MCP servers of config.yaml carry its org's credentials).
+   */
+  offeredTo?(org: string): boolean;
   /** Tools this toolset offers to the given agent's org right now. */
   list(scope: ToolScope): ToolInfo[] | Promise<ToolInfo[]>;
   /** Runs `tool` (the name without namespace). Never throws for a tool failure: returns `ok: false`. */

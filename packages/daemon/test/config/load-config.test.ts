@@ -311,7 +311,12 @@ describe("errors name the key, the file and the line", () => {
     );
     expect(configError(() => parse("mcp:\n  x:\n    args: [a]\n")).line).toBe(2);
     expect(configError(() => parse("mcp:\n  x:\n    url: http://h\n    env: {}\n")).message).toBe(
-      'config.yaml:4: key "mcp.x.env" is not allowed (allowed: url, headers, oauth)',
+      'config.yaml:4: key "mcp.x.env" is not allowed (allowed: url, headers, oauth, orgs)',
+    );
+    // orgs: org names, or "*" for every org.
+    expect(parse('mcp:\n  x:\n    url: http://h\n    orgs: [acme, "*"]\n').mcp.x!.orgs).toEqual(["acme", "*"]);
+    expect(configError(() => parse("mcp:\n  x:\n    command: a\n    orgs: [acme, 'no spaces']\n")).message).toBe(
+      'config.yaml:4: mcp.x.orgs[1] must be an org name (1-55 letters, digits, _ or -) or "*"',
     );
     expect(configError(() => parse("mcp:\n  x:\n    url: ftp://h\n")).message).toBe(
       "config.yaml:3: mcp.x.url must be an http:// or https:// URL",

@@ -34,7 +34,8 @@ describe("OAuth login to a remote MCP server", () => {
   beforeAll(async () => {
     server = await startOAuthMcpServer();
     p = await createProject({
-      config: (text) => `${text.replace(/\n?$/, "\n")}mcp:\n  secure:\n    url: ${server.url}\n`,
+      // Granted to acme too, whose grant is its own.
+      config: (text) => `${text.replace(/\n?$/, "\n")}mcp:\n  secure:\n    url: ${server.url}\n    orgs: [acme]\n`,
       scripts: { securebot: SCRIPT },
       files: {
         "agents/helper.md": agentFile({ description: "Echoes through the secure server", model: "securebot", tools: ["secure/*"] }),

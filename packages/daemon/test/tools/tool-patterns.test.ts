@@ -44,7 +44,7 @@ const scope = { org: "default", agentId: "agt_1" };
 
 describe("toolPatternProblems", () => {
   it("names unknown namespaces, with a close known one", () => {
-    expect(toolPatternProblems(["file", "workres/*", "nothing/x"], registry())).toEqual([
+    expect(toolPatternProblems(["file", "workres/*", "nothing/x"], registry(), "default")).toEqual([
       { pattern: "file", reason: 'no tool namespace "file" (did you mean "files"?); the namespaces are files, workers, fs' },
       { pattern: "workres/*", reason: 'no tool namespace "workres" (did you mean "workers"?); the namespaces are files, workers, fs' },
       { pattern: "nothing/x", reason: 'no tool namespace "nothing"; the namespaces are files, workers, fs' },
@@ -53,7 +53,7 @@ describe("toolPatternProblems", () => {
 
   it("checks names in the built-in files namespace, not in namespaces whose tools come and go", () => {
     expect(
-      toolPatternProblems(["files/raed", "files/read", "files/*", "workers/not_yet", "fs/anything", "*", "*/read"], registry()),
+      toolPatternProblems(["files/raed", "files/read", "files/*", "workers/not_yet", "fs/anything", "*", "*/read"], registry(), "default"),
     ).toEqual([
       { pattern: "files/raed", reason: "no files tool matches; files has files/read, files/write, files/list, files/search, files/delete" },
     ]);

@@ -30,11 +30,16 @@ const DESCRIBE_START_MS = 15_000;
 const DESCRIBE_HOLDER = "wardrik mcp ls";
 
 /**
- * One MCP server from config.yaml as a tool namespace. A server with static
- * credentials (a stdio server, or a URL with an Authorization header) runs
- * once for every org; a remote server that may ask for an OAuth login runs
- * once per org that uses it, with that org's grant, since a grant belongs to
- * one org. Each running server is an McpServerInstance.
+ * One MCP server from config.yaml as a tool namespace. It belongs to
+ * config.yaml's org, whose credentials it carries; other orgs may use it
+ * only when its `orgs:` names them (or is "*"). For any other org it lists
+ * nothing, calls nothing and shows no status: as if it did not exist.
+ *
+ * A server with static credentials (a stdio server, or a URL with an
+ * Authorization header) runs once for every org that may use it; a remote
+ * server that may ask for an OAuth login runs once per org that uses it,
+ * with that org's grant, since a grant belongs to one org. Each running
+ * server is an McpServerInstance.
  */
 export class McpToolset implements Toolset {
   readonly kind = "mcp" as const;
@@ -43,6 +48,8 @@ export class McpToolset implements Toolset {
   private readonly oauth: McpOAuth | undefined;
   private readonly redactor: SecretRedactor;
   private readonly unsubscribe: (() => void) | undefined;
+  /** The orgs that may use the server; undefined: every org. */
+  private readonly orgs: ReadonlySet<string> | undefined;
 
   constructor(
     readonly namespace: string,
@@ -50,6 +57,7 @@ export class McpToolset implements Toolset {
     private readonly options: McpToolsetOptions = {},
   ) {
     this.redactor = redactorFor(entry, options.redactor);
+    this.orgs = entry.orgs?.includes("*") ? undefined : new Set([options.homeOrg ?? "default", ...(entry.orgs ?? [])]);
     this.oauth = options.oauth && mayUseOAuth(entry) ? options.oauth : undefined;
     if (this.oauth) {
       // A login or a logout: that org's server starts over with the new credentials.
@@ -63,29 +71,38 @@ export class McpToolset implements Toolset {
 
   // ---- Toolset ----
 
+  offeredTo(org: string): boolean {
+    return this.orgs === undefined || this.orgs.has(org);
+  }
+
   /** The server's tools; the first list waits for the server to start, later ones answer from the cache. */
-  list(scope: ToolScope): Promise<ToolInfo[]> {
+  async list(scope: ToolScope): Promise<ToolInfo[]> {
+    if (!this.offeredTo(scope.org)) return [];
     return this.instance(scope.org).list(scope.agentId);
   }
 
-  call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+  async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
+    // The registry offers no other org this namespace; this holds even for a caller that skips it.
+    if (!this.offeredTo(ctx.org)) return { ok: false, kind: "failed", error: `Unknown tool ${this.namespace}/${tool}.` };
     return this.instance(ctx.org).call(tool, args, ctx);
   }
 
   /** The server's health for `wardrik agent show`, as the agent's org sees it. */
   status(scope?: ToolScope): { name: string; status: McpServerStatus; reason?: string }[] {
-    return [{ name: this.namespace, ...this.instance(scope?.org ?? "default").status() }];
+    const org = scope?.org ?? this.options.homeOrg ?? "default";
+    return this.offeredTo(org) ? [{ name: this.namespace, ...this.instance(org).status() }] : [];
   }
 
   skipped(scope?: ToolScope): { tool: string; reason: string }[] {
-    return this.instance(scope?.org ?? "default").skippedTools;
+    const org = scope?.org ?? this.options.homeOrg ?? "default";
+    return this.offeredTo(org) ? this.instance(org).skippedTools : [];
   }
 
   // ---- lifecycle ----
 
   /** Marks the server as used by an awake agent, keeping it running. `list` and `call` do this. */
   acquire(scope: ToolScope): void {
-    this.instance(scope.org).holders.hold(scope.agentId);
+    if (this.offeredTo(scope.org)) this.instance(scope.org).holders.hold(scope.agentId);
   }
 
   /** The agent fell asleep (or was removed): it holds the server no more. The last release stops it. */

@@ -1,0 +1,133 @@
+/**
+ * MCP servers of config.yaml belong to config.yaml's org: they carry its
+ * credentials. Another org's agent cannot list or call them, nor learn that
+ * they exist, unless the server names that org in `orgs:`. Two real stdio
+ * servers (the quoting fixture, which returns the arguments it was started
+ * with): `private`, given the config org's secret, and `lent`, granted to
+ * org acme. Agents of acme and of another org try both.
+ */
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { agentFile, createProject, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+
+const SECRET = "mo-7d1c0e5b9a2f44-PRIVATE";
+const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/quoting-mcp.mjs", import.meta.url));
+const TRY_BOTH = `steps:
+  - tool_calls: [{ tool: private/deep }]
+  - tool_calls: [{ tool: lent/deep }]
+  - text: "done"
+`;
+
+let p: TestProject;
+const tokens: Record<string, string> = {};
+const agents: Record<string, string> = {};
+
+function server(name: string, extra: string): string {
+  const args = JSON.stringify([MCP_FIXTURE, name, extra]);
+  return `  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${args}\n`;
+}
+
+beforeAll(async () => {
+  p = await createProject({
+    scripts: { both: TRY_BOTH },
+    files: {
+      "agents/home.md": agentFile({ description: "The config org's agent", model: "both", tools: ["private/*", "lent/*"], policy: "open" }),
+      "policies/open.yaml": 'description: Everything runs.\nrules:\n  - tool: "*"\n    decision: allow\n',
+    },
+  });
+  expect((await p.api("POST", "/v1/secrets/PRIVATE_TOKEN", { value: SECRET })).status).toBe(200);
+  await p.stop();
+  const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "no-secret-here")}    orgs: [acme]\n`;
+  p.write("config.yaml", `${p.read("config.yaml")}\n${mcp}`);
+  await p.start();
+  for (const org of ["acme", "other"]) {
+    const made = await p.cli(["token", org, "--json"]);
+    tokens[org] = (JSON.parse(made.stdout) as { token: string }).token;
+    // Made by the org itself, with the same tool patterns and the same script as the config org's agent.
+    const agent = await p.api(
+      "POST",
+      "/v1/agents",
+      { name: "tryer", description: `${org}'s agent`, model: "both", tools: ["private/*", "lent/*"] },
+      { token: tokens[org]! },
+    );
+    expect(agent.status, agent.text).toBe(201);
+    agents[org] = (agent.json as { id: string }).id;
+  }
+});
+
+async function runTurn(org: string): Promise<WireEvent[]> {
+  const token = tokens[org]!;
+  const id = agents[org]!;
+  const q = await p.api("POST", `/v1/agents/${id}/messages`, { text: "try both" }, { token });
+  expect(q.status, q.text).toBe(202);
+  for (;;) {
+    const r = await p.api<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?limit=1000`, undefined, { token });
+    const events = r.json.events;
+    const ended = events.find((e) => /turn\.(completed|failed)$/.test(e.type));
+    if (ended) return events;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function outcomes(events: WireEvent[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of events) {
+    const t = short(e.type);
+    if (t === "call.completed") out[String(e.data.tool)] = "completed";
+    if (t === "call.failed") out[String(e.data.tool)] = String(e.data.code);
+  }
+  return out;
+}
+
+describe("MCP servers and orgs", () => {
+  it("config.yaml's org uses both servers", async () => {
+    const { end } = await p.send("home", "try both");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(outcomes(await p.events("home"))).toEqual({ "private/deep": "completed", "lent/deep": "completed" });
+  });
+
+  it("another org's agent can neither list nor call a server it is not granted; `orgs:` grants one", async () => {
+    const acme = await runTurn("acme");
+    expect(outcomes(acme)).toEqual({ "private/deep": "unknown_tool", "lent/deep": "completed" });
+    const other = await runTurn("other");
+    expect(outcomes(other)).toEqual({ "private/deep": "unknown_tool", "lent/deep": "unknown_tool" });
+    // Not even a blanked trace of the private server's secret reached them.
+    for (const events of [acme, other]) {
+      expect(JSON.stringify(events)).not.toMatch(/PRIVATE_TOKEN|mo-7d1c/);
+    }
+  });
+
+  it("what another org sees of the servers: only those granted to it, and the others as if config.yaml had none", async () => {
+    const seen = async (org: string) => {
+      const token = tokens[org]!;
+      const list = await p.api<{ servers: { name: string }[] }>("GET", "/v1/mcp-servers", undefined, { token });
+      const tools = await p.api<{ tools: { name: string }[]; unmatched: { pattern: string; reason: string }[] }>(
+        "GET",
+        `/v1/agents/${agents[org]!}/tools`,
+        undefined,
+        { token },
+      );
+      const show = await p.api<{ tool_sources: { name: string }[] }>("GET", `/v1/agents/${agents[org]!}`, undefined, { token });
+      return {
+        servers: list.json.servers.map((s) => s.name).sort(),
+        one: (await p.api("GET", "/v1/mcp-servers/private", undefined, { token })).status,
+        login: (await p.api("POST", "/v1/mcp-servers/private/login", {}, { token })).status,
+        tools: tools.json.tools.map((t) => t.name),
+        unmatched: tools.json.unmatched.find((u) => u.pattern === "private/*")?.reason,
+        sources: show.json.tool_sources.map((s) => s.name),
+      };
+    };
+    const acme = await seen("acme");
+    expect(acme).toMatchObject({ servers: ["lent"], one: 404, login: 404, tools: ["lent/deep"], sources: ["lent"] });
+    expect(acme.unmatched).toMatch(/^no tool namespace "private"/);
+    expect(acme.unmatched).not.toMatch(/namespaces are .*private/);
+    const other = await seen("other");
+    expect(other).toMatchObject({ servers: [], one: 404, login: 404, tools: [], sources: [] });
+    // The config org still sees both.
+    const home = await p.apiOk<{ servers: { name: string }[] }>("GET", "/v1/mcp-servers");
+    expect(home.servers.map((s) => s.name).sort()).toEqual(["lent", "private"]);
+    const cli = await p.cli(["mcp", "ls", "--json"], { env: { WARDRIK_URL: p.url, WARDRIK_TOKEN: tokens.acme } });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect((JSON.parse(cli.stdout) as { name: string }[]).map((s) => s.name)).toEqual(["lent"]);
+  });
+});
