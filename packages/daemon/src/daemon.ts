@@ -156,6 +156,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     onDeltaEnd: (agentId, run, ok) => deltas.end(agentId, run, ok),
   };
 
+  const unusableMcp = (name: string) => {
+    const why = config.unusable?.[`mcp.${name}`];
+    return why === undefined ? {} : { unusable: why };
+  };
   const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
   // Calls to a worker tool wait this long after a start for workers to reconnect, and this long for a lost worker's answer.
@@ -188,13 +192,14 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     redactor,
     log,
     homeOrg: config.org,
-    servers: config.mcp,
+    // A server given a secret that cannot be decrypted is never started, nor asked whether it wants a login.
+    servers: Object.fromEntries(Object.entries(config.mcp).filter(([name]) => !unusableMcp(name).unusable)),
     now: () => clock.now().getTime(),
   });
   await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
   const mcpServers = Object.entries(config.mcp).map(
-    ([name, entry]) => new McpToolset(name, entry, { homeOrg: config.org, log, cwd: config.dir, redactor, oauth }),
+    ([name, entry]) => new McpToolset(name, entry, { homeOrg: config.org, log, cwd: config.dir, redactor, oauth, ...unusableMcp(name) }),
   );
   for (const mcp of mcpServers) registry.add(mcp);
 
@@ -226,8 +231,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });
 
   /** Agent files, checked against the policies and models they name. */
-  const readAgents = (known: Map<string, string>): FileAgent[] =>
-    loadAgentsDir(dir, { references: { env, secret: (name) => known.get(name) } }).map((a): FileAgent => {
+  const readAgents = (known: { values: Map<string, string>; unreadable: Map<string, string> }): FileAgent[] =>
+    loadAgentsDir(dir, {
+      references: { env, secret: (name) => known.values.get(name), unreadableSecret: (name) => known.unreadable.get(name) },
+    }).map((a): FileAgent => {
       if (!a.definition) return { name: a.name, file: a.file, error: a.error ?? "unreadable" };
       // A webhook secret written into the file itself must not show in the agent's events either.
       for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) redactor.add(t.secret);
@@ -265,7 +272,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
 
   /** Loads agents/, warning about tool patterns that match nothing (in the log and in reload's answer). */
   const syncAgents = async () => {
-    const agents = readAgents(await secrets.all(config.org));
+    const agents = readAgents(await secrets.readable(config.org));
     const result = await runtime.syncFileAgents(config.org, agents);
     const warnings = agents.flatMap((a) =>
       a.definition ? toolPatternProblems(a.definition.tools ?? [], registry, config.org).map((p) => ({ agent: a.name, ...p })) : [],

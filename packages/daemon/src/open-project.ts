@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_FILE, loadConfig, type ProjectConfig } from "./config/index.js";
 import { carriesCredentials } from "./config/credential-keys.js";
+import { setAside, type UnreadableUse } from "./config/unreadable-secrets.js";
 import type { Logger } from "./log/index.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
 import { DatabaseLock } from "./store/database-lock.js";
@@ -56,15 +57,25 @@ export async function openProject(
     const stored = await secrets.everything();
     for (const s of stored.values) redactor.add(s.value, s.name);
     for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
-    const known = await secrets.all(bootstrap.org);
-    config = loadConfig(dir, {
+    const known = await secrets.readable(bootstrap.org);
+    // A secret that does not decrypt stops only what needs it: a stand-in lets the rest of the file load.
+    const unreadable: UnreadableUse[] = [];
+    const loaded = loadConfig(dir, {
       env,
-      secret: (name) => known.get(name),
+      secret: (name) => known.values.get(name),
+      unreadableSecret: (name) => known.unreadable.get(name),
+      standIn: (use) => {
+        unreadable.push(use);
+        return PLACEHOLDER;
+      },
       // An ${env:} value in an MCP server's command, args or headers (or another key that carries credentials) is as secret as a stored one.
       onResolved: (ref) => {
         if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value);
       },
     });
+    config = setAside(loaded, unreadable, (part, why) =>
+      log("error", `${part} of config.yaml is off: a secret it names cannot be decrypted`, { part, reason: why }),
+    );
   } catch (err) {
     await db.close();
     lock?.release();

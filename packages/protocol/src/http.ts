@@ -317,7 +317,15 @@ export const CreatedToken = z
 
 export const SetSecretBody = z.strictObject({ value: z.string().min(1).max(65_536) }).meta({ id: "SetSecretBody" });
 export const StoredSecret = z.object({ name: z.string(), stored: z.literal(true) }).meta({ id: "StoredSecret" });
-export const SecretNames = z.object({ secrets: z.array(z.string()) }).meta({ id: "SecretNames" });
+export const SecretNames = z
+  .object({
+    secrets: z.array(z.string()).describe("Every stored secret's name, in order"),
+    unreadable: z
+      .array(z.object({ name: z.string(), error: z.string().describe("Why it cannot be decrypted (never its value)") }))
+      .describe("Stored secrets that cannot be decrypted: what needs them cannot run; the rest of the daemon does"),
+  })
+  .meta({ id: "SecretNames" });
+export type SecretNames = z.infer<typeof SecretNames>;
 
 export const ReloadResult = z
   .object({

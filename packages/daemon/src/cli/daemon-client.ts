@@ -15,6 +15,7 @@ import {
   type WardrikCloudEvent,
   type ModelRetry,
   type NodeList,
+  type SecretNames,
 } from "@wardrik/protocol";
 import { parseSse } from "./parse-sse.js";
 
@@ -207,8 +208,8 @@ export class DaemonClient {
     return this.request("POST", `/v1/secrets/${enc(name)}`, { value });
   }
 
-  async listSecrets(): Promise<string[]> {
-    return (await this.request<{ secrets: string[] }>("GET", "/v1/secrets")).secrets;
+  listSecrets(): Promise<SecretNames> {
+    return this.request<SecretNames>("GET", "/v1/secrets");
   }
 
   reload(): Promise<{

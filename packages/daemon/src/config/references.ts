@@ -10,6 +10,14 @@ export interface ReferenceSources {
   env?: NodeJS.ProcessEnv;
   /** Where `${secret:NAME}` looks; without it every secret reference is an error. */
   secret?: (name: string) => string | undefined;
+  /** For a secret `secret` does not give: why it cannot be read (it is stored but does not decrypt); undefined when it is not set. */
+  unreadableSecret?: (name: string) => string | undefined;
+  /**
+   * A value to use in place of an unreadable secret, so that the rest of the
+   * file loads (the caller then turns off what the key belongs to); without
+   * it, a reference to an unreadable secret is an error that says why.
+   */
+  standIn?: (ref: { name: string; path: KeyPath; error: string }) => string;
   /** Told of every reference resolved: which, to what, and at which key (the daemon blanks credentials with it). */
   onResolved?: (ref: ResolvedReference) => void;
 }
@@ -51,6 +59,11 @@ function resolveString(src: Source, sources: ReferenceSources, raw: string, path
       return found;
     }
     const found = sources.secret?.(name);
+    const unreadable = found === undefined ? sources.unreadableSecret?.(name) : undefined;
+    if (unreadable !== undefined) {
+      if (sources.standIn) return sources.standIn({ name, path, error: unreadable });
+      return src.fail(path, `${formatKeyPath(path)}: ${unreadable}`);
+    }
     if (found === undefined) return src.fail(path, `${formatKeyPath(path)}: secret ${name} is not set (wardrik secret set ${name})`);
     sources.onResolved?.({ kind: "secret", name, value: found, path });
     return found;

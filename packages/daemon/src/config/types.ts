@@ -40,6 +40,11 @@ export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp"> {
   mcp: Record<string, McpServerEntry>;
   /** Seconds before a tool call times out. */
   tool_timeout: number;
+  /**
+   * Models and MCP servers that cannot be used, keyed `models.NAME` or
+   * `mcp.NAME`, with why: a secret they name cannot be decrypted.
+   */
+  unusable?: Record<string, string>;
 }
 
 /** An agent file (or an API-made agent) after loading. */

@@ -12,6 +12,7 @@ import {
 } from "@wardrik/protocol";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
+import { secretNames } from "../secrets/secret-names.js";
 
 const SecretName = z
   .string()
@@ -59,9 +60,9 @@ export function registerAdminRoutes(routes: RouteTable, svc: ApiServices): void 
     path: "/v1/secrets",
     operationId: "listSecrets",
     tags: ["admin"],
-    summary: "The names of the org's secrets (never their values)",
+    summary: "The names of the org's secrets (never their values), and which of them cannot be decrypted",
     response: SecretNames,
-    handler: async (c) => c.json({ secrets: await svc.secrets.names(c.get("org")) }),
+    handler: async (c) => c.json(secretNames(await svc.secrets.list(c.get("org")))),
   });
 
   routes.add({

@@ -30,6 +30,8 @@ export interface ResolvedModel {
 
 export interface ModelConfig {
   models: Record<string, ModelEntry>;
+  /** Entries that cannot be used (`models.NAME` -> why: a secret they name cannot be decrypted). */
+  unusable?: Record<string, string>;
   /** The project directory; scripts are read from `<dir>/scripts/NAME.yaml`. */
   dir: string;
 }
@@ -51,6 +53,8 @@ const KEY_ENV: Partial<Record<ModelProvider, string>> = {
 
 export function resolveModel(ref: string, config: ModelConfig, opts: ResolveModelOptions = {}): ResolvedModel {
   const name = Object.hasOwn(config.models, ref) ? ref : undefined;
+  const unusable = name === undefined ? undefined : config.unusable?.[`models.${name}`];
+  if (unusable !== undefined) throw new ModelConfigError(unusable);
   const entry = name === undefined ? entryFromRef(ref, config) : config.models[ref]!;
   const model = createModel(entry, name, config.dir, opts);
   const known = lookupModel(entry.provider, entry.model);

@@ -70,10 +70,29 @@ export class SecretStore {
     return row ? this.open(org, name, row.ciphertext) : undefined;
   }
 
-  /** All of an org's secrets, decrypted, for resolving config at start. */
-  async all(org: string): Promise<Map<string, string>> {
+  /**
+   * An org's secrets for resolving references: those that decrypt, by name,
+   * and why each other one does not (a message that names it, never a value).
+   * One unreadable row spoils nothing else.
+   */
+  async readable(org: string): Promise<{ values: Map<string, string>; unreadable: Map<string, string> }> {
     const rows = await this.db.all<{ name: string; ciphertext: string }>("SELECT name, ciphertext FROM secrets WHERE org = ?", [org]);
-    return new Map(rows.map((r) => [r.name, this.open(org, r.name, r.ciphertext)]));
+    const values = new Map<string, string>();
+    const unreadable = new Map<string, string>();
+    for (const r of rows) {
+      try {
+        values.set(r.name, this.open(org, r.name, r.ciphertext));
+      } catch (err) {
+        unreadable.set(r.name, (err as Error).message);
+      }
+    }
+    return { values, unreadable };
+  }
+
+  /** An org's secret names in order, each with why it cannot be decrypted when it cannot (`wardrik secret ls`). */
+  async list(org: string): Promise<{ name: string; error?: string }[]> {
+    const { unreadable } = await this.readable(org);
+    return (await this.names(org)).map((name) => (unreadable.has(name) ? { name, error: unreadable.get(name)! } : { name }));
   }
 
   /** Every org's secrets that can be decrypted, and those that cannot (with why), for the daemon's redactor. */

@@ -30,13 +30,13 @@ describe.sequential("secrets without a running daemon", () => {
     const database = projectDatabaseUrl(p.dir, p.read("config.yaml"));
     expect(set.stderr).toContain(`(The daemon did not answer, so it was written to ${databaseLabel(database)} directly.)`);
     const ls = await p.cli(["secret", "ls", "--json"]);
-    expect(JSON.parse(ls.stdout)).toEqual({ secrets: ["MODEL_KEY"] });
+    expect(JSON.parse(ls.stdout)).toEqual({ secrets: ["MODEL_KEY"], unreadable: [] });
 
     await p.start();
     // Through the daemon now.
     const viaDaemon = await p.cli(["secret", "ls", "--json"]);
     expect(viaDaemon.stderr).toBe("");
-    expect(JSON.parse(viaDaemon.stdout)).toEqual({ secrets: ["MODEL_KEY"] });
+    expect(JSON.parse(viaDaemon.stdout)).toEqual({ secrets: ["MODEL_KEY"], unreadable: [] });
     // Stored encrypted, as the daemon stores it.
     for (const part of await databaseContents(database))
       expect(part.text.includes(VALUE), `${part.where} holds the secret in clear`).toBe(false);

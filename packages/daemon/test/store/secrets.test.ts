@@ -92,6 +92,14 @@ describe(`SecretStore on ${TEST_DIALECT}`, () => {
     const { values, unreadable } = await s.everything();
     expect(values.map((v) => `${v.org}/${v.name}`)).toEqual(["acme/STRIPE_KEY"]);
     expect(unreadable.map((v) => `${v.org}/${v.name}`).sort()).toEqual(["acme/OTHER", "rival/STRIPE_KEY"]);
+    // One org's view: the row that does not decrypt spoils nothing else, and says why by name.
+    const acme = await s.readable("acme");
+    expect([...acme.values.keys()]).toEqual(["STRIPE_KEY"]);
+    expect([...acme.unreadable]).toEqual([["OTHER", expect.stringMatching(/^secret OTHER cannot be decrypted/)]]);
+    expect(await s.list("acme")).toEqual([
+      { name: "OTHER", error: expect.stringMatching(/^secret OTHER cannot be decrypted/) },
+      { name: "STRIPE_KEY" },
+    ]);
   });
 
   it("stores the key's ID with each ciphertext, and reads rows the first release wrote", async () => {
@@ -103,12 +111,13 @@ describe(`SecretStore on ${TEST_DIALECT}`, () => {
     const rows = await p.rows();
     expect(rows.find((r) => r.name === "NEW")!.ciphertext.startsWith(`v2.${keyId(fileKey!.key)}.`)).toBe(true);
     expect(await s.get("default", "OLD")).toBe("old-format-value");
-    expect(await s.all("default")).toEqual(
-      new Map([
+    expect(await s.readable("default")).toEqual({
+      values: new Map([
         ["NEW", "new-format-value"],
         ["OLD", "old-format-value"],
       ]),
-    );
+      unreadable: new Map(),
+    });
   });
 
   it("takes the key from WARDRIK_SECRET_KEY (no key file), and says which key a row needs when it is missing", async () => {

@@ -2,7 +2,8 @@ import { registerSecretRotate } from "./secret-rotate.js";
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { WardrikError } from "@wardrik/protocol";
+import { WardrikError, type SecretNames } from "@wardrik/protocol";
+import { secretNames } from "../../secrets/secret-names.js";
 import { ADMIN_TOKEN_FILE } from "../../admin-token.js";
 import { connect, findProject } from "../connect.js";
 import { isNoAnswer } from "../daemon-client.js";
@@ -46,13 +47,16 @@ export function registerSecret(program: Command): void {
     secret.command("ls").option("--json", "print JSON").description("list the names of stored secrets (never their values)"),
     "wardrik secret ls --json",
   ).action(async (opts: { json?: boolean }) => {
-    let names: string[] = [];
+    let list: SecretNames = { secrets: [], unreadable: [] };
     await withDaemonOrDatabase(
-      async (client) => void (names = await client.listSecrets()),
-      async (store) => void (names = await store.secrets.names(store.org)),
+      async (client) => void (list = await client.listSecrets()),
+      async (store) => void (list = secretNames(await store.secrets.list(store.org))),
     );
-    if (opts.json) return json({ secrets: names });
-    out(names.length ? names.join("\n") : "No secrets.");
+    if (opts.json) return json(list);
+    // A secret that cannot be decrypted is marked, with why (never its value).
+    const why = new Map(list.unreadable.map((u) => [u.name, u.error]));
+    const lines = list.secrets.map((name) => (why.has(name) ? `${name}  (unreadable: ${why.get(name)!})` : name));
+    out(lines.length ? lines.join("\n") : "No secrets.");
   });
   registerSecretRotate(secret);
 }

@@ -41,6 +41,8 @@ export interface InstanceOptions {
   holderIdleMs: number;
   /** The org's OAuth grant, for a remote server that may ask for a login. */
   auth?: McpOAuthSession;
+  /** Why the server cannot run at all: it is never started, and is down with this reason. */
+  unusable?: string;
 }
 
 /** A server that cannot serve calls right now; the message says which and why. */
@@ -115,6 +117,7 @@ export class McpServerInstance {
   }
 
   status(): { status: McpServerStatus; reason?: string } {
+    if (this.o.unusable !== undefined) return { status: "down", reason: this.o.unusable };
     const s = this.state;
     if (this.o.auth?.blocked() && s.kind !== "up") return { status: "login_needed", reason: this.o.auth.loginNeededMessage() };
     switch (s.kind) {
@@ -241,6 +244,8 @@ export class McpServerInstance {
   /** The live connection, starting the server when needed; rejects with the reason when it cannot run. */
   private connection(): Promise<McpConnection> {
     if (this.closed) return Promise.reject(new ServerUnavailable(`MCP server "${this.namespace}" is shut down: the daemon is stopping.`));
+    if (this.o.unusable !== undefined)
+      return Promise.reject(new ServerUnavailable(`MCP server "${this.namespace}" cannot run: ${this.o.unusable}`));
     const s = this.state;
     if (s.kind === "up") return Promise.resolve(s.conn);
     if (s.kind === "starting") return s.ready;
@@ -259,7 +264,7 @@ export class McpServerInstance {
 
   private restartDue(): boolean {
     const s = this.state;
-    return !this.closed && (s.kind === "stopped" || (s.kind === "down" && Date.now() >= s.retryAt));
+    return !this.closed && this.o.unusable === undefined && (s.kind === "stopped" || (s.kind === "down" && Date.now() >= s.retryAt));
   }
 
   private start(): Promise<McpConnection> {

@@ -5,6 +5,8 @@ import type { McpOAuth } from "./oauth/mcp-oauth.js";
 export interface McpToolsetOptions {
   /** config.yaml's org, whose credentials the server carries: it, and the orgs of the server's `orgs:`, may use it. Default "default". */
   homeOrg?: string;
+  /** Why the server cannot run at all (a secret it is given cannot be decrypted): it is never started, and says this. */
+  unusable?: string;
   log?: Logger;
   /** Known secret values (the daemon's redactor); the server's own credentials from config.yaml are added to it. */
   redactor?: SecretRedactor;

@@ -58,7 +58,8 @@ export class McpToolset implements Toolset {
   ) {
     this.redactor = redactorFor(entry, options.redactor);
     this.orgs = entry.orgs?.includes("*") ? undefined : new Set([options.homeOrg ?? "default", ...(entry.orgs ?? [])]);
-    this.oauth = options.oauth && mayUseOAuth(entry) ? options.oauth : undefined;
+    // A server that cannot run needs no login either.
+    this.oauth = options.oauth && mayUseOAuth(entry) && options.unusable === undefined ? options.oauth : undefined;
     if (this.oauth) {
       // A login or a logout: that org's server starts over with the new credentials.
       this.unsubscribe = this.oauth.onChange((org, server) => {
@@ -182,6 +183,7 @@ export class McpToolset implements Toolset {
     return new McpServerInstance(this.namespace, this.entry, {
       ...(o.cwd ? { cwd: o.cwd } : {}),
       ...(auth ? { auth } : {}),
+      ...(o.unusable !== undefined ? { unusable: o.unusable } : {}),
       log: o.log ?? (() => undefined),
       redactor: this.redactor,
       startTimeoutMs: o.startTimeoutMs ?? MCP_DEFAULTS.startTimeoutMs,
