@@ -25,6 +25,7 @@ import type { SlackService } from "./slack/slack-service.js";
 import { loadSlack } from "./slack/load-slack.js";
 import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
+import { clusterCallHost } from "./cluster/cluster-call-host.js";
 import { openProject } from "./open-project.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
@@ -169,6 +170,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     port: options.port ?? config.listen.port,
     leaseSeconds: config.cluster?.lease ?? DEFAULT_LEASE_SECONDS,
     log,
+    keyRing: () => secrets.keyRing,
   });
   // The runtime is made after the gateway it uses; late answers reach it once it exists.
   const lateAnswers: { runtime?: Runtime } = {};
@@ -282,7 +284,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
 
   const svc: ApiServices = {
-    ...(node.secret ? { cluster: { secret: node.secret, callLocal: (tool, args, ctx) => workers.callLocal(tool, args, ctx) } } : {}),
+    // Other nodes' calls for the workers connected here: signed with the node key, and on the record.
+    ...(node.clustered ? { cluster: clusterCallHost(store, () => secrets.keyRing, workers) } : {}),
     org: config.org,
     leaseMs: (config.cluster?.lease ?? DEFAULT_LEASE_SECONDS) * 1000,
     secrets,

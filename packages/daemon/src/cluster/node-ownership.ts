@@ -6,6 +6,7 @@ import type { OpenedDb } from "../store/open-db.js";
 import { PostgresDb } from "../store/postgres-db.js";
 import type { Store } from "../store/store.js";
 import type { EventBus } from "../events/event-bus.js";
+import type { KeyRing } from "../secrets/key-ring.js";
 import { ClusterOwnership } from "./cluster-ownership.js";
 import { EventRelay } from "./event-relay.js";
 import { RemoteWorkerCalls } from "./remote-worker-calls.js";
@@ -17,6 +18,8 @@ export interface NodeOptions {
   /** config.yaml `cluster.lease`, seconds. */
   leaseSeconds: number;
   log: Logger;
+  /** The secrets keys, which the node key is derived from (see node-key.ts). */
+  keyRing: () => KeyRing;
 }
 
 /** This daemon as a node: who it is, how it owns agents, and the loops that keep that true. */
@@ -24,9 +27,8 @@ export interface NodeOwnership {
   readonly node: string;
   readonly ownership: Ownership;
   readonly clustered: boolean;
-  /** In a cluster: workers connected to the other nodes, and the secret nodes call one another with. */
+  /** In a cluster: workers connected to the other nodes. */
   readonly remoteWorkers?: RemoteWorkerCalls | undefined;
-  readonly secret?: string | undefined;
   /** Starts the node's loops once the daemon listens at `url`. */
   start(runtime: Runtime, url: string): Promise<void>;
   /** Stops them; `handOver` gives this node's agents up at once so other nodes take them without waiting out the lease. */
@@ -45,9 +47,8 @@ export async function nodeOwnership(db: OpenedDb, store: Store, bus: EventBus, o
   const cluster =
     db instanceof PostgresDb ? new ClusterOwnership(db, store, { node, leaseMs: o.leaseSeconds * 1000, log: o.log }) : undefined;
   const relay = db instanceof PostgresDb ? new EventRelay(db, bus, node, o.log) : undefined;
-  const secret = db instanceof PostgresDb ? await store.nodes.clusterSecret() : undefined;
   const remoteWorkers =
-    db instanceof PostgresDb && secret ? new RemoteWorkerCalls(db, store, node, secret, o.leaseSeconds * 1000, o.log) : undefined;
+    db instanceof PostgresDb ? new RemoteWorkerCalls(db, store, node, o.keyRing, o.leaseSeconds * 1000, o.log) : undefined;
   const ownership = cluster ?? new LocalOwnership(node, store.leases);
   let heartbeat: NodeJS.Timeout | undefined;
   const startedAt = new Date().toISOString();
@@ -56,7 +57,6 @@ export async function nodeOwnership(db: OpenedDb, store: Store, bus: EventBus, o
     ownership,
     clustered: cluster !== undefined,
     remoteWorkers,
-    secret,
     async start(runtime, url) {
       const beat = () => store.nodes.heartbeat({ name: node, url, pid: process.pid, host: hostname(), startedAt });
       await beat();

@@ -1,5 +1,7 @@
 import { LOST_ANSWER, type WorkerToolDescriptor } from "@wardrik/protocol";
 import type { Logger } from "../log/logger.js";
+import type { KeyRing } from "../secrets/key-ring.js";
+import { CLUSTER_HEADER, signRequest } from "./node-key.js";
 import type { PostgresDb } from "../store/postgres-db.js";
 import type { Unsubscribe } from "../store/postgres-listener.js";
 import type { Store } from "../store/store.js";
@@ -9,8 +11,6 @@ import type { RemoteWorkers } from "../tools/workers/remote-workers.js";
 const TOOLS_CHANNEL = "wardrik_worker_tools";
 /** How long a node that refused a connection is skipped. */
 const REFUSED_MS = 1000;
-/** The header a node proves itself with when it calls another. */
-export const CLUSTER_HEADER = "wardrik-cluster";
 
 interface RemoteTool {
   node: string;
@@ -18,11 +18,12 @@ interface RemoteTool {
   descriptor: WorkerToolDescriptor;
 }
 
-/** A forwarded call as the receiving node gets it. */
+/** A forwarded call as the receiving node gets it: what to run, and the owner's decision it runs under. */
 export interface ForwardedCall {
   org: string;
   tool: string;
   args: unknown;
+  decision: string;
   ctx: { agent: string; run: string; callId: string; idempotencyKey: string; attempt: number; timeoutMs: number };
 }
 
@@ -40,6 +41,10 @@ export interface ForwardedAnswer {
  * the call (a kill, the timeout, the turn's end) is a second request that
  * says why; a lost connection counts as a lost answer, and the runtime's
  * recovery rule decides what happens next.
+ *
+ * Each request is signed with the node key (see node-key.ts), and carries
+ * the owner's decision; the receiving node runs only a call that its record
+ * shows running under that decision (see recorded-call.ts).
  */
 export class RemoteWorkerCalls implements RemoteWorkers {
   private byOrg = new Map<string, Map<string, RemoteTool[]>>();
@@ -53,7 +58,7 @@ export class RemoteWorkerCalls implements RemoteWorkers {
     private readonly db: PostgresDb,
     private readonly store: Store,
     private readonly node: string,
-    private readonly secret: string,
+    private readonly keyRing: () => KeyRing,
     private readonly aliveMs: number,
     private readonly log: Logger,
   ) {}
@@ -116,7 +121,7 @@ export class RemoteWorkerCalls implements RemoteWorkers {
     const start = this.next++;
     for (let i = 0; i < nodes.length; i++) {
       const target = nodes[(start + i) % nodes.length]!;
-      const answer = await this.forward(target, { org, tool, args, ctx: pick(ctx) }, ctx);
+      const answer = await this.forward(target, { org, tool, args, decision: ctx.decision ?? "allow", ctx: pick(ctx) }, ctx);
       if (answer) return answer;
       // Refused: the node is gone (its heartbeat has not run out yet). Skip it for a while; try the next.
       this.refusedUntil.set(target.node, Date.now() + REFUSED_MS);
@@ -127,26 +132,16 @@ export class RemoteWorkerCalls implements RemoteWorkers {
   /** The outcome, or undefined when the node refused the connection (the call never reached it). */
   private async forward(target: RemoteTool, body: ForwardedCall, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
     const http = new AbortController();
-    const headers = { "content-type": "application/json", [CLUSTER_HEADER]: this.secret };
     const onAbort = () => {
       // Say why first (a kill, the timeout, the turn's end), then drop the request.
       const reason = stopReasonOf(ctx.signal);
-      void fetch(`${target.url}/v1/cluster/calls/abort`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ callId: body.ctx.callId, reason }),
-      })
+      void this.post(target, "/v1/cluster/calls/abort", { callId: body.ctx.callId, reason })
         .catch(() => undefined)
         .finally(() => http.abort());
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const res = await fetch(`${target.url}/v1/cluster/calls`, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal: http.signal,
-      });
+      const res = await this.post(target, "/v1/cluster/calls", body, http.signal);
       if (!res.ok) throw new Error(`node ${target.node} answered ${res.status}: ${await res.text()}`);
       const answer = (await res.json()) as ForwardedAnswer;
       // Its worker left before the call arrived: nothing ran there, so another node (or a wait) may serve it.
@@ -165,6 +160,13 @@ export class RemoteWorkerCalls implements RemoteWorkers {
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** Posts `body` to another node, signed. */
+  private post(target: RemoteTool, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+    const text = JSON.stringify(body);
+    const headers = { "content-type": "application/json", [CLUSTER_HEADER]: signRequest(this.keyRing(), "POST", path, text) };
+    return fetch(`${target.url}${path}`, { method: "POST", headers, body: text, ...(signal ? { signal } : {}) });
   }
 }
 

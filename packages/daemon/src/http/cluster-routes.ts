@@ -1,44 +1,57 @@
-import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
-import { CallStop, type StopReason, type ToolCallContext, type ToolOutcome } from "../tools/toolset.js";
+import type { ForwardedCall } from "../cluster/remote-worker-calls.js";
+import { CLUSTER_HEADER, SeenSignatures } from "../cluster/node-key.js";
+import type { ClusterCallHost } from "../cluster/cluster-call-host.js";
+import { CallStop, type StopReason } from "../tools/toolset.js";
+import type { Context } from "hono";
+import type { ApiEnv } from "./api-env.js";
 import type { RouteTable } from "./route-table.js";
-
-/** What a node runs for another: a worker call its own workers serve. */
-export interface ClusterCallHost {
-  secret: string;
-  callLocal(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
-}
 
 const ForwardedCallBody = z.strictObject({
   org: z.string().min(1),
   tool: z.string().min(1),
   args: z.unknown(),
+  decision: z.string().min(1),
   ctx: z.strictObject({
     agent: z.string(),
     run: z.string(),
     callId: z.string().min(1),
     idempotencyKey: z.string(),
-    // A node of an earlier build sends none: its call is then attempt 1.
-    attempt: z.number().int().positive().default(1),
+    attempt: z.number().int().positive(),
     timeoutMs: z.number().nonnegative(),
   }),
 });
 const AbortBody = z.strictObject({ callId: z.string().min(1), reason: z.enum(["killed", "timeout", "cancelled", "shutdown"]) });
 const Answer = z.object({ outcome: z.unknown(), cost: z.number() });
+const Headers = z.object({ [CLUSTER_HEADER]: z.string().optional().describe("t=MS,k=KEYID,v1=SIGNATURE: the sending node's signature") });
 
 /**
- * Node-to-node routes of a cluster, proven by the secret the nodes share (not
- * a bearer token): a worker call for a worker connected here, and the word
- * that such a call must stop.
+ * Node-to-node routes of a cluster: a worker call for a worker connected
+ * here, and the word that such a call must stop. No bearer token: the
+ * sending node signs each request with the node key, checked on the exact
+ * bytes before anything is read from them (see cluster/node-key.ts); a call
+ * runs only when the record shows it running (see cluster/recorded-call.ts).
  */
 export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost): void {
   const running = new Map<string, AbortController>();
-  const check = (given: string | undefined) => {
-    const a = Buffer.from(given ?? "");
-    const b = Buffer.from(host.secret);
-    if (a.length !== b.length || !timingSafeEqual(a, b))
-      throw new WardrikError("unauthorized", "Only another node of this cluster may call this.");
+  const seen = new SeenSignatures();
+  /** The body, once the signature over its bytes holds and was not used before; then checked against `schema`. */
+  const signed = async <T extends z.ZodType>(c: Context<ApiEnv>, path: string, schema: T): Promise<z.output<T>> => {
+    const text = await c.req.text();
+    const header = c.req.header(CLUSTER_HEADER);
+    const problem = host.verify(header, "POST", path, text) ?? (seen.first(header!) ? undefined : "the request was sent before (a replay)");
+    if (problem) throw new WardrikError("unauthorized", `Only another node of this cluster may call this: ${problem}.`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      throw new WardrikError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success)
+      throw new WardrikError("bad_request", `The body is not a ${path} request: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    return parsed.data;
   };
 
   routes.add({
@@ -46,13 +59,16 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
     path: "/v1/cluster/calls",
     operationId: "clusterCall",
     tags: ["cluster"],
-    summary: "Runs a worker call that another node of the cluster sends here (nodes only)",
+    summary: "Runs a worker call that another node of the cluster sends here (nodes only, signed)",
     public: true,
-    headers: z.object({ "wardrik-cluster": z.string().optional() }),
-    body: ForwardedCallBody,
+    headers: Headers,
+    rawBody: { contentType: "application/json", description: "The call and the owner's decision, exactly as the sending node signed it." },
     response: Answer,
-    handler: async (c, { body, headers }) => {
-      check(headers["wardrik-cluster"]);
+    errors: [401, 403],
+    handler: async (c) => {
+      const body: ForwardedCall = await signed(c, "/v1/cluster/calls", ForwardedCallBody);
+      const unrecorded = await host.unrecorded(body);
+      if (unrecorded) throw new WardrikError("unauthorized", unrecorded, { status: 403 });
       const controller = new AbortController();
       running.set(body.ctx.callId, controller);
       // The calling node is gone (or stopping): its successor takes the call over, so the worker keeps it.
@@ -62,6 +78,7 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
         const outcome = await host.callLocal(body.tool, body.args, {
           ...body.ctx,
           org: body.org,
+          decision: body.decision,
           signal: controller.signal,
           cost: (usd) => {
             if (Number.isFinite(usd) && usd > 0) cost += usd;
@@ -79,13 +96,14 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
     path: "/v1/cluster/calls/abort",
     operationId: "clusterCallAbort",
     tags: ["cluster"],
-    summary: "Stops a worker call another node sent here, saying why (nodes only)",
+    summary: "Stops a worker call another node sent here, saying why (nodes only, signed)",
     public: true,
-    headers: z.object({ "wardrik-cluster": z.string().optional() }),
-    body: AbortBody,
+    headers: Headers,
+    rawBody: { contentType: "application/json", description: "The call and why it stops, exactly as the sending node signed it." },
     response: z.object({ stopped: z.boolean() }),
-    handler: (c, { body, headers }) => {
-      check(headers["wardrik-cluster"]);
+    errors: [401],
+    handler: async (c) => {
+      const body = await signed(c, "/v1/cluster/calls/abort", AbortBody);
       const controller = running.get(body.callId);
       controller?.abort(new CallStop(body.reason as StopReason));
       return c.json({ stopped: controller !== undefined });

@@ -9,7 +9,7 @@ import type {
   ToolPatternProblem,
   TurnView,
 } from "@wardrik/protocol";
-import type { ClusterCallHost } from "./cluster-routes.js";
+import type { ClusterCallHost } from "../cluster/cluster-call-host.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { McpServers } from "../tools/mcp/mcp-servers.js";
 import type { Runtime } from "../runtime/runtime.js";

@@ -43,6 +43,7 @@ export async function invokeTool(
             signal: controller.signal,
             timeoutMs,
             traceparent,
+            decision: call.decision ?? "allow",
             cost: (usd: number) => {
               if (Number.isFinite(usd) && usd > 0) cost += usd;
             },

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Db, Row } from "./db.js";
 import { nowMsSql } from "./leases.js";
 
@@ -11,7 +10,7 @@ export interface NodeRow {
   heartbeat_at: number;
 }
 
-/** The daemons of a cluster, the worker tools each one serves, and the secret they share. */
+/** The daemons of a cluster and the worker tools each one serves. (How nodes prove themselves: cluster/node-key.ts, never the database.) */
 export class NodesTable {
   private readonly now: string;
 
@@ -60,12 +59,5 @@ export class NodesTable {
       `SELECT w.node, n.url, w.org, w.tool, w.descriptor FROM worker_tools w JOIN nodes n ON n.name = w.node WHERE w.node != ? AND n.heartbeat_at >= ${this.now} - ? ORDER BY w.node`,
       [self, aliveMs],
     );
-  }
-
-  /** The secret nodes use to call one another; made by the first node that asks. */
-  async clusterSecret(): Promise<string> {
-    const made = randomBytes(32).toString("base64url");
-    await this.db.transaction((tx) => tx.run("INSERT INTO cluster_secrets (id, secret) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", [made]));
-    return (await this.db.get<{ secret: string }>("SELECT secret FROM cluster_secrets WHERE id = 1"))!.secret;
   }
 }

@@ -49,6 +49,11 @@ export class SecretStore {
     this.stamp = keyFileStamp(keyPath);
   }
 
+  /** The keys, as they are now (a rotation rereads the key file): the cluster's node key is derived from them. */
+  get keyRing(): KeyRing {
+    return this.keys();
+  }
+
   /** The ID of the key new secrets are encrypted with. */
   get currentKeyId(): string {
     return this.keys().current.id;

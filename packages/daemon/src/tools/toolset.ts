@@ -37,6 +37,8 @@ export interface ToolCallContext {
   timeoutMs: number;
   /** W3C trace context of the call's span, when traces are exported: passed on to workers and MCP servers. */
   traceparent?: string | undefined;
+  /** The policy decision the call runs under, as recorded (`allow`, `ask` once approved, `judge`): sent with a call forwarded to another node. */
+  decision?: string | undefined;
 }
 
 export type ToolOutcome =

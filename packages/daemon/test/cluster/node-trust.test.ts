@@ -1,0 +1,130 @@
+/**
+ * What the nodes of a cluster trust: not the database. Two daemons on one
+ * PostgreSQL database, the worker connected to the node that does not own
+ * the agent, so its calls cross nodes. Whoever has a copy of the database
+ * (every row of every table) but not the secrets key cannot make a node run
+ * a worker tool; a request signed with the key still runs only a call its
+ * owner decided and recorded, and only while it runs.
+ */
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { signRequest } from "../../src/cluster/node-key.js";
+import { readKeyFile } from "../../src/secrets/key-ring.js";
+import { databaseContents } from "../helpers/database-contents.js";
+import { eventsOf, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
+
+let c: Cluster;
+let w: FaultWorker;
+let workerNode: string;
+
+beforeAll(async () => {
+  c = await startCluster({ count: 2, byPrefix: { m: { toolMs: { lookup: 20, upsert: 20, charge: 20 } } } });
+  // Sent to n1, the agent is n1's; its worker is n2's.
+  w = c.worker(c.nodes[1]!.url);
+  await waitForClusterWorker(c, c.nodes[1]!, w);
+  workerNode = c.nodes[1]!.url;
+});
+
+/** A call for the worker on n2 as another node would send it, for call `callId` of turn `run`. */
+function forged(callId: string, run = "run-x") {
+  return {
+    org: "default",
+    tool: "charge",
+    args: { tag: `forged-${callId}`, ms: 0 },
+    decision: "allow",
+    ctx: { agent: c.agentId, run, callId, idempotencyKey: callId, attempt: 1, timeoutMs: 5000 },
+  };
+}
+
+/** Posts `body` to n2's cluster route; `header` gives what proves the sender, from the exact text sent. */
+async function post(
+  body: unknown,
+  header: (text: string) => string | undefined,
+  text = JSON.stringify(body),
+): Promise<{ status: number; text: string }> {
+  const h = header(text);
+  const res = await fetch(`${workerNode}/v1/cluster/calls`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(h === undefined ? {} : { "wardrik-cluster": h }) },
+    body: text,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+describe("the cluster trusts no plaintext in the database", () => {
+  it("a call that crosses nodes runs once and is on the agent's record, with its decision", async () => {
+    const m = (await fetch(`${c.nodes[0]!.url}/v1/agents/${c.agentId}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${c.p.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "m-cross", conversation: "main" }),
+    }).then((r) => r.json())) as { message: string };
+    const events = await waitUntil(
+      async () => {
+        const evs = await eventsOf(c.nodes[0]!, c.agentId);
+        const run = evs.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(m.message))?.run;
+        return evs.some((e) => e.run === run && short(e.type) === "turn.completed") ? evs.filter((e) => e.run === run) : undefined;
+      },
+      "the turn to complete",
+      30_000,
+      50,
+    );
+    expect(await c.ownerOf(c.agentId)).toBe("n1");
+    for (const tool of ["lookup", "upsert", "charge"]) {
+      const ran = w.log().filter((l) => l.tag === `m-cross/${tool}` && l.phase === "start");
+      expect(ran, tool).toHaveLength(1);
+      const of = (type: string) => events.find((e: FaultEvent) => short(e.type) === type && e.data.tool === `workers/${tool}`);
+      expect(of("call.decided")?.data.decision).toBe("allow");
+      expect(of("call.started")).toBeDefined();
+      expect(of("call.completed")?.data.call).toBe(of("call.started")?.data.call);
+    }
+  });
+
+  it("no value in a copy of the database makes a node run a tool", async () => {
+    const database = /^database:\s*(\S+)/m.exec(c.p.read("config.yaml"))![1]!;
+    const copy = await databaseContents(database);
+    expect(copy.map((t) => t.where)).not.toContain("table cluster_secrets");
+    const candidates = new Set<string>();
+    for (const table of copy)
+      for (const line of table.text.split("\n").filter((l) => l !== ""))
+        for (const v of Object.values(JSON.parse(line) as Record<string, unknown>))
+          if (typeof v === "string" && /^[\w+/=.:-]{16,}$/.test(v)) candidates.add(v);
+    expect(candidates.size).toBeGreaterThan(10);
+    for (const value of candidates) {
+      const r = await post(forged("copy"), () => value);
+      expect(r.status, `${value} opened the door: ${r.text}`).toBe(401);
+    }
+    expect((await post(forged("none"), () => undefined)).status).toBe(401);
+    expect(w.log().filter((l) => l.tag.startsWith("forged-"))).toEqual([]);
+  });
+
+  it("with the key, a node still runs only a call its owner recorded as running: not an invented one, not a finished one", async () => {
+    // The key is in .wardrik/secret-key, outside the database; only a node (or its operator) has it.
+    const keys = readKeyFile(join(c.p.dir, ".wardrik", "secret-key"));
+    const ring = { current: keys[0]!, readable: keys, source: "test" };
+    const sign = (text: string) => signRequest(ring, "POST", "/v1/cluster/calls", text);
+
+    let header = "";
+    const invented = await post(forged("invented"), (text) => (header = sign(text)));
+    expect(invented.status).toBe(403);
+    expect(JSON.parse(invented.text)).toMatchObject({
+      error: { message: expect.stringMatching(/^No call workers\/charge invented of agent agt_\w+ is running on the record\.$/) },
+    });
+
+    // The same signature again: a replay.
+    const replayed = JSON.stringify(forged("invented"));
+    expect((await post(undefined, () => header, replayed)).status).toBe(401);
+
+    // The charge of the turn above, sent again: it is recorded, but finished.
+    const evs = await eventsOf(c.nodes[0]!, c.agentId);
+    const done = evs.find((e) => short(e.type) === "call.completed" && e.data.tool === "workers/charge")!;
+    expect((await post(forged(String(done.data.call), done.run), sign)).status).toBe(403);
+
+    // A signature is good for the body it was made for, and for five minutes.
+    const body = JSON.stringify(forged("tampered"));
+    expect((await post(undefined, () => sign(body), body.replace("forged-tampered", "forged-changed"))).status).toBe(401);
+    const stale = await post(forged("stale"), (text) => signRequest(ring, "POST", "/v1/cluster/calls", text, Date.now() - 10 * 60_000));
+    expect(stale.status).toBe(401);
+    expect(w.log().filter((l) => l.tag.startsWith("forged-"))).toEqual([]);
+  });
+});
