@@ -14,19 +14,17 @@
  * message and hide nothing. A value is also found JSON-escaped and
  * URL-encoded, the forms it takes inside request bodies and URLs.
  */
+import { NeedleSet, UNNAMED } from "./needle-set.js";
+import { StreamRedactor } from "./stream-redactor.js";
+
+export { StreamRedactor };
+
 export const MIN_SECRET_LENGTH = 6;
-
-const UNNAMED = "[redacted]";
-
-interface Needle {
-  text: string;
-  label: string;
-}
 
 export class SecretRedactor {
   /** value -> label */
   private readonly values = new Map<string, string>();
-  private needles: Needle[] | undefined;
+  private needles: NeedleSet | undefined;
   /** Bumped on every add; with the parent's, tells when the compiled list is stale. */
   private version = 0;
   private compiledAt = -1;
@@ -50,7 +48,7 @@ export class SecretRedactor {
   }
 
   get empty(): boolean {
-    return this.compiled().length === 0;
+    return this.compiled().size === 0;
   }
 
   redact(text: string): string {
@@ -74,44 +72,14 @@ export class SecretRedactor {
     return new StreamRedactor(this, options.keepPartials ?? false);
   }
 
-  /**
-   * Where a stream may cut `text`: everything before the cut can be let out
-   * (redacted), everything after is held until more text comes. The held part
-   * starts where a value could be starting (a suffix that is the beginning of
-   * one), or earlier where a whole value runs into it: two values can overlap.
-   */
+  /** Where a stream may cut `text`: what comes before can be let out, what follows is held (see NeedleSet.safeCut). */
   safeCut(text: string): number {
-    const needles = this.compiled();
-    let cut = text.length;
-    for (const n of needles) {
-      const first = n.text[0]!;
-      // The earliest start is the longest suffix that is a proper prefix of this value.
-      for (let i = text.indexOf(first, Math.max(0, text.length - n.text.length + 1)); i >= 0; i = text.indexOf(first, i + 1)) {
-        if (n.text.startsWith(text.slice(i))) {
-          cut = Math.min(cut, i);
-          break;
-        }
-      }
-    }
-    for (let moved = true; moved && cut > 0;) {
-      moved = false;
-      for (const n of needles) {
-        const from = Math.max(0, cut - n.text.length + 1);
-        for (let i = text.indexOf(n.text, from); i >= 0 && i < cut; i = text.indexOf(n.text, i + 1)) {
-          if (i + n.text.length > cut) {
-            cut = i;
-            moved = true;
-            break;
-          }
-        }
-      }
-    }
-    return cut;
+    return this.compiled().safeCut(text);
   }
 
   /** Whether a value starts at the beginning of `text`, or `text` may still grow into one. */
   startsValue(text: string): boolean {
-    return this.compiled().some((n) => text.startsWith(n.text) || n.text.startsWith(text));
+    return this.compiled().startsValue(text);
   }
 
   /**
@@ -120,7 +88,7 @@ export class SecretRedactor {
    * passed through because it is deeper than the call stack allows. A value
    * that holds itself is walked once (its inner reference is kept as is).
    */
-  private walk(root: unknown, needles: Needle[]): unknown {
+  private walk(root: unknown, needles: NeedleSet): unknown {
     if (typeof root === "string") return redactWith(needles, root);
     if (!isWalkable(root)) return root;
     const onPath = new Set<object>();
@@ -148,8 +116,8 @@ export class SecretRedactor {
     }
   }
 
-  private compiled(): Needle[] {
-    const parentNeedles = this.parent?.compiled() ?? [];
+  private compiled(): NeedleSet {
+    const parentNeedles = this.parent?.compiled().list ?? [];
     if (this.needles && this.compiledAt === this.stamp) return this.needles;
     const byText = new Map<string, string>();
     for (const n of parentNeedles) byText.set(n.text, n.label);
@@ -158,8 +126,7 @@ export class SecretRedactor {
         if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
       }
     }
-    // Longest first, so a value that contains another is blanked whole.
-    this.needles = [...byText].map(([text, label]) => ({ text, label })).sort((a, b) => b.text.length - a.text.length);
+    this.needles = new NeedleSet([...byText].map(([text, label]) => ({ text, label })));
     this.compiledAt = this.stamp;
     return this.needles;
   }
@@ -199,7 +166,7 @@ class Frame {
   }
 
   /** The node itself when nothing in it changed, else a copy with redacted keys and values. */
-  result(needles: Needle[]): unknown {
+  result(needles: NeedleSet): unknown {
     if (!this.keys) return this.out ?? this.node;
     const keys = this.keys;
     const redacted = keys.map((k) => redactWith(needles, k));
@@ -210,29 +177,9 @@ class Frame {
   }
 }
 
-/** `text` with every occurrence of each needle blanked; overlapping ones are merged. */
-function redactWith(needles: Needle[], text: string): string {
-  if (needles.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
-  // Every occurrence of every value, then overlapping ones merged: blanking one value must not
-  // leave the rest of another that overlaps it (".._FIRST_VALUE_SECOND_VALUE.." with a shared middle).
-  const hits: { start: number; end: number; label: string }[] = [];
-  for (const n of needles) {
-    for (let i = text.indexOf(n.text); i >= 0; i = text.indexOf(n.text, i + 1)) {
-      hits.push({ start: i, end: i + n.text.length, label: n.label });
-    }
-  }
-  if (hits.length === 0) return text;
-  hits.sort((a, b) => a.start - b.start || b.end - a.end);
-  let out = "";
-  let at = 0;
-  for (let h = 0; h < hits.length;) {
-    const { start, label } = hits[h]!;
-    let end = hits[h]!.end;
-    for (h++; h < hits.length && hits[h]!.start < end; h++) end = Math.max(end, hits[h]!.end);
-    out += text.slice(at, start) + label;
-    at = end;
-  }
-  return out + text.slice(at);
+/** `text` with every known value blanked. */
+function redactWith(needles: NeedleSet, text: string): string {
+  return needles.size === 0 || text.length < MIN_SECRET_LENGTH ? text : needles.redact(text);
 }
 
 /** Arrays and plain objects are walked; anything else (class instances, Dates, Buffers) is left as it is. */
@@ -252,50 +199,4 @@ function encodings(value: string): string[] {
     // a lone surrogate cannot be URL-encoded, nor sent in a URL
   }
   return [...forms];
-}
-
-/** Shortest held-back text, at a stream's end, that is taken as the start of a secret rather than chance. */
-const PARTIAL_MIN = 4;
-
-/**
- * Redacts a stream chunk by chunk. Text that could be the start of a value
- * is held back until the next chunk completes or rules it out, so a value
- * written in any number of pieces is still found.
- */
-export class StreamRedactor {
-  private held = "";
-
-  constructor(
-    private readonly redactor: SecretRedactor,
-    private readonly keepPartials = false,
-  ) {}
-
-  /** The text that is safe to pass on now, redacted. */
-  push(chunk: string): string {
-    let text = this.held + chunk;
-    let blanked = "";
-    if (!this.keepPartials && this.held.length >= PARTIAL_MIN && !this.redactor.startsValue(text)) {
-      // The held text began a value, and the stream went on with something else: half a
-      // secret is still a leak, so it is blanked like a whole one.
-      blanked = UNNAMED;
-      text = chunk;
-    }
-    const cut = this.redactor.safeCut(text);
-    this.held = text.slice(cut);
-    return blanked + this.redactor.redact(text.slice(0, cut));
-  }
-
-  /** What is held back, as it would be shown if the stream ended now (a long partial value is blanked). */
-  peek(): string {
-    const cut = this.redactor.safeCut(this.held);
-    const partial = this.held.slice(cut);
-    return this.redactor.redact(this.held.slice(0, cut)) + (partial.length >= PARTIAL_MIN && !this.keepPartials ? UNNAMED : partial);
-  }
-
-  /** Ends the stream: the held-back text, as `peek` shows it. */
-  flush(): string {
-    const rest = this.peek();
-    this.held = "";
-    return rest;
-  }
 }

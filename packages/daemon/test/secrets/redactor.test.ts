@@ -72,6 +72,51 @@ describe("SecretRedactor", () => {
     expect(r.redactValue(clean)).toBe(clean);
   });
 
+  it("finds every value the same way whether it knows a few or many (every org's secrets)", () => {
+    // Values that share prefixes and overlap, among many others: the many-value scan must agree with a plain search.
+    const values = ["sk-live-alpha1", "sk-live-alpha1-longer", "sk-lab-beta22", "beta22-overlap", "zz-gamma-333"];
+    for (let i = 0; i < 40; i++) values.push(`sk-filler-${i}-${i * 7919}`);
+    const many = new SecretRedactor();
+    const few = new SecretRedactor();
+    values.forEach((v, i) => many.add(v, `V${i}`));
+    values.slice(0, 5).forEach((v, i) => few.add(v, `V${i}`));
+    const texts = [
+      "a sk-live-alpha1 b sk-live-alpha1-longer c",
+      "sk-lab-beta22-overlap and zz-gamma-333zz-gamma-333",
+      "nothing here at all, sk-live-alph only half",
+      JSON.stringify({ k: "sk-live-alpha1", v: ["zz-gamma-333"] }),
+    ];
+    for (const t of texts) expect(many.redact(t), t).toBe(few.redact(t));
+    expect(many.redact("x sk-filler-39-308841 y")).toBe("x [secret:V44] y");
+    // And in a stream cut anywhere.
+    for (const t of texts) {
+      for (let cut = 0; cut <= t.length; cut++) {
+        const s = many.stream({ keepPartials: true });
+        expect(s.push(t.slice(0, cut)) + s.push(t.slice(cut)) + s.flush()).toBe(few.redact(t));
+      }
+    }
+  });
+
+  it("with many values, text made of their pieces: no value survives, and a stream cut anywhere agrees with the whole", () => {
+    const r = new SecretRedactor();
+    const values = Array.from({ length: 60 }, (_, i) => `tok-${i % 7}-${(i * 2654435761) % 100000}-end`);
+    values.forEach((v, i) => r.add(v, `T${i}`));
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 200; round++) {
+      let text = "";
+      while (text.length < 120) {
+        const v = values[rand(values.length)]!;
+        text += rand(3) === 0 ? v : rand(2) === 0 ? v.slice(0, rand(v.length)) : v.slice(rand(v.length)) + " ";
+      }
+      const whole = r.redact(text);
+      for (const v of values) expect(whole.includes(v), `${v} in ${whole}`).toBe(false);
+      const cut = rand(text.length);
+      const s = r.stream({ keepPartials: true });
+      expect(s.push(text.slice(0, cut)) + s.push(text.slice(cut)) + s.flush()).toBe(whole);
+    }
+  });
+
   it("a value that holds itself is walked once, not forever", () => {
     const r = new SecretRedactor();
     r.add(TOKEN, "LINEAR_TOKEN");
