@@ -68,7 +68,7 @@ describe("secrets", () => {
     let d = await startDaemon(dir, { port: 0, log });
     const stored = await api(d, token, "POST", "/v1/secrets/LOCAL_KEY", { value: SECRET });
     expect(stored.json).toEqual({ name: "LOCAL_KEY", stored: true });
-    expect((await api(d, token, "GET", "/v1/secrets")).json).toEqual({ secrets: ["LOCAL_KEY"] });
+    expect((await api(d, token, "GET", "/v1/secrets")).json).toEqual({ secrets: ["LOCAL_KEY"], unreadable: [] });
     expect((await api(d, token, "POST", "/v1/secrets/bad-name!", { value: "x" })).status).toBe(400);
     await d.close();
 

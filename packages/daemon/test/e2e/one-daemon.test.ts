@@ -75,7 +75,7 @@ it("the CLI, finding no daemon at its address, never races one that holds the da
   expect(r.stderr).toMatch(
     /No daemon answered, and the database cannot be opened: Another Wardrik daemon \(pid \d+ at http:\/\/127\.0\.0\.1:\d+/,
   );
-  expect(JSON.parse((await p.cli(["secret", "ls", "--json"])).stdout)).toEqual({ secrets: [] });
+  expect(JSON.parse((await p.cli(["secret", "ls", "--json"])).stdout)).toEqual({ secrets: [], unreadable: [] });
 });
 
 it("a second daemon on a symlink to the database refuses too, naming the first", async (ctx) => {
