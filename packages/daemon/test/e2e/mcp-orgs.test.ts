@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentFile, createProject, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+import { agentFile, createProject, short, waitFor, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 const SECRET = "mo-7d1c0e5b9a2f44-PRIVATE";
 const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/quoting-mcp.mjs", import.meta.url));
@@ -60,13 +60,10 @@ async function runTurn(org: string): Promise<WireEvent[]> {
   const id = agents[org]!;
   const q = await p.api("POST", `/v1/agents/${id}/messages`, { text: "try both" }, { token });
   expect(q.status, q.text).toBe(202);
-  for (;;) {
+  return waitFor(async () => {
     const r = await p.api<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?limit=1000`, undefined, { token });
-    const events = r.json.events;
-    const ended = events.find((e) => /turn\.(completed|failed)$/.test(e.type));
-    if (ended) return events;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return r.json.events.some((e) => /turn\.(completed|failed)$/.test(e.type)) ? r.json.events : undefined;
+  }, `the turn of ${org}'s agent`);
 }
 
 function outcomes(events: WireEvent[]): Record<string, string> {
