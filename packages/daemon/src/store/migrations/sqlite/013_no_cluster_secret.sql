@@ -1,4 +1,4 @@
--- Version 12 (SQLite). Never edit a shipped migration: add a new file.
+-- Version 13 (SQLite). Never edit a shipped migration: add a new file.
 -- Nodes of a cluster no longer prove themselves with a secret kept in the
 -- database (whoever read the database could use it): they sign requests with
 -- a key derived from the secrets key, which lives outside it. The old value is
