@@ -62,6 +62,8 @@ export async function startCluster(opts: {
   agents?: string[];
   /** More files of the project (an agent with another policy, say). */
   files?: Record<string, string>;
+  /** Runs once the project (and its database) exists, before any node starts: to give the nodes an older database, say. */
+  beforeNodes?: (p: TestProject) => Promise<void>;
 }): Promise<Cluster> {
   const leaseSeconds = opts.leaseSeconds ?? 2;
   const p = await createProject({
@@ -75,6 +77,7 @@ export async function startCluster(opts: {
     },
     remove: ["agents/helper.md"],
   });
+  await opts.beforeNodes?.(p);
   const nodes: ClusterNode[] = [];
   for (let i = 1; i <= opts.count; i++) {
     const n = clusterNode({ dir: p.dir, token: p.token }, `n${i}`, opts.env ?? {});

@@ -1,13 +1,20 @@
 /**
  * What the nodes of a cluster trust: not the database. Two daemons on one
  * PostgreSQL database, the worker connected to the node that does not own
- * the agent, so its calls cross nodes. Whoever has a copy of the database
+ * the agent, so its calls cross nodes. The database is one an earlier
+ * release wrote (schema version 12, its cluster secret stored in plaintext):
+ * the nodes upgrade it, drop that secret, and still call one another, with
+ * the key they derive from the secrets key. Whoever has a copy of the database
  * (every row of every table) but not the secrets key cannot make a node run
  * a worker tool; a request signed with the key still runs only a call its
  * owner decided and recorded, and only while it runs.
  */
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
+import { migratePostgres, readMigrations } from "../../src/store/migrate.js";
+import type { TestProject } from "../helpers/spawn-daemon.js";
 import { signRequest } from "../../src/cluster/node-key.js";
 import { readKeyFile } from "../../src/secrets/key-ring.js";
 import { databaseContents } from "../helpers/database-contents.js";
@@ -18,8 +25,35 @@ let c: Cluster;
 let w: FaultWorker;
 let workerNode: string;
 
+/** The secret release 12 kept in cluster_secrets, which was all a node needed to run another's tools. */
+const OLD_SECRET = randomBytes(32).toString("base64url");
+
+function databaseOf(p: TestProject): string {
+  return /^database:\s*(\S+)/m.exec(p.read("config.yaml"))![1]!;
+}
+
+/** The project's database as release 12 left it: migrations 1 to 12, and its cluster secret. */
+async function databaseOfRelease12(p: TestProject): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseOf(p) });
+  await client.connect();
+  try {
+    const { version } = await migratePostgres(
+      client,
+      readMigrations("postgres").filter((m) => m.version <= 12),
+    );
+    expect(version).toBe(12);
+    await client.query("INSERT INTO cluster_secrets (id, secret) VALUES (1, $1)", [OLD_SECRET]);
+  } finally {
+    await client.end();
+  }
+}
+
 beforeAll(async () => {
-  c = await startCluster({ count: 2, byPrefix: { m: { toolMs: { lookup: 20, upsert: 20, charge: 20 } } } });
+  c = await startCluster({
+    count: 2,
+    byPrefix: { m: { toolMs: { lookup: 20, upsert: 20, charge: 20 } } },
+    beforeNodes: databaseOfRelease12,
+  });
   // Sent to n1, the agent is n1's; its worker is n2's.
   w = c.worker(c.nodes[1]!.url);
   await waitForClusterWorker(c, c.nodes[1]!, w);
@@ -53,7 +87,7 @@ async function post(
 }
 
 describe("the cluster trusts no plaintext in the database", () => {
-  it("a call that crosses nodes runs once and is on the agent's record, with its decision", async () => {
+  it("on the upgraded database, a call that crosses nodes runs once and is on the agent's record, with its decision", async () => {
     const m = (await fetch(`${c.nodes[0]!.url}/v1/agents/${c.agentId}/messages`, {
       method: "POST",
       headers: { authorization: `Bearer ${c.p.token}`, "content-type": "application/json" },
@@ -80,10 +114,12 @@ describe("the cluster trusts no plaintext in the database", () => {
     }
   });
 
-  it("no value in a copy of the database makes a node run a tool", async () => {
-    const database = /^database:\s*(\S+)/m.exec(c.p.read("config.yaml"))![1]!;
-    const copy = await databaseContents(database);
+  it("no value in a copy of the database makes a node run a tool, nor the secret an earlier release kept there", async () => {
+    const copy = await databaseContents(databaseOf(c.p));
+    expect(copy.find((t) => t.where === "table schema_migrations")?.text).toContain("no_cluster_secret");
     expect(copy.map((t) => t.where)).not.toContain("table cluster_secrets");
+    expect(copy.some((t) => t.text.includes(OLD_SECRET))).toBe(false);
+    expect((await post(forged("old"), () => OLD_SECRET)).status).toBe(401);
     const candidates = new Set<string>();
     for (const table of copy)
       for (const line of table.text.split("\n").filter((l) => l !== ""))
