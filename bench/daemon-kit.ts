@@ -16,10 +16,12 @@ import { WardrikClient } from "@wardrik/sdk";
 const here = dirname(fileURLToPath(import.meta.url));
 /** The checkout under test: bench/dist/ sits two levels below it. */
 export const ROOT = process.env.WARDRIK_BENCH_ROOT ?? join(here, "..", "..");
-const BIN = join(ROOT, "packages", "daemon", "bin", "wardrik.js");
+export const BIN = join(ROOT, "packages", "daemon", "bin", "wardrik.js");
 const WORKER = join(here, "daemon-worker.js");
 
 export interface BenchDaemon {
+  /** The project the daemon runs in. */
+  dir: string;
   url: string;
   token: string;
   pid: number;
@@ -71,11 +73,21 @@ function procStatus(pid: number, field: "VmRSS" | "VmHWM"): number {
   return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : NaN;
 }
 
-function procCpuMs(pid: number): number {
-  // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+function statFields(pid: number | "self"): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+/** CPU time (user + system) of a process so far, in ms: utime and stime, the 12th and 13th fields after the command name, in clock ticks (100 a second on Linux). */
+export function procCpuMs(pid: number): number {
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU time (user + system) of this process's children that have ended and been waited for (cutime + cstime), in ms. */
+export function endedChildrenCpuMs(): number {
+  const fields = statFields("self");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
 /** `wardrik init`, the files written (and config.yaml changed by `config`), the daemon started; a worker connected when `worker` is set. */
@@ -132,6 +144,7 @@ export async function startDaemon(
 
   const pid = daemon.pid!;
   return {
+    dir,
     url,
     token,
     pid,

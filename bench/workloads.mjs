@@ -27,6 +27,8 @@ export const WORKLOADS = {
   faults: ["faults.ts"],
   recovery: ["recovery.ts"],
   start: ["start.js"],
+  // npm run bench -- cli [RUNS]
+  cli: ["cli.js"],
   sleep: ["sleep.ts"],
   db: ["db.ts"],
   cluster: ["cluster.ts"],

@@ -1,11 +1,40 @@
-export { ERROR_CODES, WardrikError } from "./errors.js";
-export type { ErrorBody, ErrorCode } from "./errors.js";
-export { ID_PREFIXES, NAME_PATTERN, isId, isValidName } from "./ids.js";
-export type { IdKind } from "./ids.js";
-export { EVENT_TYPES, EVENT_TYPE_PREFIX, TURN_END_TYPES, isEventOf, shortType, typeMatches, typedEvent } from "./events.js";
-export type { EventDataMap, EventType, Failure, ShortTypedEvent, TypedEvent, WardrikCloudEvent } from "./events.js";
-export { FAILURE_CODES, isRetryableFailure } from "./failure-codes.js";
-export type { FailureCode } from "./failure-codes.js";
+// The zod-free part (errors, IDs, event types, ...) is also its own entry, `@wardrik/protocol/base`.
+export {
+  ERROR_CODES,
+  EVENT_TYPES,
+  EVENT_TYPE_PREFIX,
+  FAILURE_CODES,
+  ID_PREFIXES,
+  LOST_ANSWER,
+  NAME_PATTERN,
+  TURN_END_TYPES,
+  WardrikError,
+  describeUnsafeCharacter,
+  findUnsafeCharacter,
+  formatTraceParent,
+  isEventOf,
+  isId,
+  isRetryableFailure,
+  isValidName,
+  parseTraceParent,
+  shortType,
+  typeMatches,
+  typedEvent,
+} from "./base.js";
+export type {
+  ErrorBody,
+  ErrorCode,
+  EventDataMap,
+  EventType,
+  Failure,
+  FailureCode,
+  IdKind,
+  ShortTypedEvent,
+  TraceParent,
+  TypedEvent,
+  UnsafeCharacter,
+  WardrikCloudEvent,
+} from "./base.js";
 export {
   AgentDetail,
   AgentPage,
@@ -49,12 +78,8 @@ export {
   TriggerView,
 } from "./http.js";
 export { TurnList, TurnListQuery, TurnStatus, TurnSummary, TurnView } from "./turns.js";
-export { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
 export { describeSchemaErrors, schemaDraftOf } from "./schema-problems.js";
 export type { SchemaDraftName, SchemaErrorUnit } from "./schema-problems.js";
-export { formatTraceParent, parseTraceParent } from "./trace-context.js";
-export type { TraceParent } from "./trace-context.js";
-export type { UnsafeCharacter } from "./safe-text.js";
 export {
   AbortReason,
   DaemonAbort,
@@ -86,6 +111,5 @@ export { DeliveryAttempt, DeliveryPage, DeliveryQuery, DeliveryStatus, DeliveryV
 export { ConsoleLink, ConsoleSession, ConsoleSessionBody, WhoAmI } from "./console.js";
 export { McpAuthState, McpLoginResult, McpLogoutResult, McpServerList, McpServersQuery, McpServerView } from "./mcp-servers.js";
 export { CallTable } from "./call-table.js";
-export { LOST_ANSWER } from "./lost-answer.js";
 export type { DeltaFrame, ModelRetry } from "./delta.js";
 export { NodeList, NodeView } from "./nodes.js";

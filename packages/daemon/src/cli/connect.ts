@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WardrikError, type AgentSummary } from "@wardrik/protocol";
+import type { AgentSummary } from "@wardrik/protocol";
+import { WardrikError } from "@wardrik/protocol/base";
 import { ADMIN_TOKEN_FILE } from "../admin-token.js";
-import { CONFIG_FILE } from "../config/index.js";
+import { CONFIG_FILE } from "../config/config-file.js";
 import { DaemonClient, type RequestOptions } from "./daemon-client.js";
 import { err } from "./output.js";
-import { readProjectSettings, type ProjectSettings } from "./project-settings.js";
+import { readProjectAddress, type AddressRead, type ProjectAddress } from "./project-address.js";
 
 /** The project directory that holds `start` (config.yaml or .wardrik/ marks one), if any. */
 export function findProjectDir(start: string): string | undefined {
@@ -18,10 +19,30 @@ export function findProjectDir(start: string): string | undefined {
   }
 }
 
-/** The project around `cwd` and the settings the CLI reads from its config.yaml, if there is one. */
-export function findProject(cwd = process.cwd()): { dir: string; settings: ProjectSettings } | undefined {
+/** The project read before the command's action ran (prepareProject). */
+let prepared: { cwd: string; dir: string | undefined; read: AddressRead | undefined } | undefined;
+
+/**
+ * Reads the project around `cwd` before a command's action runs (main.ts
+ * calls it): asynchronously, so config.yaml's modules load only when the
+ * CLI's memo of it is out of date. Never throws; findProject reports what it met.
+ */
+export async function prepareProject(cwd = process.cwd()): Promise<void> {
   const dir = findProjectDir(cwd);
-  return dir ? { dir, settings: readProjectSettings(dir, err) } : undefined;
+  prepared = { cwd, dir, read: dir === undefined ? undefined : await readProjectAddress(dir) };
+}
+
+/** The project around `cwd` and the settings the CLI reads from its config.yaml, if there is one. */
+export function findProject(cwd = process.cwd()): { dir: string; settings: ProjectAddress } | undefined {
+  if (prepared?.cwd !== cwd) throw new Error(`The CLI did not read the project around ${cwd} before the command ran (prepareProject).`);
+  const { dir, read } = prepared;
+  if (dir === undefined || read === undefined) return undefined;
+  if (read.error !== undefined) throw read.error;
+  if (read.warning !== undefined) {
+    err(read.warning);
+    delete read.warning;
+  }
+  return { dir, settings: read.address! };
 }
 
 /**

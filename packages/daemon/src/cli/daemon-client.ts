@@ -1,22 +1,23 @@
 import { randomUUID } from "node:crypto";
-import {
-  WardrikError,
-  type AgentDetail,
-  type AgentSummary,
-  type AgentTools,
-  type DeliveryPage,
-  type DeliveryView,
-  type ErrorCode,
-  type McpLoginResult,
-  type McpLogoutResult,
-  type McpServerView,
-  type PostMessageResult,
-  type TurnView,
-  type WardrikCloudEvent,
-  type ModelRetry,
-  type NodeList,
-  type SecretNames,
+import type {
+  AgentDetail,
+  AgentSummary,
+  AgentTools,
+  DeliveryPage,
+  DeliveryView,
+  ErrorCode,
+  McpLoginResult,
+  McpLogoutResult,
+  McpServerView,
+  PostMessageResult,
+  TurnView,
+  WardrikCloudEvent,
+  ModelRetry,
+  NodeList,
+  SecretNames,
 } from "@wardrik/protocol";
+import { WardrikError } from "@wardrik/protocol/base";
+import { NoAnswerError, sendRequest, type HttpAnswer } from "./http-request.js";
 import { parseSse } from "./parse-sse.js";
 
 export interface RequestOptions {
@@ -95,10 +96,9 @@ export class DaemonClient {
   }
 
   private async once<T>(method: string, path: string, body: unknown, key: string | undefined): Promise<T> {
-    let res: Response;
-    let text: string;
+    let res: HttpAnswer;
     try {
-      res = await fetch(this.url + path, {
+      res = await sendRequest(this.url + path, {
         method,
         headers: this.headers({
           ...(body !== undefined ? { "content-type": "application/json" } : {}),
@@ -106,15 +106,14 @@ export class DaemonClient {
         }),
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
-      // Read inside the try: a daemon killed mid-answer cuts the body, which is as good as no answer.
-      text = await res.text();
     } catch (err) {
-      const cause = (err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      const cause = err instanceof NoAnswerError ? err.code : (err as Error).message;
       throw new WardrikError("unavailable", `Cannot reach the Wardrik daemon at ${this.url}: ${cause}. Is \`wardrik daemon\` running?`, {
         retryable: true,
         status: NO_ANSWER,
       });
     }
+    const text = res.text;
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
@@ -123,7 +122,7 @@ export class DaemonClient {
         retryable: res.status >= 500,
       });
     }
-    if (!res.ok) {
+    if (res.status < 200 || res.status > 299) {
       const e = (json as { error?: { code?: string; message?: string; retryable?: boolean } } | undefined)?.error;
       throw new WardrikError((e?.code as ErrorCode | undefined) ?? "internal", e?.message ?? `HTTP ${res.status}`, {
         status: res.status,

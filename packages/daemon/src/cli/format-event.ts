@@ -1,4 +1,5 @@
-import { shortType, typedEvent, type WardrikCloudEvent } from "@wardrik/protocol";
+import type { WardrikCloudEvent } from "@wardrik/protocol";
+import { shortType, typedEvent } from "@wardrik/protocol/base";
 
 /** One line per event for `wardrik events`: sequence, time, type, run, the gist of its data. */
 export function formatEvent(e: WardrikCloudEvent): string {

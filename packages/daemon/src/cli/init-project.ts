@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { ensureAdminToken } from "../admin-token.js";
-import { withSchemaComment } from "../editor-schemas.js";
+import { withSchemaComment } from "../schema-files.js";
 import { VERSION } from "../version.js";
 
 const CONFIG = `# Wardrik daemon settings. Changes take effect when the daemon restarts.

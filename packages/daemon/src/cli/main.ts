@@ -1,24 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
-import { WardrikError } from "@wardrik/protocol";
 import { VERSION } from "../version.js";
-import { registerAgent } from "./commands/agent.js";
-import { registerApprovals } from "./commands/approvals.js";
-import { registerAsk } from "./commands/ask.js";
-import { registerCompletion } from "./commands/completion.js";
-import { registerConsole } from "./commands/console.js";
-import { registerDaemon } from "./commands/daemon.js";
-import { registerDeliveries } from "./commands/deliveries.js";
-import { registerEvents } from "./commands/events.js";
-import { registerHistory } from "./commands/history.js";
-import { registerInit } from "./commands/init.js";
-import { registerLs } from "./commands/ls.js";
-import { registerMcp } from "./commands/mcp.js";
-import { registerReload } from "./commands/reload.js";
-import { registerSchemaCommand } from "./commands/schema.js";
-import { registerSecret } from "./commands/secret.js";
-import { registerToken } from "./commands/token.js";
-import { registerNodes } from "./commands/nodes.js";
-import { registerTools } from "./commands/tools.js";
 import { chosenExitCode, UsageError } from "./output.js";
 
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
@@ -27,7 +8,7 @@ export async function main(argv: string[]): Promise<void> {
   process.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code === "EPIPE") process.exit(0);
   });
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   // Success is only what a command reports: if the process runs out of work
   // while a request is still unanswered (a connection dropped without an
   // error), it must not end with status 0.
@@ -55,7 +36,51 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Every command, in the order --help lists them, and the module that defines
+ * it, loaded only when needed: a command loads its own module and what that
+ * imports, not every other command's (a Node process pays for each module it
+ * loads, and most of a short command's CPU is Node's own start).
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  init: async () => (await import("./commands/init.js")).registerInit,
+  daemon: async () => (await import("./commands/daemon.js")).registerDaemon,
+  reload: async () => (await import("./commands/reload.js")).registerReload,
+  ask: async () => (await import("./commands/ask.js")).registerAsk,
+  ls: async () => (await import("./commands/ls.js")).registerLs,
+  agent: async () => (await import("./commands/agent.js")).registerAgent,
+  approvals: async () => (await import("./commands/approvals.js")).registerApprovals,
+  events: async () => (await import("./commands/events.js")).registerEvents,
+  deliveries: async () => (await import("./commands/deliveries.js")).registerDeliveries,
+  history: async () => (await import("./commands/history.js")).registerHistory,
+  token: async () => (await import("./commands/token.js")).registerToken,
+  nodes: async () => (await import("./commands/nodes.js")).registerNodes,
+  secret: async () => (await import("./commands/secret.js")).registerSecret,
+  schema: async () => (await import("./commands/schema.js")).registerSchemaCommand,
+  tools: async () => (await import("./commands/tools.js")).registerTools,
+  console: async () => (await import("./commands/console.js")).registerConsole,
+  mcp: async () => (await import("./commands/mcp.js")).registerMcp,
+  completion: async () => (await import("./commands/completion.js")).registerCompletion,
+};
+
+/**
+ * The commands `argv` needs: the one it names, none for a bare --version,
+ * every one for help, a completion script (made from all of them) or a word
+ * that names no command (commander suggests the nearest).
+ */
+function commandsFor(argv: string[]): string[] {
+  const args = argv.slice(2);
+  const name = args.find((a) => !a.startsWith("-"));
+  if (name === undefined && args.length > 0 && args.every((a) => a === "--version" || a === "-V")) return [];
+  if (name !== undefined && name !== "completion" && Object.hasOwn(COMMANDS, name)) return [name];
+  return Object.keys(COMMANDS);
+}
+
+/** The program with the commands `argv` needs (every command when none is given). */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
+  const registers = await Promise.all(commandsFor(argv).map((name) => COMMANDS[name]!()));
   // Set before the subcommands exist: commander copies it to each, so usage errors exit 2.
   const program = new Command("wardrik").description("Run governed, durable LLM agents").version(VERSION).exitOverride();
   program.addHelpText(
@@ -69,26 +94,9 @@ Examples:
   wardrik ask helper "What changed today?"
   wardrik ls attention`,
   );
-  registerInit(program);
-  registerDaemon(program);
-  registerReload(program);
-  registerAsk(program);
-  registerLs(program);
-  registerAgent(program);
-  registerApprovals(program);
-  registerEvents(program);
-  registerDeliveries(program);
-  registerHistory(program);
-  registerToken(program);
-  registerNodes(program);
-  registerSecret(program);
-  registerSchemaCommand(program);
-  registerTools(program);
-  registerConsole(program);
-  registerMcp(program);
-  registerCompletion(program);
+  // The project's settings are read before a command's action, never for --help or --version.
+  program.hook("preAction", async () => (await import("./connect.js")).prepareProject());
+  for (const register of registers) register(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;
 }
-
-export { WardrikError };

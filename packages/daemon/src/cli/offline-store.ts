@@ -1,11 +1,13 @@
 import { join } from "node:path";
-import { WardrikError } from "@wardrik/protocol";
+import { WardrikError } from "@wardrik/protocol/base";
 import { DatabaseLock } from "../store/database-lock.js";
 import { SecretStore } from "../store/secrets.js";
 import { openDb, type OpenedDb } from "../store/open-db.js";
 import { SqliteDb } from "../store/sqlite-db.js";
-import { err } from "./output.js";
 import { readProjectSettings, type ProjectSettings } from "./project-settings.js";
+
+/** A mistake elsewhere in config.yaml was already shown when the command looked for the daemon (connect.ts). */
+const quiet = (): void => {};
 
 /** The project's database, opened by the CLI itself while no daemon runs. */
 export interface OfflineStore {
@@ -23,7 +25,7 @@ export interface OfflineStore {
  * for as long as it is open: a daemon started meanwhile is refused, and a
  * daemon that holds the database but did not answer is named, not raced.
  */
-export async function openOfflineStore(dir: string, settings: ProjectSettings = readProjectSettings(dir, err)): Promise<OfflineStore> {
+export async function openOfflineStore(dir: string, settings: ProjectSettings = readProjectSettings(dir, quiet)): Promise<OfflineStore> {
   if (!settings.database.startsWith("sqlite:")) return openOfflinePostgres(dir, settings);
   const path = settings.database.slice("sqlite:".length);
   let lock: DatabaseLock;

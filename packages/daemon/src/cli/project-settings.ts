@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseDocument, stringify } from "yaml";
-import { CONFIG_FILE, ConfigError, parseConfig } from "../config/index.js";
+import { ConfigError, parseConfig } from "../config/index.js";
+import { readConfigText } from "./project-address.js";
 
 /** The three settings of config.yaml the CLI needs. */
 export interface ProjectSettings {
@@ -21,12 +20,11 @@ const NEEDED = ["org", "listen", "database"] as const;
  * cannot resolve (the daemon's environment, secrets) are not errors either.
  */
 export function readProjectSettings(dir: string, warn: (message: string) => void): ProjectSettings {
-  let text = "";
-  try {
-    text = readFileSync(join(dir, CONFIG_FILE), "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-  }
+  return projectSettingsOf(readConfigText(dir), dir, warn);
+}
+
+/** readProjectSettings of config.yaml's `text`, as if it were in `dir`. */
+export function projectSettingsOf(text: string, dir: string, warn: (message: string) => void): ProjectSettings {
   const lenient = {
     env: new Proxy(process.env, { get: (target, key) => (typeof key === "string" ? (target[key] ?? "unset") : undefined) }),
     secret: () => "unset",

@@ -11,7 +11,8 @@ export type {
   TelemetrySettings,
   Trigger,
 } from "./types.js";
-export { CONFIG_FILE, loadConfig, parseConfig } from "./load-config.js";
+export { CONFIG_FILE } from "./config-file.js";
+export { loadConfig, parseConfig } from "./load-config.js";
 export type { LoadConfigOptions } from "./load-config.js";
 export { loadAgentsDir, parseAgentFile, validateAgentDefinition } from "./load-agent-file.js";
 export type { AgentFileResult } from "./load-agent-file.js";

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { CONFIG_FILE } from "./config-file.js";
 import { configSchema } from "./config-schema.js";
 import { readWithSchema } from "./read-with-schema.js";
 import { resolveReferences, type ReferenceSources } from "./references.js";
@@ -7,8 +8,6 @@ import type { ProjectConfig } from "./types.js";
 import { parseYamlSource } from "./yaml-source.js";
 
 export type LoadConfigOptions = ReferenceSources;
-
-export const CONFIG_FILE = "config.yaml";
 
 /** Reads `dir/config.yaml`; a missing file gives every default. */
 export function loadConfig(dir: string, options: LoadConfigOptions = {}): ProjectConfig {

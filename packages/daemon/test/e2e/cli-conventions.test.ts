@@ -23,7 +23,7 @@ function commandPaths(cmd: Command, prefix: string[] = []): string[][] {
     return c.commands.length > 0 ? [path, ...commandPaths(c, path)] : [path];
   });
 }
-const ALL = commandPaths(buildProgram());
+const ALL = commandPaths(await buildProgram());
 const leaves = (cmd: Command, prefix: string[] = []): { path: string[]; cmd: Command }[] =>
   cmd.commands.flatMap((c) => (c.commands.length > 0 ? leaves(c, [...prefix, c.name()]) : [{ path: [...prefix, c.name()], cmd: c }]));
 
@@ -36,8 +36,8 @@ describe("--help", () => {
 });
 
 describe("--json", () => {
-  it("every command that prints a result has --json (the daemon logs, mcp serve speaks MCP, a completion script is a script, a schema is JSON already)", () => {
-    const without = leaves(buildProgram())
+  it("every command that prints a result has --json (the daemon logs, mcp serve speaks MCP, a completion script is a script, a schema is JSON already)", async () => {
+    const without = leaves(await buildProgram())
       .filter((l) => !l.cmd.options.some((o) => o.long === "--json"))
       .map((l) => l.path.join(" "));
     expect(without.sort()).toEqual(["completion", "daemon", "mcp serve", "schema"]);

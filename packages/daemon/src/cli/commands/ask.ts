@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { typedEvent, type ModelRetry, type WardrikCloudEvent } from "@wardrik/protocol";
+import type { ModelRetry, WardrikCloudEvent } from "@wardrik/protocol";
+import { typedEvent } from "@wardrik/protocol/base";
 import { AskProgress, summaryLine, type TurnUsage } from "../ask-progress.js";
 import { agentByName, connect, type AgentRef } from "../connect.js";
 import { formatArgs } from "../format-args.js";

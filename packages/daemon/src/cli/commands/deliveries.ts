@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { shortType, type DeliveryView } from "@wardrik/protocol";
+import type { DeliveryView } from "@wardrik/protocol";
+import { shortType } from "@wardrik/protocol/base";
 import { connect } from "../connect.js";
 import { examples, json, out, UsageError } from "../output.js";
 

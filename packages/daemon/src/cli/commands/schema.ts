@@ -1,5 +1,5 @@
 import { Argument, type Command } from "commander";
-import type { SchemaKind } from "../../editor-schemas.js";
+import type { SchemaKind } from "../../schema-files.js";
 
 const KINDS: readonly SchemaKind[] = ["config", "agent", "policy"];
 

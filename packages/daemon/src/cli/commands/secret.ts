@@ -2,12 +2,13 @@ import { registerSecretRotate } from "./secret-rotate.js";
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { WardrikError, type SecretNames } from "@wardrik/protocol";
+import type { SecretNames } from "@wardrik/protocol";
+import { WardrikError } from "@wardrik/protocol/base";
 import { secretNames } from "../../secrets/secret-names.js";
 import { ADMIN_TOKEN_FILE } from "../../admin-token.js";
 import { connect, findProject } from "../connect.js";
 import { isNoAnswer } from "../daemon-client.js";
-import { openOfflineStore, type OfflineStore } from "../offline-store.js";
+import type { OfflineStore } from "../offline-store.js";
 import { err, examples, json, out, UsageError } from "../output.js";
 
 /** The daemon's rule for secret names (letters, digits and _, not starting with a digit). */
@@ -81,7 +82,9 @@ async function withDaemonOrDatabase(
     if (!project || !(WardrikError.isInstance(e) && isNoAnswer(e))) throw e;
   }
   {
-    const store = await openOfflineStore(project.dir, project.settings);
+    // Loaded here: it opens the database with the daemon's own store (and SQLite's native module).
+    const { openOfflineStore } = await import("../offline-store.js");
+    const store = await openOfflineStore(project.dir);
     try {
       await viaDatabase(store);
     } finally {

@@ -1,0 +1,38 @@
+/**
+ * Where the JSON Schemas of project files ship, and the comment that names
+ * them at the top of a file. Apart from editor-schemas.ts (which builds the
+ * schemas from zod) so that `wardrik init` writes files without loading zod
+ * and every config schema.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const SCHEMA_KINDS = ["config", "agent", "policy"] as const;
+export type SchemaKind = (typeof SCHEMA_KINDS)[number];
+
+/** The shipped folder of schema files: `packages/daemon/schemas/` (next to dist/ and src/). */
+export const SCHEMAS_DIR = fileURLToPath(new URL("../schemas/", import.meta.url));
+
+/** Absolute path of the shipped schema file for `kind`. */
+export function schemaFile(kind: SchemaKind): string {
+  return join(SCHEMAS_DIR, `${kind}.json`);
+}
+
+/**
+ * `text` with the comment that tells the YAML language server which schema a
+ * project file follows, for config.yaml and policies/*.yaml; other files as
+ * they are. The path is absolute: the schema ships with this installation of
+ * wardrik, which need not be inside the project.
+ */
+export function withSchemaComment(relativePath: string, text: string): string {
+  const kind = kindOfFile(relativePath);
+  if (kind === undefined) return text;
+  return `# yaml-language-server: $schema=${schemaFile(kind)}\n${text}`;
+}
+
+function kindOfFile(relativePath: string): SchemaKind | undefined {
+  const path = relativePath.replace(/\\/g, "/");
+  if (path === "config.yaml") return "config";
+  if (/^policies\/[^/]+\.ya?ml$/.test(path)) return "policy";
+  return undefined;
+}

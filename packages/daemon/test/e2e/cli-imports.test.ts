@@ -1,0 +1,130 @@
+/**
+ * A short command loads only what it needs: `wardrik --version` and
+ * `wardrik ls` against a running daemon load none of the daemon's own
+ * modules (store, runtime, HTTP server, config schemas, policies), no native
+ * addon, no zod and no YAML parser. Most of such a command's CPU is Node
+ * loading modules (the `cli` benchmark measures it). The modules are recorded
+ * with a loader hook (fixtures/record-modules.mjs) in the real built CLI.
+ *
+ * The CLI remembers what it read from config.yaml (.wardrik/cli-settings.json):
+ * an edit to the file is read in full again, with its warnings.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject, runWardrik, type TestProject } from "../helpers/spawn-daemon.js";
+
+const RECORDER = fileURLToPath(new URL("./fixtures/record-modules.mjs", import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-imports-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** What no short command may load: the daemon's layers, native addons, the schema and YAML libraries. */
+const HEAVY = [
+  /\/dist\/(store|runtime|http|policy|models|tools|cluster|webhooks|triggers|slack|telemetry|metrics|events|agent-mcp)\//,
+  /\/dist\/config\/(?!config-file\.js$)/,
+  /\/dist\/(daemon|open-project|editor-schemas)\.js$/,
+  /\/protocol\/dist\/index\.js$/,
+  /\.node$/,
+  /\/node_modules\/(better-sqlite3|pg|zod|yaml|hono|@hono|ws|pino|@modelcontextprotocol|@ai-sdk|@opentelemetry)\//,
+];
+
+let run = 0;
+/** Runs `wardrik ARGS` in `cwd` with the module recorder; returns the result and every module it loaded. */
+async function recorded(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
+  const log = join(tmp, `modules-${++run}.txt`);
+  const r = await runWardrik(args, { cwd, env: { NODE_OPTIONS: `--import=${RECORDER}`, WARDRIK_MODULE_LOG: log } });
+  const modules = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))];
+  return { ...r, modules };
+}
+
+const heavy = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => h.test(m)));
+
+let p: TestProject;
+beforeAll(async () => {
+  p = await createProject();
+});
+
+describe("what a short command loads", () => {
+  it("wardrik --version: commander and the version, nothing of the daemon", async () => {
+    const r = await recorded(["--version"], tmp);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(heavy(r.modules)).toEqual([]);
+    // Not even the other commands, or the client.
+    expect(r.modules.filter((m) => /\/dist\/cli\/(commands\/|connect|daemon-client)/.test(m))).toEqual([]);
+  });
+
+  it("wardrik ls against the running daemon: its own command, the client, no daemon module", async () => {
+    // The first command after config.yaml changes reads it in full (and remembers what it read).
+    const first = await recorded(["ls"], p.dir);
+    expect(first.code, first.stderr).toBe(0);
+    const r = await recorded(["ls"], p.dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^NAME +STATUS +DESCRIPTION\nhelper +idle/);
+    expect(heavy(r.modules)).toEqual([]);
+    expect(r.modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, ""))).toEqual([
+      "commands/ls.js",
+    ]);
+  });
+
+  it("--help still lists every command", async () => {
+    const r = await runWardrik(["--help"], { cwd: tmp });
+    expect(r.code).toBe(0);
+    for (const name of ["init", "daemon", "ask", "ls", "agent", "secret", "mcp", "completion"])
+      expect(r.stdout).toMatch(new RegExp(`\\n  ${name}\\b`));
+  });
+
+  it("a mistyped command is still told the nearest one", async () => {
+    const r = await runWardrik(["lss"], { cwd: tmp });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Did you mean ls\?/);
+  });
+});
+
+describe("the CLI's memo of config.yaml", () => {
+  it("an edit is read in full: a mistake elsewhere warns on every command until fixed; a new address is used", async () => {
+    const good = p.read("config.yaml");
+    try {
+      p.write("config.yaml", good + "\nmodles: {}\n");
+      for (let i = 0; i < 2; i++) {
+        const r = await p.cli(["ls", "--json"]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/^warning: config\.yaml:\d+: .*modles.*\n$/);
+      }
+      p.write("config.yaml", good);
+      const fixed = await p.cli(["ls", "--json"]);
+      expect(fixed.code, fixed.stderr).toBe(0);
+      expect(fixed.stderr).toBe("");
+      // Another port in config.yaml: the CLI goes there (where nothing listens), not to the remembered one.
+      p.write("config.yaml", good.replace(/^listen:.*$/m, "listen: 127.0.0.1:9"));
+      const moved = await p.cli(["ls"]);
+      expect(moved.code).toBe(1);
+      expect(moved.stderr).toMatch(/Cannot reach the Wardrik daemon at http:\/\/127\.0\.0\.1:9\b/);
+    } finally {
+      p.write("config.yaml", good);
+    }
+  });
+
+  it("the memo follows the environment variables config.yaml names", async () => {
+    const good = p.read("config.yaml");
+    try {
+      p.write("config.yaml", good.replace(/^listen:.*$/m, "listen: ${env:WARDRIK_TEST_LISTEN}"));
+      const there = await p.cli(["ls", "--json"], { env: { WARDRIK_TEST_LISTEN: `127.0.0.1:${p.port}` } });
+      expect(there.code, there.stderr).toBe(0);
+      const elsewhere = await p.cli(["ls"], { env: { WARDRIK_TEST_LISTEN: "127.0.0.1:9" } });
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toMatch(/Cannot reach the Wardrik daemon at http:\/\/127\.0\.0\.1:9\b/);
+    } finally {
+      p.write("config.yaml", good);
+    }
+  });
+
+  it("holds no database URL", async () => {
+    await p.cli(["ls"]);
+    const memo = p.read(".wardrik/cli-settings.json");
+    expect(memo).not.toMatch(/database|sqlite|postgres/);
+    expect(JSON.parse(memo)).toEqual({ key: expect.any(String), address: { org: "default", listen: { host: "127.0.0.1", port: p.port } } });
+  });
+});
