@@ -17,7 +17,7 @@ import type {
   SecretNames,
 } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
-import { NoAnswerError, sendRequest, type HttpAnswer } from "./http-request.js";
+import { NoAnswerError, openStream, sendRequest, type HttpAnswer, type HttpStream } from "./http-request.js";
 import { parseSse } from "./parse-sse.js";
 
 export interface RequestOptions {
@@ -262,9 +262,9 @@ export class DaemonClient {
     let after = options.after ?? 0;
     let failures = 0;
     while (!options.signal?.aborted) {
-      let res: Response;
+      let res: HttpStream;
       try {
-        res = await fetch(`${this.url}/v1/agents/${enc(id)}/events/stream`, {
+        res = await openStream(`${this.url}/v1/agents/${enc(id)}/events/stream`, {
           headers: this.headers({ accept: "text/event-stream", "last-event-id": String(after) }),
           ...(options.signal ? { signal: options.signal } : {}),
         });
@@ -274,7 +274,7 @@ export class DaemonClient {
         await new Promise((r) => setTimeout(r, Math.min(2000, 100 * failures)));
         continue;
       }
-      if (!res.ok || !res.body) {
+      if (res.status < 200 || res.status > 299) {
         const text = await res.text();
         let message = `HTTP ${res.status}`;
         try {
@@ -298,10 +298,17 @@ export class DaemonClient {
         }
       } catch (err) {
         if (options.signal?.aborted) return;
-        if (!(err instanceof TypeError) && !(err as Error).message?.includes("terminated")) throw err;
+        // A connection cut mid-stream (a daemon restart): follow again from the last event.
+        if (!isCutOff(err)) throw err;
       }
     }
   }
+}
+
+/** Whether reading a streamed answer failed because its connection broke (not a bad event). */
+function isCutOff(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || code === "EPIPE" || (err as Error).message === "aborted";
 }
 
 function enc(s: string): string {

@@ -48,3 +48,34 @@ export async function sendRequest(
     req.end(init.body);
   });
 }
+
+/** An answer whose body is read as it comes (server-sent events). */
+export interface HttpStream {
+  status: number;
+  /** The body's chunks; iterating throws when the connection breaks. */
+  body: AsyncIterable<Buffer>;
+  /** The whole body as text (for an error answer). */
+  text(): Promise<string>;
+}
+
+/** A GET whose answer is streamed; `signal` ends it. Connection failures reject with NoAnswerError. */
+export async function openStream(url: string, init: { headers: Record<string, string>; signal?: AbortSignal }): Promise<HttpStream> {
+  const target = new URL(url);
+  const request = target.protocol === "https:" ? (await import("node:https")).request : httpRequest;
+  const options: RequestOptions = { method: "GET", headers: init.headers, ...(init.signal ? { signal: init.signal } : {}) };
+  return new Promise<HttpStream>((resolve, reject) => {
+    const req = request(target, options, (res: IncomingMessage) => {
+      resolve({
+        status: res.statusCode ?? 0,
+        body: res,
+        text: async () => {
+          const chunks: Buffer[] = [];
+          for await (const c of res) chunks.push(c as Buffer);
+          return Buffer.concat(chunks).toString("utf8");
+        },
+      });
+    });
+    req.on("error", (err: NodeJS.ErrnoException) => reject(new NoAnswerError(err.code ?? err.message, err.message)));
+    req.end();
+  });
+}

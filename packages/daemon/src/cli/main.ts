@@ -39,48 +39,51 @@ export async function main(argv: string[]): Promise<void> {
 type Register = (program: Command) => void;
 
 /**
- * Every command, in the order --help lists them, and the module that defines
- * it, loaded only when needed: a command loads its own module and what that
- * imports, not every other command's (a Node process pays for each module it
- * loads, and most of a short command's CPU is Node's own start).
+ * Every module of commands, in the order --help lists them, with the words it
+ * registers, loaded only when needed: a command loads its own module and what
+ * that imports, not every other command's (a Node process pays for each module
+ * it loads, and most of a short command's CPU is Node's own start).
  */
-const COMMANDS: Record<string, () => Promise<Register>> = {
-  init: async () => (await import("./commands/init.js")).registerInit,
-  daemon: async () => (await import("./commands/daemon.js")).registerDaemon,
-  reload: async () => (await import("./commands/reload.js")).registerReload,
-  ask: async () => (await import("./commands/ask.js")).registerAsk,
-  ls: async () => (await import("./commands/ls.js")).registerLs,
-  agent: async () => (await import("./commands/agent.js")).registerAgent,
-  approvals: async () => (await import("./commands/approvals.js")).registerApprovals,
-  events: async () => (await import("./commands/events.js")).registerEvents,
-  deliveries: async () => (await import("./commands/deliveries.js")).registerDeliveries,
-  history: async () => (await import("./commands/history.js")).registerHistory,
-  token: async () => (await import("./commands/token.js")).registerToken,
-  nodes: async () => (await import("./commands/nodes.js")).registerNodes,
-  secret: async () => (await import("./commands/secret.js")).registerSecret,
-  schema: async () => (await import("./commands/schema.js")).registerSchemaCommand,
-  tools: async () => (await import("./commands/tools.js")).registerTools,
-  console: async () => (await import("./commands/console.js")).registerConsole,
-  mcp: async () => (await import("./commands/mcp.js")).registerMcp,
-  completion: async () => (await import("./commands/completion.js")).registerCompletion,
-};
+const COMMANDS: { words: readonly string[]; load: () => Promise<Register> }[] = [
+  { words: ["init"], load: async () => (await import("./commands/init.js")).registerInit },
+  { words: ["daemon"], load: async () => (await import("./commands/daemon.js")).registerDaemon },
+  { words: ["reload"], load: async () => (await import("./commands/reload.js")).registerReload },
+  { words: ["ask"], load: async () => (await import("./commands/ask.js")).registerAsk },
+  { words: ["ls"], load: async () => (await import("./commands/ls.js")).registerLs },
+  { words: ["agent"], load: async () => (await import("./commands/agent.js")).registerAgent },
+  { words: ["approve", "deny"], load: async () => (await import("./commands/approvals.js")).registerApprovals },
+  { words: ["events"], load: async () => (await import("./commands/events.js")).registerEvents },
+  { words: ["deliveries"], load: async () => (await import("./commands/deliveries.js")).registerDeliveries },
+  { words: ["history"], load: async () => (await import("./commands/history.js")).registerHistory },
+  { words: ["token"], load: async () => (await import("./commands/token.js")).registerToken },
+  { words: ["nodes"], load: async () => (await import("./commands/nodes.js")).registerNodes },
+  { words: ["secret"], load: async () => (await import("./commands/secret.js")).registerSecret },
+  { words: ["schema"], load: async () => (await import("./commands/schema.js")).registerSchemaCommand },
+  { words: ["tools"], load: async () => (await import("./commands/tools.js")).registerTools },
+  { words: ["console"], load: async () => (await import("./commands/console.js")).registerConsole },
+  { words: ["mcp"], load: async () => (await import("./commands/mcp.js")).registerMcp },
+  { words: ["completion"], load: async () => (await import("./commands/completion.js")).registerCompletion },
+];
+
+/** Commands that never read the project's config.yaml (or read it themselves, as the daemon does). */
+const WITHOUT_PROJECT = new Set(["init", "daemon", "schema", "completion"]);
 
 /**
- * The commands `argv` needs: the one it names, none for a bare --version,
- * every one for help, a completion script (made from all of them) or a word
- * that names no command (commander suggests the nearest).
+ * The modules `argv` needs: the one of the command it names, none for a bare
+ * --version, every one for help, a completion script (made from all of them)
+ * or a word that names no command (commander suggests the nearest).
  */
-function commandsFor(argv: string[]): string[] {
+function commandsFor(argv: string[]): typeof COMMANDS {
   const args = argv.slice(2);
-  const name = args.find((a) => !a.startsWith("-"));
-  if (name === undefined && args.length > 0 && args.every((a) => a === "--version" || a === "-V")) return [];
-  if (name !== undefined && name !== "completion" && Object.hasOwn(COMMANDS, name)) return [name];
-  return Object.keys(COMMANDS);
+  const word = args.find((a) => !a.startsWith("-"));
+  if (word === undefined && args.length > 0 && args.every((a) => a === "--version" || a === "-V")) return [];
+  const named = COMMANDS.find((c) => c.words.includes(word ?? ""));
+  return named !== undefined && word !== "completion" ? [named] : COMMANDS;
 }
 
 /** The program with the commands `argv` needs (every command when none is given). */
 export async function buildProgram(argv: string[] = []): Promise<Command> {
-  const registers = await Promise.all(commandsFor(argv).map((name) => COMMANDS[name]!()));
+  const registers = await Promise.all(commandsFor(argv).map((c) => c.load()));
   // Set before the subcommands exist: commander copies it to each, so usage errors exit 2.
   const program = new Command("wardrik").description("Run governed, durable LLM agents").version(VERSION).exitOverride();
   program.addHelpText(
@@ -94,9 +97,18 @@ Examples:
   wardrik ask helper "What changed today?"
   wardrik ls attention`,
   );
-  // The project's settings are read before a command's action, never for --help or --version.
-  program.hook("preAction", async () => (await import("./connect.js")).prepareProject());
+  // The project's settings are read before the action of a command that talks to the daemon, never for --help or --version.
+  program.hook("preAction", async (_program, action) => {
+    if (!WITHOUT_PROJECT.has(topCommand(action).name())) await (await import("./connect.js")).prepareProject();
+  });
   for (const register of registers) register(program);
   program.addOption(new Option("--debug").hideHelp());
   return program;
+}
+
+/** The command right below the program that `command` is, or is under (`secret` for `secret ls`). */
+function topCommand(command: Command): Command {
+  let c = command;
+  while (c.parent?.parent) c = c.parent;
+  return c;
 }

@@ -4,8 +4,8 @@ export interface SseMessage {
   id?: string;
 }
 
-/** Server-sent events from a response body: LF, CRLF and CR line ends, comments, multi-line data. */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+/** Server-sent events from a response body (a fetch body or node:http's answer): LF, CRLF and CR line ends, comments, multi-line data. */
+export async function* parseSse(body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   const frame = new FrameBuilder();
   let buffer = "";

@@ -126,6 +126,11 @@ Watch.
     expect(parseAgentFile(agentText, "agents/watcher.md").triggers).toHaveLength(3);
   });
 
+  it("ship as files with the text the zod schemas make now (the build writes them; wardrik schema prints them)", () => {
+    for (const kind of SCHEMA_KINDS)
+      expect(readFileSync(schemaFile(kind), "utf8")).toBe(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);
+  });
+
   it("name the shipped schema file in config.yaml and policy files, nowhere else", () => {
     expect(read("config.yaml").split("\n")[0]).toBe(`# yaml-language-server: $schema=${schemaFile("config")}`);
     expect(read("policies/default.yaml").split("\n")[0]).toBe(`# yaml-language-server: $schema=${schemaFile("policy")}`);

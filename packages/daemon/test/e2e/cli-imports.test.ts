@@ -2,7 +2,7 @@
  * A short command loads only what it needs: `wardrik --version` and
  * `wardrik ls` against a running daemon load none of the daemon's own
  * modules (store, runtime, HTTP server, config schemas, policies), no native
- * addon, no zod and no YAML parser. Most of such a command's CPU is Node
+ * addon, no zod, no YAML parser and not fetch (undici: node:http instead). Most of such a command's CPU is Node
  * loading modules (the `cli` benchmark measures it). The modules are recorded
  * with a loader hook (fixtures/record-modules.mjs) in the real built CLI.
  *
@@ -20,13 +20,14 @@ const RECORDER = fileURLToPath(new URL("./fixtures/record-modules.mjs", import.m
 const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-imports-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** What no short command may load: the daemon's layers, native addons, the schema and YAML libraries. */
+/** What no short command may load: the daemon's layers, native addons, the schema and YAML libraries, fetch (undici). */
 const HEAVY = [
   /\/dist\/(store|runtime|http|policy|models|tools|cluster|webhooks|triggers|slack|telemetry|metrics|events|agent-mcp)\//,
   /\/dist\/config\/(?!config-file\.js$)/,
   /\/dist\/(daemon|open-project|editor-schemas)\.js$/,
   /\/protocol\/dist\/index\.js$/,
   /\.node$/,
+  /^node:internal\/deps\/undici\//,
   /\/node_modules\/(better-sqlite3|pg|zod|yaml|hono|@hono|ws|pino|@modelcontextprotocol|@ai-sdk|@opentelemetry)\//,
 ];
 
@@ -67,6 +68,43 @@ describe("what a short command loads", () => {
     expect(r.modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, ""))).toEqual([
       "commands/ls.js",
     ]);
+  });
+
+  it("every command that talks to the daemon loads its own module and none of the daemon's", async () => {
+    // [arguments, the command's module]; in this order: history and events read the conversation ask leaves.
+    const commands: [string[], string][] = [
+      [["ask", "helper", "hi"], "ask"],
+      [["agent", "show", "helper"], "agent"],
+      [["tools", "helper"], "tools"],
+      [["history", "helper"], "history"],
+      [["events", "helper"], "events"],
+      [["deny", "helper", "call_none"], "approvals"],
+      [["deliveries"], "deliveries"],
+      [["nodes"], "nodes"],
+      [["reload"], "reload"],
+      [["token", "default"], "token"],
+      [["secret", "ls"], "secret"],
+      [["mcp", "ls"], "mcp"],
+      [["console", "--no-open"], "console"],
+    ];
+    for (const [args, module] of commands) {
+      const r = await recorded(args, p.dir);
+      // deny of a call that does not exist is refused by the daemon: the CLI got that far.
+      if (module === "approvals") expect(r.stderr, args.join(" ")).toMatch(/call_none/);
+      else expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(heavy(r.modules), args.join(" ")).toEqual([]);
+      expect(
+        r.modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, "")),
+        args.join(" "),
+      ).toEqual([`commands/${module}.js`, ...(module === "secret" ? ["commands/secret-rotate.js"] : [])]);
+    }
+  });
+
+  it("wardrik schema prints the shipped schema: no zod, no config module", async () => {
+    const r = await recorded(["schema", "config"], tmp);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ title: "Wardrik config.yaml" });
+    expect(heavy(r.modules)).toEqual([]);
   });
 
   it("--help still lists every command", async () => {

@@ -125,4 +125,22 @@ describe("wardrik events --follow", () => {
       await follower.stop("SIGINT");
     }
   });
+
+  it("--follow goes on through a daemon killed and started again: every event once, in order", async () => {
+    const before = (await p.events(id)).length;
+    const follower = p.spawnCli(["events", "helper", "--follow", "--json"]);
+    try {
+      await follower.waitForOutput(() => follower.lines().length >= before);
+      // The stream is cut mid-answer (SIGKILL): the follower asks again from the last event it printed.
+      await p.kill();
+      await p.start();
+      await p.send(id, "after the restart");
+      await follower.waitForOutput(() => follower.lines().some((l) => l.includes("turn.completed") && l.includes("after the restart")));
+      const events = follower.lines().map((l) => JSON.parse(l) as WireEvent);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(follower.child.exitCode).toBeNull();
+    } finally {
+      await follower.stop("SIGINT");
+    }
+  });
 });

@@ -1,5 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import { Argument, type Command } from "commander";
-import type { SchemaKind } from "../../schema-files.js";
+import { schemaFile, type SchemaKind } from "../../schema-files.js";
 
 const KINDS: readonly SchemaKind[] = ["config", "agent", "policy"];
 
@@ -21,7 +22,10 @@ export function registerSchemaCommand(program: Command): void {
       ].join("\n"),
     )
     .action(async (kind: SchemaKind) => {
-      // Loaded on use: the schemas pull in zod and every config module.
+      // The build writes each schema to the shipped file (the same text): printing it costs
+      // no zod and no config module. Built from the zod schemas only where it is missing.
+      const shipped = schemaFile(kind);
+      if (existsSync(shipped)) return void process.stdout.write(readFileSync(shipped, "utf8"));
       const { jsonSchemaFor } = await import("../../editor-schemas.js");
       process.stdout.write(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);
     });
