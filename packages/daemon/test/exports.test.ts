@@ -34,8 +34,11 @@ describe("export maps", () => {
 
   it("@wardrik/sdk", () => {
     expect(Object.keys(sdk).sort()).toEqual([
+      "DEFAULT_FINISHED_CALLS_FILE",
       "DEFAULT_IDEMPOTENCY_DIR",
+      "FileFinishedCalls",
       "FileIdempotencyStore",
+      "MemoryFinishedCalls",
       "MemoryIdempotencyStore",
       "Wardrik",
       "WardrikClient",

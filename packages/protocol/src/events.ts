@@ -65,14 +65,20 @@ export interface EventDataMap {
     error?: string;
   };
   "call.started": CallRef & { attempt: number; idempotency_key: string };
-  "call.completed": CallRef & { output: unknown; cost_usd: number; attempt?: number };
+  /** `late`: the call had been recorded failed for lack of a worker; a worker that had run it answered after all. */
+  "call.completed": CallRef & { output: unknown; cost_usd: number; attempt?: number; late?: true };
   "call.failed": CallRef & { error: string; cost_usd: number } & Failure;
   "call.killed": CallRef & { error: string; cost_usd?: number } & Failure;
   "call.timed_out": CallRef & { error: string; attempt: number; timeout_s: number; will_retry: boolean; cost_usd: number } & Failure;
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
-  /** `lost`: the call's answer was lost in a crash (code `lost`), not asked for by a policy rule. */
-  "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null } & ({ lost?: false } | ({ lost: true } & Failure));
+  /**
+   * `lost`: the call's answer was lost in a crash (code `lost`), not asked for by a policy rule;
+   * `worker` is the worker process it was last sent to, when the record knows it.
+   */
+  "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null } & (
+      { lost?: false } | ({ lost: true; worker?: { name: string; instance: string; node?: string } } & Failure)
+    );
   /** With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them. */
   "approval.granted": CallRef & { args?: unknown; original_args?: unknown };
   "approval.denied": CallRef & { reason: string } & Failure;

@@ -101,7 +101,47 @@ export type WorkerPong = z.infer<typeof WorkerPong>;
 export const WorkerDrain = z.object({ type: z.literal("drain") });
 export type WorkerDrain = z.infer<typeof WorkerDrain>;
 
-export const WorkerMessage = z.discriminatedUnion("type", [WorkerHello, WorkerRegister, WorkerResult, WorkerCost, WorkerPong, WorkerDrain]);
+const RecalledBase = { type: z.literal("recalled"), ask: Id, callId: Id };
+
+/**
+ * The answer to `recall`. `finished`: this worker ran the key to its end
+ * (in this process, or in an earlier one that shared its finished-calls
+ * store); the result is the one it gave, and `attempt` the attempt that ran.
+ * `running`: it runs the key now, as `attempt`; its `result` follows as usual.
+ * `unknown`: it neither runs nor remembers the key.
+ */
+export const WorkerRecalledFinishedOk = z.object({
+  ...RecalledBase,
+  state: z.literal("finished"),
+  attempt: Attempt,
+  ok: z.literal(true),
+  output: z.unknown(),
+});
+export const WorkerRecalledFinishedError = z.object({
+  ...RecalledBase,
+  state: z.literal("finished"),
+  attempt: Attempt,
+  ok: z.literal(false),
+  error: z.string(),
+});
+export const WorkerRecalledRunning = z.object({ ...RecalledBase, state: z.literal("running"), attempt: Attempt });
+export const WorkerRecalledUnknown = z.object({ ...RecalledBase, state: z.literal("unknown") });
+export const WorkerRecalled = z.discriminatedUnion("state", [
+  z.discriminatedUnion("ok", [WorkerRecalledFinishedOk, WorkerRecalledFinishedError]),
+  WorkerRecalledRunning,
+  WorkerRecalledUnknown,
+]);
+export type WorkerRecalled = z.infer<typeof WorkerRecalled>;
+
+export const WorkerMessage = z.discriminatedUnion("type", [
+  WorkerHello,
+  WorkerRegister,
+  WorkerResult,
+  WorkerCost,
+  WorkerPong,
+  WorkerDrain,
+  WorkerRecalled,
+]);
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 
 // Daemon -> worker.
@@ -168,6 +208,21 @@ export type DaemonPing = z.infer<typeof DaemonPing>;
 export const DaemonDraining = z.object({ type: z.literal("draining") });
 export type DaemonDraining = z.infer<typeof DaemonDraining>;
 
+/**
+ * Does this worker know the call with this idempotency key? The daemon asks
+ * before it hands a call whose answer was lost to a person, and before an
+ * approved re-run of such a call. The worker answers `recalled` with the same
+ * `ask`. An SDK older than this message ignores it; the daemon takes its
+ * silence for "unknown".
+ */
+export const DaemonRecall = z.object({
+  type: z.literal("recall"),
+  ask: Id,
+  callId: Id,
+  idempotencyKey: z.string().max(200),
+});
+export type DaemonRecall = z.infer<typeof DaemonRecall>;
+
 export const DaemonMessage = z.discriminatedUnion("type", [
   DaemonWelcome,
   DaemonRegistered,
@@ -176,5 +231,6 @@ export const DaemonMessage = z.discriminatedUnion("type", [
   DaemonError,
   DaemonPing,
   DaemonDraining,
+  DaemonRecall,
 ]);
 export type DaemonMessage = z.infer<typeof DaemonMessage>;

@@ -1,7 +1,7 @@
-import type { AbortReason, DaemonAbort, DaemonCall } from "@wardrik/protocol";
+import type { AbortReason, DaemonAbort, DaemonCall, DaemonRecall } from "@wardrik/protocol";
 import { CallTable } from "@wardrik/protocol";
-import { FinishedCalls } from "./finished-calls.js";
-import { OUTBOX_DEFAULTS, Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
+import { MemoryFinishedCalls, type FinishedCallRecord, type FinishedCallStore } from "./finished-calls.js";
+import { Outbox, type CallFrame, type OutboxLimits } from "./outbox.js";
 import { parseArgs, serializeResult, thrownMessage, type CheckedTool, type ParsedArgs, type ToolContext } from "./tool.js";
 import { runInTraceContext } from "./trace-context.js";
 
@@ -11,6 +11,11 @@ export interface CallLink {
   readonly ready: boolean;
   readonly maxResultBytes: number;
   sendCallFrame(message: CallFrame): void;
+}
+
+/** Where the answer to a daemon's question goes: the connection that asked; dropped if it has closed. */
+export interface ReplyLink {
+  reply(frame: string): void;
 }
 
 export interface RunnerHost {
@@ -32,6 +37,8 @@ interface Served {
   controller: AbortController | undefined;
   abortReason: Error | undefined;
   finished: boolean;
+  /** The same call sent again while its result was being remembered: answered once it is. */
+  resent: DaemonCall[];
 }
 
 /**
@@ -42,21 +49,21 @@ interface Served {
  */
 export class CallRunner {
   private readonly served = new CallTable<Served>();
+  /** The same calls by idempotency key, for a daemon's `recall`. */
+  private readonly servedByKey = new Map<string, Served>();
   private readonly outbox: Outbox;
-  private readonly finished: FinishedCalls;
+  private readonly finished: FinishedCallStore;
   private link: CallLink | undefined;
   private maxResultBytes = 1024 * 1024;
 
   constructor(
     private readonly host: RunnerHost,
     limits: OutboxLimits = {},
+    finished?: FinishedCallStore,
   ) {
     this.outbox = new Outbox(limits, (m) => host.warn(m));
-    this.finished = new FinishedCalls(
-      limits.maxMessages ?? OUTBOX_DEFAULTS.maxMessages,
-      limits.maxAgeMs ?? OUTBOX_DEFAULTS.maxAgeMs,
-      limits.maxChars ?? OUTBOX_DEFAULTS.maxChars,
-    );
+    this.finished =
+      finished ?? new MemoryFinishedCalls({ maxCalls: limits.maxMessages, maxAgeMs: limits.maxAgeMs, maxChars: limits.maxChars });
   }
 
   /** Messages waiting for a connection. */
@@ -97,31 +104,76 @@ export class CallRunner {
 
   serve(message: DaemonCall): void {
     const previous = this.served.get(message.callId);
-    if (previous && !previous.finished) abortServed(previous, abortReason("cancelled"));
-    else {
-      // Sent again after it finished here: the daemon lost the answer, not the effect. Answer, do not repeat it.
-      const body = this.finished.recall(message.callId);
-      if (body !== undefined) {
-        this.host.warn(
-          `Wardrik: ${message.tool} call ${message.callId} came again (attempt ${message.attempt}) after it finished here; answered with its result instead of running it twice.`,
-        );
-        return this.emit({ callId: message.callId, frame: resultHead(message) + body });
-      }
+    if (previous?.finished) {
+      // Sent again while its result is being remembered: answered with that result once it is.
+      previous.resent.push(message);
+      return;
     }
-    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false };
+    if (previous) {
+      abortServed(previous, abortReason("cancelled"));
+      return this.run(message);
+    }
+    // Sent again after it finished here: the daemon lost the answer, not the effect. Answer, do not repeat it.
+    const found = this.finished.get(message.ctx.idempotencyKey);
+    if (isPromiseLike(found)) {
+      found.then(
+        (record) => this.answerOrRun(message, record),
+        (err: unknown) => {
+          this.host.warn(`Wardrik: the finished-calls store could not be read (${thrownMessage(err)}); ${message.tool} runs.`);
+          this.run(message);
+        },
+      );
+    } else this.answerOrRun(message, found);
+  }
+
+  /**
+   * A daemon asks whether this worker knows a call's idempotency key (its
+   * answer was lost). The answer goes to the connection that asked, now.
+   */
+  recall(message: DaemonRecall, link: ReplyLink): void {
+    const head = `{"type":"recalled","ask":${JSON.stringify(message.ask)},"callId":${JSON.stringify(message.callId)},`;
+    const running = this.servedByKey.get(message.idempotencyKey);
+    if (running && !running.abortReason) return link.reply(`${head}"state":"running","attempt":${running.call.attempt}}`);
+    const answer = (record: FinishedCallRecord | undefined): void =>
+      link.reply(record ? `${head}"state":"finished","attempt":${record.attempt},${record.result.slice(1)}` : `${head}"state":"unknown"}`);
+    const found = this.finished.get(message.idempotencyKey);
+    if (!isPromiseLike(found)) return answer(found);
+    found.then(answer, (err: unknown) => {
+      // Unknown would let a person approve a second run; say nothing, as an older worker would.
+      this.host.warn(
+        `Wardrik: could not answer whether call ${message.callId} ran: the finished-calls store failed (${thrownMessage(err)}).`,
+      );
+    });
+  }
+
+  private answerOrRun(message: DaemonCall, record: FinishedCallRecord | undefined): void {
+    if (!record || record.callId !== message.callId) return this.run(message);
+    this.host.warn(
+      `Wardrik: ${message.tool} call ${message.callId} came again (attempt ${message.attempt}) after it finished here; answered with its result instead of running it twice.`,
+    );
+    this.emit({ callId: message.callId, frame: resultHead(message) + record.result.slice(1) });
+  }
+
+  private run(message: DaemonCall): void {
+    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false, resent: [] };
     this.served.set(message.callId, entry);
+    this.servedByKey.set(message.ctx.idempotencyKey, entry);
     const outcome = this.execute(entry);
-    if (typeof outcome === "string") return this.complete(entry, outcome);
+    if (typeof outcome === "string") {
+      const remembered = this.complete(entry, outcome);
+      if (remembered) this.host.track({ aborted: () => entry.abortReason !== undefined, done: remembered });
+      return;
+    }
     // The deadline holds even when the daemon cannot send its abort (link down at the time).
     const timer = setTimeout(() => abortServed(entry, abortReason("timeout")), message.ctx.timeoutMs);
     const done = outcome.then(
       (frame) => {
         clearTimeout(timer);
-        this.complete(entry, frame);
+        return this.complete(entry, frame);
       },
       (err: unknown) => {
         clearTimeout(timer);
-        this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
+        return this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
       },
     );
     this.host.track({ aborted: () => entry.abortReason !== undefined, done });
@@ -133,13 +185,50 @@ export class CallRunner {
     else this.outbox.hold(message);
   }
 
-  private complete(entry: Served, frame: string): void {
+  /**
+   * The call ended: its result is remembered, then sent. Returns a promise
+   * while the store is still writing (the result goes once it has).
+   */
+  private complete(entry: Served, frame: string): Promise<void> | undefined {
     entry.finished = true;
-    if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
+    const call = entry.call;
     // A stopped call's answer is no longer wanted: the daemon has already told the model.
-    if (entry.abortReason) return;
-    this.finished.remember(entry.call.callId, frame.slice(resultHead(entry.call).length));
-    this.emit({ callId: entry.call.callId, frame });
+    if (entry.abortReason) return this.forget(entry);
+    const body = frame.slice(resultHead(call).length);
+    const record: FinishedCallRecord = {
+      key: call.ctx.idempotencyKey,
+      callId: call.callId,
+      attempt: call.attempt,
+      at: Date.now(),
+      result: "{" + body,
+    };
+    const send = (): void => {
+      this.forget(entry);
+      this.emit({ callId: call.callId, frame });
+      for (const again of entry.resent) this.emit({ callId: again.callId, frame: resultHead(again) + body });
+    };
+    let stored: void | Promise<void>;
+    try {
+      stored = this.finished.put(record);
+    } catch (err) {
+      stored = Promise.reject(err);
+    }
+    if (!isPromiseLike(stored)) {
+      send();
+      return undefined;
+    }
+    return Promise.resolve(stored).then(send, (err: unknown) => {
+      this.host.warn(
+        `Wardrik: could not remember ${call.tool} call ${call.callId} as finished (${thrownMessage(err)}); its result is sent anyway.`,
+      );
+      send();
+    });
+  }
+
+  private forget(entry: Served): undefined {
+    if (this.served.get(entry.call.callId) === entry) this.served.delete(entry.call.callId);
+    if (this.servedByKey.get(entry.call.ctx.idempotencyKey) === entry) this.servedByKey.delete(entry.call.ctx.idempotencyKey);
+    return undefined;
   }
 
   /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { syncDir } from "./sync-dir.js";
 
 /** A remembered result. Present means "already done", whatever `value` is. */
 export interface IdempotencyRecord {
@@ -136,17 +137,3 @@ function defaultStore(): FileIdempotencyStore {
 
 /** `withIdempotency()` over the default store: `.wardrik/idempotency` under the working directory. */
 export const remember: Remember = (key, fn) => withIdempotency()(key, fn);
-
-/** Makes a rename durable on filesystems that need the directory synced; harmless where they don't. */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Some platforms (Windows) cannot open a directory; the rename is still atomic there.
-  }
-}

@@ -8,3 +8,7 @@ export { invokeTool } from "./invoke-tool.js";
 export type { ToolOutcome } from "./invoke-tool.js";
 export { DEFAULT_IDEMPOTENCY_DIR, FileIdempotencyStore, MemoryIdempotencyStore, remember, withIdempotency } from "./idempotency.js";
 export type { IdempotencyRecord, IdempotencyStore, Remember } from "./idempotency.js";
+export { MemoryFinishedCalls } from "./finished-calls.js";
+export type { FinishedCallLimits, FinishedCallRecord, FinishedCallStore } from "./finished-calls.js";
+export { DEFAULT_FINISHED_CALLS_FILE, FileFinishedCalls } from "./file-finished-calls.js";
+export type { FileFinishedCallsOptions } from "./file-finished-calls.js";

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { WORKER_CLOSE_CODES, WORKER_PATH } from "@wardrik/protocol";
 import { CallRunner, type RunningCall } from "./call-runner.js";
 import { CallTable } from "@wardrik/protocol";
+import type { FinishedCallStore } from "./finished-calls.js";
 import type { OutboxLimits } from "./outbox.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
 import { WorkerSession, type SessionHost } from "./worker-session.js";
@@ -33,6 +34,14 @@ export interface WardrikOptions {
    * (default: 1,000 messages, 15 minutes, 64 Mi characters).
    */
   outbox?: OutboxLimits;
+  /**
+   * Where the worker remembers the calls it finished, so it can answer for
+   * them when a daemon lost the answer (the daemon asks its workers before it
+   * asks a person, and a call sent again is answered, not run twice). Default:
+   * in memory, within the outbox's bounds. `new FileFinishedCalls(path)` keeps
+   * them in a file, so a restarted worker process still answers for them.
+   */
+  finishedCalls?: FinishedCallStore;
 }
 
 /** After a going-away close, the short reconnect delay applies this long. */
@@ -55,6 +64,7 @@ export class Wardrik {
   private readonly maxDelayMs: number;
   private readonly restartDelayMs: number;
   private readonly runner: CallRunner;
+  private readonly finishedCalls: FinishedCallStore | undefined;
   private session: WorkerSession | undefined;
   private listening: Promise<void> | undefined;
   private closing = false;
@@ -75,7 +85,9 @@ export class Wardrik {
         track: (call) => this.track(call),
       },
       options.outbox,
+      options.finishedCalls,
     );
+    this.finishedCalls = options.finishedCalls;
   }
 
   /**
@@ -132,6 +144,7 @@ export class Wardrik {
     }
     if (this.listening) await this.listening.catch(() => {});
     await this.idle();
+    await this.finishedCalls?.close?.();
   }
 
   private async serve(): Promise<void> {
@@ -144,6 +157,8 @@ export class Wardrik {
       .map(toWorkerUrl);
     if (wsUrls.length === 0) throw new Error(`WARDRIK_URL names no address: "${this.url}".`);
     if (this.tools.size === 0) this.warn("Wardrik: listening with no tools registered.");
+    // What earlier processes finished is known before the first call can come.
+    await this.finishedCalls?.open?.();
     const runner = this.runner;
     const host: SessionHost = {
       wsUrl: wsUrls[0]!,
@@ -155,6 +170,7 @@ export class Wardrik {
       onReady: (session) => runner.attach(session),
       onCall: (message) => runner.serve(message),
       onAbort: (message) => runner.abort(message),
+      onRecall: (message, session) => runner.recall(message, session),
       onUnsent: (messages) => runner.unsent(messages),
     };
     let failures = 0;

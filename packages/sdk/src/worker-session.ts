@@ -5,9 +5,10 @@ import {
   WORKER_PROTOCOL_VERSION,
   type DaemonAbort,
   type DaemonCall,
+  type DaemonRecall,
   type WorkerMessage,
 } from "@wardrik/protocol";
-import type { CallLink } from "./call-runner.js";
+import type { CallLink, ReplyLink } from "./call-runner.js";
 import type { CallFrame } from "./outbox.js";
 import type { CheckedTool } from "./tool.js";
 import { SDK_VERSION } from "./version.js";
@@ -24,6 +25,8 @@ export interface SessionHost {
   onReady(session: WorkerSession): void;
   onCall(message: DaemonCall): void;
   onAbort(message: DaemonAbort): void;
+  /** The daemon asks whether this worker knows a call; the answer goes back on `session`. */
+  onRecall(message: DaemonRecall, session: WorkerSession): void;
   /** Call messages this session took but could not write; the next connection sends them. */
   onUnsent(messages: CallFrame[]): void;
 }
@@ -48,7 +51,7 @@ interface Outgoing {
  * One WebSocket connection to the daemon: hello, register, then hand calls
  * and aborts to the host until it closes. Calls outlive it (see CallRunner).
  */
-export class WorkerSession implements CallLink {
+export class WorkerSession implements CallLink, ReplyLink {
   readonly ended: Promise<SessionEnd>;
   private readonly socket: WebSocket;
   private queue: Outgoing[] = [];
@@ -128,6 +131,12 @@ export class WorkerSession implements CallLink {
     this.enqueue({ frame: message.frame, call: message });
   }
 
+  /** An answer to the daemon's question on this connection; dropped if the connection has closed (the question died with it). */
+  reply(frame: string): void {
+    if (this.closed || this.socket.readyState !== WebSocket.OPEN) return;
+    this.enqueue({ frame });
+  }
+
   /** Asks the daemon for no new calls and waits until it agrees (or the link dies). */
   drain(timeoutMs = 5000): Promise<void> {
     if (!this.ready) return Promise.resolve();
@@ -186,6 +195,9 @@ export class WorkerSession implements CallLink {
         break;
       case "abort":
         this.host.onAbort(message);
+        break;
+      case "recall":
+        this.host.onRecall(message, this);
         break;
       case "ping":
         this.send(message.ts === undefined ? { type: "pong" } : { type: "pong", ts: message.ts });

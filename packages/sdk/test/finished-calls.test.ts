@@ -1,35 +1,39 @@
 import { expect, test } from "vitest";
-import { FinishedCalls } from "../src/finished-calls.js";
+import { MemoryFinishedCalls, type FinishedCallRecord } from "../src/finished-calls.js";
 
 function calls(maxCalls: number, maxAgeMs: number, maxChars: number) {
   let now = 0;
-  const f = new FinishedCalls(maxCalls, maxAgeMs, maxChars, () => now);
-  return { f, advance: (ms: number) => (now += ms) };
+  const f = new MemoryFinishedCalls({ maxCalls, maxAgeMs, maxChars }, () => now);
+  return { f, advance: (ms: number) => (now += ms), at: () => now };
 }
 
-test("remembers results by call, within the count bound", () => {
+const record = (key: string, result: string, at = 0): FinishedCallRecord => ({ key, callId: key, attempt: 1, at, result });
+const resultOf = (r: FinishedCallRecord | undefined) => r?.result;
+
+test("remembers results by idempotency key, within the count bound", () => {
   const { f } = calls(2, 60_000, 1000);
-  f.remember("a", "A");
-  f.remember("b", "B");
-  f.remember("c", "C");
-  expect([f.recall("a"), f.recall("b"), f.recall("c")]).toEqual([undefined, "B", "C"]);
+  f.put(record("a", "A"));
+  f.put(record("b", "B"));
+  f.put(record("c", "C"));
+  expect([f.get("a"), f.get("b"), f.get("c")].map(resultOf)).toEqual([undefined, "B", "C"]);
 });
 
 test("forgets results older than the age bound and past the size bound", () => {
-  const { f, advance } = calls(100, 1000, 10);
-  f.remember("old", "x");
+  const { f, advance, at } = calls(100, 1000, 10);
+  f.put(record("old", "x", at()));
   advance(1500);
-  expect(f.recall("old")).toBeUndefined();
-  f.remember("a", "12345");
-  f.remember("b", "123456");
-  expect(f.recall("a")).toBeUndefined();
-  expect(f.recall("b")).toBe("123456");
+  expect(f.get("old")).toBeUndefined();
+  f.put(record("a", "12345", at()));
+  f.put(record("b", "123456", at()));
+  expect(f.get("a")).toBeUndefined();
+  expect(resultOf(f.get("b"))).toBe("123456");
 });
 
-test("a call remembered again keeps its newer result when the older entry ages out", () => {
+test("a key remembered again keeps its newer result when the older entry ages out", () => {
   const { f } = calls(2, 60_000, 1000);
-  f.remember("a", "first");
-  f.remember("a", "second");
-  f.remember("b", "B");
-  expect(f.recall("a")).toBe("second");
+  f.put(record("a", "first"));
+  f.put(record("a", "second"));
+  f.put(record("b", "B"));
+  expect(resultOf(f.get("a"))).toBe("second");
+  expect(f.records().map((r) => r.result)).toEqual(["second", "B"]);
 });
