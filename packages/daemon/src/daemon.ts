@@ -31,9 +31,9 @@ import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
-import { redactOutcome } from "./tools/redacting-toolset.js";
 import { VERSION } from "./version.js";
-import { WorkerGateway } from "./tools/workers/worker-gateway.js";
+import type { WorkerGateway } from "./tools/workers/worker-gateway.js";
+import { daemonWorkers } from "./daemon-workers.js";
 import { McpOAuth, McpToolset } from "./tools/mcp/index.js";
 import { McpServers } from "./tools/mcp/mcp-servers.js";
 import { McpGrantStore } from "./store/mcp-grants.js";
@@ -163,8 +163,6 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   };
   const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
-  // Calls to a worker tool wait this long after a start for workers to reconnect, and this long for a lost worker's answer.
-  const reconnectGraceMs = positiveNumber(env.WARDRIK_RECONNECT_GRACE_MS) ?? 5_000;
   const node = await nodeOwnership(db, store, bus, {
     node: options.node,
     port: options.port ?? config.listen.port,
@@ -172,21 +170,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     keyRing: () => secrets.keyRing,
   });
-  // The runtime is made after the gateway it uses; late answers reach it once it exists.
-  const lateAnswers: { runtime?: Runtime } = {};
-  const workers = new WorkerGateway({
-    authenticate: (t) => store.tokens.authenticate(t),
-    log,
-    reconnectGraceMs,
-    ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
-    onLateAnswer: (org, { callId, attempt, outcome }) => {
-      // Not through the registry: blanked here, like every other tool outcome.
-      lateAnswers.runtime?.acceptLateAnswer(org, { callId, attempt, outcome: redactOutcome(outcome, redactor) }).then(
-        (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId, attempt }),
-        (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
-      );
-    },
-  });
+  // config.yaml `worker_grace`: calls to a worker tool wait this long after a start or takeover for workers to reconnect.
+  const reconnectGraceMs = config.worker_grace * 1000;
+  const { workers, attach: attachWorkers } = daemonWorkers({ store, node, redactor, log }, reconnectGraceMs);
   registry.add(workers);
   // OAuth grants of remote MCP servers, per org; every stored token joins the redactor here.
   const oauth = new McpOAuth({
@@ -227,7 +213,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     telemetry: observed.tracing.telemetry,
     orgRunningTurns: config.limits.org_running_turns,
   });
-  lateAnswers.runtime = runtime;
+  attachWorkers(runtime);
   eventsIO.attach(store, runtime, bus);
   if (slack && config.slack)
     integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });

@@ -1,5 +1,5 @@
 import type { Store } from "../store/store.js";
-import type { ForwardedCall } from "./remote-worker-calls.js";
+import type { ForwardedCall, ForwardedRecall } from "./remote-worker-calls.js";
 
 /**
  * Why a node must not run a call another node forwarded, or undefined when
@@ -21,6 +21,21 @@ export async function unrecordedCall(store: Store, call: ForwardedCall): Promise
   if ((row.decision ?? "allow") !== call.decision || row.decision === "deny")
     return `${refused}: it was decided ${row.decision ?? "allow"}, not ${call.decision}.`;
   if (!sameJson(row.args, call.args)) return `${refused}: its arguments differ from the recorded ones.`;
+  return undefined;
+}
+
+/**
+ * Why a node must not ask its workers about a call another node asks about,
+ * or undefined when it may: the call must be on the record, of an agent of
+ * that org, with that idempotency key. A signed question thus reaches only
+ * what the record already holds; it cannot probe workers for other keys.
+ */
+export async function unrecordedRecall(store: Store, recall: ForwardedRecall): Promise<string | undefined> {
+  const { callId, idempotencyKey } = recall.question;
+  const row = await store.calls.get(callId);
+  const agent = row ? await store.agents.get(row.agent_id) : undefined;
+  if (!row || !agent || agent.org !== recall.org || row.idempotency_key !== idempotencyKey)
+    return `No call ${callId} of org ${recall.org} with that idempotency key is on the record.`;
   return undefined;
 }
 

@@ -5,7 +5,7 @@ import { CLUSTER_HEADER, signRequest } from "./node-key.js";
 import type { PostgresDb } from "../store/postgres-db.js";
 import type { Unsubscribe } from "../store/postgres-listener.js";
 import type { Store } from "../store/store.js";
-import { stopReasonOf, type ToolCallContext, type ToolOutcome } from "../tools/toolset.js";
+import { stopReasonOf, type RecallAnswer, type RecallQuestion, type ToolCallContext, type ToolOutcome } from "../tools/toolset.js";
 import type { RemoteWorkers } from "../tools/workers/remote-workers.js";
 
 const TOOLS_CHANNEL = "wardrik_worker_tools";
@@ -25,6 +25,12 @@ export interface ForwardedCall {
   args: unknown;
   decision: string;
   ctx: { agent: string; run: string; callId: string; idempotencyKey: string; attempt: number; timeoutMs: number };
+}
+
+/** A recall question as the receiving node gets it: it asks its own workers once. */
+export interface ForwardedRecall {
+  org: string;
+  question: Pick<RecallQuestion, "callId" | "idempotencyKey" | "attempt" | "runningMs" | "lastInstance">;
 }
 
 /** What the receiving node answers: the outcome, and what the tool reported it cost. */
@@ -127,6 +133,38 @@ export class RemoteWorkerCalls implements RemoteWorkers {
       this.refusedUntil.set(target.node, Date.now() + REFUSED_MS);
     }
     return undefined;
+  }
+
+  async recall(org: string, q: RecallQuestion): Promise<RecallAnswer> {
+    const nodes = new Map<string, RemoteTool>();
+    for (const list of this.byOrg.get(org)?.values() ?? []) for (const t of list) nodes.set(t.node, t);
+    const { callId, idempotencyKey, attempt, runningMs, lastInstance } = q;
+    const body: ForwardedRecall = { org, question: { callId, idempotencyKey, attempt, runningMs, lastInstance } };
+    const http = new AbortController();
+    const onAbort = () => http.abort();
+    q.signal?.addEventListener("abort", onAbort, { once: true });
+    const asks = [...nodes.values()].map(async (target): Promise<RecallAnswer> => {
+      try {
+        const res = await this.post(target, "/v1/cluster/calls/recall", body, http.signal);
+        if (!res.ok) throw new Error(`node ${target.node} answered ${res.status}: ${await res.text()}`);
+        const answer = (await res.json()) as RecallAnswer;
+        return answer.known ? answer : { known: false, unknownTo: answer.unknownTo.map((w) => ({ ...w, node: w.node ?? target.node })) };
+      } catch (err) {
+        if (!http.signal.aborted)
+          this.log("debug", "asking another node's workers about a call failed", { node: target.node, callId, err: String(err) });
+        return { known: false, unknownTo: [] };
+      }
+    });
+    try {
+      // The first that knows answers; the others are stopped.
+      const known = await Promise.any(asks.map((a) => a.then((r) => (r.known ? r : Promise.reject(new Error("unknown"))))));
+      return known;
+    } catch {
+      return { known: false, unknownTo: (await Promise.all(asks)).flatMap((a) => (a.known ? [] : a.unknownTo)) };
+    } finally {
+      q.signal?.removeEventListener("abort", onAbort);
+      http.abort();
+    }
   }
 
   /** The outcome, or undefined when the node refused the connection (the call never reached it). */

@@ -28,6 +28,7 @@ export const PROVIDERS = ["openai", "openai-chat", "anthropic", "openai-compatib
 export const RESERVED_NAMESPACES = ["files", "workers"];
 export const DEFAULT_DATABASE = "sqlite:.wardrik/wardrik.db";
 export const DEFAULT_TOOL_TIMEOUT = 60;
+export const DEFAULT_WORKER_GRACE = 30;
 
 export function isDatabaseUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//.test(value) || (value.startsWith("sqlite:") && value.length > "sqlite:".length);
@@ -146,6 +147,13 @@ export const configSchema = z
     policy: nameText(`must be ${NAME_RULE} (a file in policies/)`).optional().describe("The policy for agents that name none."),
     tool_timeout: seconds().default(DEFAULT_TOOL_TIMEOUT).describe("Seconds before a tool call times out."),
     limits: limitsSchema.prefault({}),
+    worker_grace: z
+      .number()
+      .nonnegative({ error: "must be a number of seconds >= 0" })
+      .default(DEFAULT_WORKER_GRACE)
+      .describe(
+        "Seconds that calls wait for a worker after a start or a takeover before they fail with no worker, and that a call whose worker left waits for its answer; a call whose answer was lost goes to a person only when no worker knows it by then.",
+      ),
     ...integrationShape,
   })
   .superRefine((config, ctx) => {

@@ -45,6 +45,8 @@ export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp"> {
    * `mcp.NAME`, with why: a secret they name cannot be decrypted.
    */
   unusable?: Record<string, string>;
+  /** Seconds calls wait for workers after a start or takeover (and for a lost worker's answer). */
+  worker_grace: number;
 }
 
 /** An agent file (or an API-made agent) after loading. */

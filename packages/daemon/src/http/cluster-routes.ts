@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
-import type { ForwardedCall } from "../cluster/remote-worker-calls.js";
+import type { ForwardedCall, ForwardedRecall } from "../cluster/remote-worker-calls.js";
 import { CLUSTER_HEADER, SeenSignatures } from "../cluster/node-key.js";
 import type { ClusterCallHost } from "../cluster/cluster-call-host.js";
 import { CallStop, type StopReason } from "../tools/toolset.js";
@@ -22,16 +22,28 @@ const ForwardedCallBody = z.strictObject({
     timeoutMs: z.number().nonnegative(),
   }),
 });
+const RecallBody = z.strictObject({
+  org: z.string().min(1),
+  question: z.strictObject({
+    callId: z.string().min(1),
+    idempotencyKey: z.string(),
+    attempt: z.number().int().nonnegative(),
+    runningMs: z.number().nonnegative(),
+    lastInstance: z.string().optional(),
+  }),
+});
 const AbortBody = z.strictObject({ callId: z.string().min(1), reason: z.enum(["killed", "timeout", "cancelled", "shutdown"]) });
 const Answer = z.object({ outcome: z.unknown(), cost: z.number() });
 const Headers = z.object({ [CLUSTER_HEADER]: z.string().optional().describe("t=MS,k=KEYID,v1=SIGNATURE: the sending node's signature") });
 
 /**
  * Node-to-node routes of a cluster: a worker call for a worker connected
- * here, and the word that such a call must stop. No bearer token: the
+ * here, the word that such a call must stop, and the question whether the
+ * workers here know a call whose answer was lost. No bearer token: the
  * sending node signs each request with the node key, checked on the exact
  * bytes before anything is read from them (see cluster/node-key.ts); a call
- * runs only when the record shows it running (see cluster/recorded-call.ts).
+ * runs only when the record shows it running, and the workers are asked
+ * only about a call on the record with that key (see cluster/recorded-call.ts).
  */
 export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost): void {
   const running = new Map<string, AbortController>();
@@ -86,8 +98,30 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
         });
         return c.json({ outcome, cost });
       } finally {
-        running.delete(body.ctx.callId);
+        // The same call sent again (by a new owner) has its own entry now.
+        if (running.get(body.ctx.callId) === controller) running.delete(body.ctx.callId);
       }
+    },
+  });
+
+  routes.add({
+    method: "post",
+    path: "/v1/cluster/calls/recall",
+    operationId: "clusterCallRecall",
+    tags: ["cluster"],
+    summary: "Asks the workers connected here whether they know a call whose answer was lost (nodes only, signed)",
+    public: true,
+    headers: Headers,
+    rawBody: { contentType: "application/json", description: "The call asked about, exactly as the sending node signed it." },
+    response: z.looseObject({ known: z.boolean() }),
+    errors: [401, 403],
+    handler: async (c) => {
+      // Nothing about any worker or call is said before the signature holds, nor about a call not on the record.
+      const body: ForwardedRecall = await signed(c, "/v1/cluster/calls/recall", RecallBody);
+      const unrecorded = await host.unrecordedRecall(body);
+      if (unrecorded) throw new WardrikError("unauthorized", unrecorded, { status: 403 });
+      const question = { ...body.question, until: 0, signal: c.req.raw.signal };
+      return c.json(await host.recallHere(body.org, question));
     },
   });
 

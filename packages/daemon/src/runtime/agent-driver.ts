@@ -64,7 +64,7 @@ export class AgentDriver {
     readonly tools: ToolRegistry,
     readonly hooks: RuntimeHooks,
     readonly opts: EngineOptions,
-    /** When the daemon started: calls to tools nobody serves yet wait for workers until the grace ends. */
+    /** When this node took the agent (at start, or over from another node): calls wait for workers until the grace ends. */
     readonly startedAt: number,
     /** The fencing token of this node's lease on the agent: every write that advances its turns checks it. */
     readonly lease: number,

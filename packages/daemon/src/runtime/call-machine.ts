@@ -17,12 +17,16 @@ import type { CallStatus } from "../store/rows.js";
  *                             running --retry_after_timeout--> running (a safe call that timed out, once)
  *                             running --lose----> waiting      (may have run; a person decides)
  *                             waiting --complete> completed    (the lost answer arrived after all)
+ *                             failed --complete_late--> completed (failed for lack of a worker, but a worker
+ *                                                        had run it: its late answer says what happened)
  *   planned (saved undecided by state format 1) --allow|ask|deny|invalid--> as from new, allow gives approved
  *   any open state --kill--> killed
  *
  * Final states: completed, failed, denied, killed, timed_out. A final call
- * never changes again, and never runs again: after a crash its saved result
- * is replayed to the model.
+ * never runs again: after a crash its saved result is replayed to the model.
+ * It never changes again either, with one exception: a call that failed
+ * because no worker served it, whose earlier attempt a worker had in fact
+ * finished, becomes completed when that worker's answer arrives.
  */
 export type CallState = CallStatus;
 export type CallInput =
@@ -39,6 +43,7 @@ export type CallInput =
   | "fail"
   | "time_out"
   | "lose"
+  | "complete_late"
   | "kill";
 
 export interface CallMove {
@@ -86,6 +91,7 @@ const MOVES: Record<CallInput, Partial<Record<From, CallMove>>> = {
   },
   time_out: { running: { to: "timed_out", events: ["call.timed_out"] } },
   lose: { running: { to: "waiting", events: ["approval.requested"] } },
+  complete_late: { failed: { to: "completed", events: ["call.completed"] } },
   kill: Object.fromEntries(OPEN.map((s) => [s, { to: "killed", events: ["call.killed"] }])),
 };
 

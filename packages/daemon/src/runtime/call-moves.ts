@@ -3,6 +3,7 @@ import type { NewCall } from "../store/calls.js";
 import { toUsd } from "../store/money.js";
 import type { CallStatus } from "../store/rows.js";
 import type { AgentRef, Store, Writer } from "../store/store.js";
+import type { WorkerRef } from "../tools/toolset.js";
 import { nextCall, type CallInput } from "./call-machine.js";
 import { LOST_ANSWER } from "./types.js";
 
@@ -231,14 +232,52 @@ export async function timeOutCall(
   return true;
 }
 
-/** running -> waiting: the call may have run but its answer was lost; a person decides. */
-export async function loseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, args: unknown): Promise<boolean> {
+/**
+ * running -> waiting: the call may have run but its answer was lost, and no
+ * worker knows it; a person decides. `reason` starts with LOST_ANSWER and
+ * says where the call was last sent (`worker`), when that is known.
+ */
+export async function loseCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  args: unknown,
+  reason: string = LOST_ANSWER,
+  worker?: WorkerRef,
+): Promise<boolean> {
   move("running", "lose");
-  if (!(await store.calls.awaitPerson(w, call.id, LOST_ANSWER))) return false;
+  if (!(await store.calls.awaitPerson(w, call.id, reason))) return false;
+  const where = worker ? { worker: { name: worker.name, instance: worker.instance, ...(worker.node ? { node: worker.node } : {}) } } : {};
   w.emit(
     agent,
     "approval.requested",
-    { call: call.id, tool: call.tool, args, reason: LOST_ANSWER, rule: null, lost: true, ...failure("lost") },
+    { call: call.id, tool: call.tool, args, reason, rule: null, lost: true, ...where, ...failure("lost") },
+    { run: call.run, subject: call.id },
+  );
+  return true;
+}
+
+/**
+ * failed -> completed: the call was recorded failed because no worker served
+ * it, but a worker had run an earlier attempt and its answer came late. Only
+ * a call that failed for that reason changes, and only with an answer of an
+ * attempt that had been sent to a worker.
+ */
+export async function completeLate(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  output: unknown,
+  attempt: number,
+): Promise<boolean> {
+  move("failed", "complete_late");
+  if (!(await store.calls.completeLate(w, call.id, output, attempt))) return false;
+  w.emit(
+    agent,
+    "call.completed",
+    { call: call.id, tool: call.tool, output, cost_usd: 0, attempt, late: true },
     { run: call.run, subject: call.id },
   );
   return true;

@@ -8,6 +8,7 @@ import type { ResolvedTool } from "../tools/tool-registry.js";
 import type { ToolOutcome } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { completeCall, failCall, killCall, loseCall, recordLateCost, retryCall, startCall, timeOutCall } from "./call-moves.js";
+import { askWorkers, lastWorker, lostReason } from "./ask-workers.js";
 import { invokeTool } from "./invoke-tool.js";
 import { recoverCall } from "./recovery.js";
 import { completeRoundIn } from "./round-runner.js";
@@ -35,6 +36,15 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
     call = { ...call, status: "approved" };
   }
   if (call.status === "approved") {
+    if (call.attempts > 0) {
+      // A person approved running again a call whose answer was lost: a worker that ran it after all answers instead.
+      const answer = await askWorkers(d, call, Date.now(), turnSignal);
+      if (turnSignal.aborted) return;
+      if (answer?.known) {
+        await settleOutcome(d, turn, call, answer.outcome, 0, answer.attempt);
+        return;
+      }
+    }
     if (!tool) {
       await settle(d, turn, call, { isError: true, output: `Tool ${call.tool} is no longer available.` }, (w) =>
         failCall(w, d.store, d.ref, call, `Tool ${call.tool} is no longer available.`, "unknown_tool", 0, "approved"),
@@ -65,14 +75,29 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
     await dispatch(d, turn, call, tool, args, attempt, turnSignal);
     return;
   }
-  if (action === "await_answer" && tool?.toolset.awaitAnswer) {
-    const answer = await tool.toolset.awaitAnswer(call.id, scope, Math.max(d.graceLeftMs(), 1));
-    if (answer) {
-      await settleOutcome(d, turn, call, answer, 0, call.attempts);
-      return;
-    }
-  }
-  await d.store.tx((w) => loseCall(w, d.store, d.ref, call, args));
+  // Its worker may have run it: ask the workers (those that reconnect within the grace too) before a person.
+  await settleLost(d, turn, call, action === "await_answer" ? Date.now() + d.graceLeftMs() : 0, turnSignal);
+}
+
+/**
+ * A call whose answer was lost, safe or not to repeat: a worker that knows it
+ * settles it with its outcome; else it waits for a person, told where it ran.
+ */
+async function settleLost(
+  d: AgentDriver,
+  turn: TurnRow,
+  call: CallRow,
+  until: number,
+  turnSignal: AbortSignal,
+  costMicros = 0,
+): Promise<void> {
+  const answer = until > 0 ? await askWorkers(d, call, until, turnSignal) : undefined;
+  if (turnSignal.aborted) return;
+  if (answer?.known) return settleOutcome(d, turn, call, answer.outcome, costMicros, answer.attempt);
+  // Read again: the worker it went to was noted after the call started.
+  const last = lastWorker((await d.store.calls.get(call.id)) ?? call);
+  const args = parseStored(call.args, `call ${call.id} arguments`);
+  await settleCost(d, call, costMicros, (w) => loseCall(w, d.store, d.ref, call, args, lostReason(last, answer), last));
 }
 
 /** Runs attempts of a call until it is final, handed to a person, or its turn stops. */
@@ -118,7 +143,7 @@ async function dispatch(
       if (!(await settleCost(d, call, costMicros, (w) => retryCall(w, d.store, d.ref, call, attempt + 1, why)))) return;
       continue;
     }
-    await settleOutcome(d, turn, call, outcome, costMicros, attempt);
+    await settleOutcome(d, turn, call, outcome, costMicros, attempt, turnSignal);
     return;
   }
 }
@@ -178,6 +203,7 @@ async function settleOutcome(
   outcome: ToolOutcome,
   costMicros: number,
   attempt: number,
+  turnSignal: AbortSignal = new AbortController().signal,
 ): Promise<void> {
   const from = call.status === "approved" ? "running" : call.status;
   if (outcome.ok) {
@@ -199,7 +225,8 @@ async function settleOutcome(
   const error = outcome.error;
   switch (outcome.kind) {
     case "lost":
-      await settleCost(d, call, costMicros, (w) => loseCall(w, d.store, d.ref, call, parseStored(call.args, `call ${call.id} arguments`)));
+      // The worker that ran it left and did not come back within the grace: ask the others once.
+      await settleLost(d, turn, call, Date.now(), turnSignal, costMicros);
       return;
     case "timeout": {
       const t = { error, attempt, timeoutS: d.opts.toolTimeoutMs / 1000, costMicros };

@@ -7,9 +7,10 @@ export interface EngineOptions {
   /** How long a tool call may run (config `tool_timeout`, default 60 s). */
   toolTimeoutMs: number;
   /**
-   * After a start, how long a call to a worker tool nobody serves yet waits
-   * for workers to reconnect, and how long an interrupted call's worker may
-   * take to deliver the answer it kept (default 5 s).
+   * config.yaml `worker_grace`: after a start or a takeover, how long a call
+   * to a worker tool nobody serves yet waits for workers to reconnect, and how
+   * long the workers are asked about an interrupted call before a person is
+   * (default 30 s).
    */
   reconnectGraceMs: number;
   /** Test hook: base of the model retry backoff. */

@@ -1,9 +1,17 @@
 import type { Tx } from "../store/db.js";
 import { LeaseLostError } from "../store/writer.js";
 
-/** What another node must learn about an agent it owns: new work, turns that were cancelled, a call to stop. */
+/**
+ * What another node must learn about an agent it owns: new work, turns that
+ * were cancelled, a call to stop, history cleared, or a call that failed for
+ * lack of a worker completed late (its round's results and history change).
+ */
 export type Poke =
-  { kind: "work" } | { kind: "cancel"; turns: string[] } | { kind: "kill"; call: string } | { kind: "cleared"; conversations: string[] };
+  | { kind: "work" }
+  | { kind: "cancel"; turns: string[] }
+  | { kind: "kill"; call: string }
+  | { kind: "cleared"; conversations: string[] }
+  | { kind: "late"; run: string; call: string };
 
 /**
  * Which node drives an agent. On one node (SQLite) this node owns every agent

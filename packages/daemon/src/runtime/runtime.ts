@@ -14,7 +14,8 @@ import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { leaseLostAnswer } from "./lost-lease.js";
 import { OrgTurnSlots } from "./org-turn-slots.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
-import { acceptLateAnswer, approve, cancel, clear, deny, kill } from "./turn-control.js";
+import { approve, cancel, clear, deny, kill } from "./turn-control.js";
+import { acceptLateAnswer } from "./late-answer.js";
 import { noTelemetry } from "./telemetry.js";
 import type { RuntimeHooks } from "./types.js";
 
@@ -46,7 +47,6 @@ export class Runtime {
   readonly opts: EngineOptions;
   readonly ownership: Ownership;
   private readonly sleep: SleepKeeper;
-  private readonly startedAt = Date.now();
   private closed = false;
 
   constructor(
@@ -57,7 +57,7 @@ export class Runtime {
   ) {
     this.opts = {
       toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
-      reconnectGraceMs: options.reconnectGraceMs ?? 5_000,
+      reconnectGraceMs: options.reconnectGraceMs ?? 30_000,
       log: options.log ?? silentLogger,
       telemetry: options.telemetry ?? noTelemetry,
       turnSlots: new OrgTurnSlots(options.orgRunningTurns ?? Number.POSITIVE_INFINITY),
@@ -141,7 +141,8 @@ export class Runtime {
     }
     const lease = await this.ownership.claim(row.id);
     if (lease === undefined) throw new OwnedElsewhere(`Agent ${row.name} is driven by another node.`);
-    const d = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, this.startedAt, lease);
+    // The worker grace runs from now: after a start, and after a takeover of an agent another node drove.
+    const d = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, Date.now(), lease);
     d.onUnreadable = () => {
       if (this.drivers.get(agentId) === d) this.drivers.delete(agentId);
     };
@@ -238,10 +239,27 @@ export class Runtime {
       for (const c of poke.conversations) d.forgetPrompt(c);
       return;
     }
+    if (poke.kind === "late") {
+      void this.resettle(d, poke.run, poke.call);
+      return;
+    }
     if (poke.kind === "cancel") for (const t of poke.turns) d.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
     void this.resume(agentId).catch((err: unknown) =>
       this.opts.log("error", "resuming a poked agent failed", { agent: agentId, err: String(err) }),
     );
+  }
+
+  /** Another node completed a call of a turn driven here late: the round (if open) and the prompt take it in. */
+  private async resettle(d: AgentDriver, run: string, callId: string): Promise<void> {
+    try {
+      const call = await this.store.calls.get(callId);
+      const turn = await this.store.turns.get(run);
+      if (call?.status === "completed" && call.result !== null)
+        d.rounds.get(run)?.settle(callId, false, JSON.parse(call.result) as unknown);
+      if (turn) d.forgetPrompt(turn.conversation_id);
+    } catch (err) {
+      this.opts.log("warn", "taking in a late answer completed elsewhere failed", { agent: d.id, call: callId, err: String(err) });
+    }
   }
 
   // ---- recovery ----

@@ -2,10 +2,9 @@ import { WardrikError } from "@wardrik/protocol";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import { parseStored } from "../store/state-error.js";
 import type { AgentRef, Writer } from "../store/store.js";
-import type { LateAnswer } from "../tools/toolset.js";
 import { CallStop } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
-import { approveCall, completeCall, failCall, killCall, refuseCall } from "./call-moves.js";
+import { approveCall, killCall, refuseCall } from "./call-moves.js";
 import { isFinalCall } from "./call-machine.js";
 import { TurnStop } from "./engine-options.js";
 import type { Runtime } from "./runtime.js";
@@ -19,7 +18,7 @@ import { endOpenTurn, resumeTurn } from "./turn-moves.js";
  */
 
 /** The agent's driver here (when this node owns it) and the reference its writes use. */
-async function reach(rt: Runtime, agent: AgentRow): Promise<{ d: AgentDriver | undefined; ref: AgentRef }> {
+export async function reach(rt: Runtime, agent: AgentRow): Promise<{ d: AgentDriver | undefined; ref: AgentRef }> {
   const d = await rt.driverIfOwned(agent.id);
   return { d, ref: d?.ref ?? { id: agent.id, org: agent.org } };
 }
@@ -158,7 +157,7 @@ async function resolveApproval(
  * another node drives the agent, it is poked in the same commit. Returns the
  * turn's conversation, or undefined when the call had changed.
  */
-async function decide(
+export async function decide(
   rt: Runtime,
   d: AgentDriver | undefined,
   ref: AgentRef,
@@ -176,38 +175,4 @@ async function decide(
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "work" }));
     return turn.conversation_id;
   });
-}
-
-/**
- * An answer for a call nobody in this process waits for: a worker kept
- * running it through a restart, or its connection came back after the call
- * was handed to a person. The call completes (and its turn goes on) if it is
- * still open; an answer for a final call is dropped.
- */
-export async function acceptLateAnswer(rt: Runtime, org: string, answer: LateAnswer): Promise<boolean> {
-  const { callId, outcome } = answer;
-  const found = await rt.store.calls.get(callId);
-  if (!found || isFinalCall(found.status) || found.status === "planned") return false;
-  if (found.status === "waiting" && found.error_code !== "lost") return false;
-  // The call was started again since this attempt: the later attempt answers (it may be on its way to another worker
-  // process, which would run it after this answer had been stored). Checked again by the write itself.
-  if (found.attempts > answer.attempt) return false;
-  const call = { ...found, answerOf: answer.attempt };
-  const agent = await rt.store.agents.get(call.agent_id);
-  // Only a worker of the call's own org may answer it.
-  if (!agent || agent.org !== org || agent.status === "unreadable") return false;
-  const { d, ref } = await reach(rt, agent);
-  const from = call.status as "running" | "waiting" | "approved";
-  const conversation = await decide(rt, d, ref, call, async (w) => {
-    const moved = outcome.ok
-      ? await completeCall(w, rt.store, ref, call, from, outcome.output ?? null, 0, answer.attempt)
-      : await failCall(w, rt.store, ref, call, outcome.error, "tool_error", 0, from);
-    // An attempt still in flight on the owner (a safe call retried meanwhile) has nothing left to do: stop it.
-    if (moved && !d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "kill", call: callId }));
-    return moved;
-  });
-  if (conversation === undefined) return false;
-  d?.callControllers.get(callId)?.abort(new CallStop("killed"));
-  d?.kick(conversation);
-  return true;
 }

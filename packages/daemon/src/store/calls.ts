@@ -50,6 +50,7 @@ export function savedCallRow(run: string, agentId: string, round: number, positi
     attempts: running ? 1 : 0,
     started_at: running ? now : null,
     ended_at: final ? now : null,
+    worker: null,
   };
 }
 
@@ -193,6 +194,26 @@ export class CallsTable {
       `UPDATE calls SET status = 'killed', result = ?, error_code = ?, ended_at = ? WHERE run = ? AND status IN ${OPEN} RETURNING id, tool`,
       [JSON.stringify(result), code, now, run],
     );
+  }
+
+  /**
+   * failed -> completed, for a call that failed because no worker served it
+   * (code no_worker) when a worker's answer of an attempt it was sent says it ran.
+   */
+  async completeLate(tx: Tx, id: string, output: unknown, attempt: number): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE calls SET status = 'completed', result = ?, error_code = NULL WHERE id = ? AND status = 'failed' AND error_code = 'no_worker' AND attempts >= ?",
+      [JSON.stringify(output ?? null), id, attempt],
+    );
+    return res.changes > 0;
+  }
+
+  /**
+   * Notes which worker process a running call was sent to. Not a state change
+   * and not fenced: any node that hands the call to one of its workers writes it.
+   */
+  async sentTo(id: string, worker: string): Promise<void> {
+    await this.db.run("UPDATE calls SET worker = ? WHERE id = ? AND status = 'running'", [worker, id]);
   }
 
   async addCost(tx: Tx, id: string, micros: number): Promise<void> {

@@ -102,6 +102,8 @@ export interface CallRow {
   attempts: number;
   started_at: string | null;
   ended_at: string | null;
+  /** The worker process the call was last sent to (JSON of a WorkerRef), for worker tools; else null. */
+  worker: string | null;
 }
 
 export interface InputRow {

@@ -39,6 +39,12 @@ export class TurnsTable {
     return (await tx.get<{ status: TurnStatusValue }>(sql, [id]))?.status;
   }
 
+  /** Like `lock`, with how many rounds' results are in the history. */
+  async lockProgress(tx: Tx, id: string): Promise<Pick<TurnRow, "status" | "rounds_done" | "conversation_id"> | undefined> {
+    const sql = `SELECT status, rounds_done, conversation_id FROM turns WHERE id = ?${this.db.dialect === "postgres" ? " FOR UPDATE" : ""}`;
+    return tx.get<Pick<TurnRow, "status" | "rounds_done" | "conversation_id"> & Row>(sql, [id]);
+  }
+
   /** A conversation's turns, newest first; `before` (a turn ID) pages back to older ones. */
   list(conversationId: string, opts: { before?: string | undefined; limit: number }): Promise<TurnRow[]> {
     return opts.before === undefined

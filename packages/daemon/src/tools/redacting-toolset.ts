@@ -1,6 +1,6 @@
 import type { SecretRedactor } from "../secrets/redactor.js";
 import type { Tx } from "../store/db.js";
-import type { ToolCallContext, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
+import type { RecallQuestion, ToolCallContext, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
 
 /** A tool outcome with known secret values blanked from its output or error; the same object when none occur. */
 export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): ToolOutcome {
@@ -31,10 +31,10 @@ export function redactingToolset(inner: Toolset, redactor: SecretRedactor): Tool
     overrides.callInTransaction = async (tx: Tx, tool: string, args: unknown, ctx: ToolCallContext) =>
       redactOutcome(await inner.callInTransaction!(tx, tool, args, ctx), redactor);
   }
-  if (inner.awaitAnswer) {
-    overrides.awaitAnswer = async (callId: string, scope: ToolScope, timeoutMs: number) => {
-      const outcome = await inner.awaitAnswer!(callId, scope, timeoutMs);
-      return outcome && redactOutcome(outcome, redactor);
+  if (inner.recall) {
+    overrides.recall = async (question: RecallQuestion, scope: ToolScope) => {
+      const answer = await inner.recall!(question, scope);
+      return answer.known ? { ...answer, outcome: redactOutcome(answer.outcome, redactor) } : answer;
     };
   }
   if (inner.status) {

@@ -61,6 +61,33 @@ export interface LateAnswer {
   outcome: ToolOutcome;
 }
 
+/** A worker process as the record names it: its display name and the SDK instance (one per process). */
+export interface WorkerRef {
+  name: string;
+  instance: string;
+  /** The node it was connected to, in a cluster. */
+  node?: string | undefined;
+}
+
+/** A question to the workers of an org: does one of you know this call's idempotency key? */
+export interface RecallQuestion {
+  callId: string;
+  idempotencyKey: string;
+  /** The attempt on record: a plain answer of an earlier attempt does not settle the call. */
+  attempt: number;
+  /** Workers that connect until then (ms since the epoch) are asked too; already past, the connected ones are asked once. */
+  until: number;
+  /** How long to wait for the answer of a worker that runs the call now. */
+  runningMs: number;
+  /** The worker instance the call was last sent to: once it says it does not know the call, nobody else is waited for. */
+  lastInstance?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** What the workers know of a call: its outcome when one ran it, else which workers said they do not know it. */
+export type RecallAnswer =
+  { known: true; outcome: ToolOutcome; attempt: number; worker?: WorkerRef | undefined } | { known: false; unknownTo: WorkerRef[] };
+
 export interface ToolScope {
   org: string;
   agentId: string;
@@ -105,11 +132,13 @@ export interface Toolset {
    */
   callInTransaction?(tx: Tx, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome>;
   /**
-   * Waits up to `timeoutMs` for the answer of a call a previous process
-   * started (a worker that kept running it through a restart may deliver it);
-   * undefined when none came.
+   * Asks the processes that may have run a call whose answer was lost (every
+   * connected worker of the org, on any node) whether they know it: a worker
+   * that ran it answers with its result, one that runs it now with its answer
+   * once it ends. A call a previous process started is settled the same way
+   * when its worker delivers the answer it kept.
    */
-  awaitAnswer?(callId: string, scope: ToolScope, timeoutMs: number): Promise<ToolOutcome | undefined>;
+  recall?(question: RecallQuestion, scope: ToolScope): Promise<RecallAnswer>;
   /**
    * Waits until the toolset can serve `tool` (a worker reconnecting after a
    * restart), up to `timeoutMs`. Recovery uses it instead of failing at once.

@@ -1,7 +1,7 @@
 /**
  * A worker tool that no worker serves fails at once, saying so, instead of
- * waiting out the call timeout; only right after a start do calls wait a few
- * seconds for workers to reconnect.
+ * waiting out the call timeout; only right after a start do calls wait for
+ * workers to reconnect, for config.yaml's `worker_grace`.
  */
 import { expect, it } from "vitest";
 import { agentFile, createProject, short } from "../helpers/spawn-daemon.js";
@@ -9,7 +9,7 @@ import { agentFile, createProject, short } from "../helpers/spawn-daemon.js";
 it("fails at once with 'No worker serves workers/NAME' once the start's grace has passed", async (ctx) => {
   const p = await createProject({
     scope: ctx,
-    env: { WARDRIK_RECONNECT_GRACE_MS: "300" },
+    config: (text) => `${text}worker_grace: 0.3\n`,
     scripts: {
       invoicer: 'steps:\n  - tool_calls: [{ tool: "workers/send_invoice", args: { to: "a@example.com" } }]\n  - text: "{{result}}"\n',
     },
@@ -32,8 +32,7 @@ it("a call made during the start's grace, with no worker ever arriving, fails on
   const p = await createProject({
     scope: ctx,
     start: false,
-    config: (text) => `${text}tool_timeout: 120\n`,
-    env: { WARDRIK_RECONNECT_GRACE_MS: String(GRACE_MS) },
+    config: (text) => `${text}tool_timeout: 120\nworker_grace: ${GRACE_MS / 1000}\n`,
     scripts: {
       invoicer: 'steps:\n  - tool_calls: [{ tool: "workers/send_invoice", args: { to: "a@example.com" } }]\n  - text: "{{result}}"\n',
     },

@@ -275,8 +275,12 @@ export interface FaultWorker {
   killFile: string;
   /** The worker's log so far. */
   log(): LogEntry[];
-  /** Orders the worker to SIGKILL `pid` once a matching execution has logged "end" (before its result leaves). */
-  killOnEnd(order: { pid: number; tool?: FaultTool; tag?: string }): void;
+  /**
+   * Orders the worker to SIGKILL `pid` once a matching execution has logged
+   * "end": before its result leaves ("held", the default), or with the daemon
+   * frozen, once the result frame is written to it ("sent").
+   */
+  killOnEnd(order: { pid: number; tool?: FaultTool; tag?: string; when?: "held" | "sent" }): void;
   stderr(): string;
   stop(): Promise<void>;
 }
@@ -289,8 +293,16 @@ export function readLog(file: string): LogEntry[] {
     .map((l) => JSON.parse(l) as LogEntry);
 }
 
-/** Spawns the fixture worker against the daemon (it reconnects by itself after a restart). */
-export function startWorker(d: Pick<FaultDaemon, "url" | "token">, dir: string, name = "worker"): FaultWorker {
+/**
+ * Spawns the fixture worker against the daemon (it reconnects by itself after a restart).
+ * `finishedFile`: the worker remembers finished calls in that file (a new process with the same file answers for them).
+ */
+export function startWorker(
+  d: Pick<FaultDaemon, "url" | "token">,
+  dir: string,
+  name = "worker",
+  opts: { finishedFile?: string } = {},
+): FaultWorker {
   mkdirSync(dir, { recursive: true });
   const logFile = join(dir, `${name}.log.jsonl`);
   const killFile = join(dir, `${name}.kill.json`);
@@ -300,6 +312,7 @@ export function startWorker(d: Pick<FaultDaemon, "url" | "token">, dir: string, 
     WARDRIK_TOKEN: d.token,
     FAULT_LOG: logFile,
     FAULT_KILL_FILE: killFile,
+    ...(opts.finishedFile ? { FAULT_FINISHED_FILE: opts.finishedFile } : {}),
   };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", WORKER_FIXTURE], {
@@ -351,6 +364,11 @@ export async function send(d: FaultDaemon, agentId: string, text: string, conver
   return r.message;
 }
 
+/** An approval asked because a call's answer was lost: the reason starts with LOST_ANSWER (then says where the call ran). */
+export function isLostAnswer(e: FaultEvent): boolean {
+  return typeof e.data.reason === "string" && e.data.reason.startsWith(LOST_ANSWER) && e.data.lost === true;
+}
+
 export interface SettleResult {
   /** Calls approved after their answer was lost (call ID -> times approved). */
   approved: Map<string, number>;
@@ -375,7 +393,7 @@ export async function settle(d: FaultDaemon, agentId: string, accepted: string[]
       handled.add(e.seq);
       // Already answered (by the caller, before this settle).
       if (events.some((x) => x.seq > e.seq && x.data.call === e.data.call && /^approval\.(granted|denied)$/.test(short(x.type)))) continue;
-      if (e.data.reason !== LOST_ANSWER || e.data.lost !== true) {
+      if (!isLostAnswer(e)) {
         unexpectedApprovals.push(e);
         continue;
       }
@@ -539,7 +557,7 @@ export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; 
       lostResults += ends.filter((x) => !(x.pid === out?.pid && x.exec === out?.exec)).length;
     }
     for (const a of asked) {
-      if (a.data.reason !== LOST_ANSWER) fail(`${label} waited for approval with reason ${JSON.stringify(a.data.reason)}`);
+      if (!isLostAnswer(a)) fail(`${label} waited for approval with reason ${JSON.stringify(a.data.reason)}`);
     }
     if (c.safe) {
       if (asked.length > 0) fail(`${label} is safe to repeat but waited for approval ${asked.length} time(s)`);

@@ -34,6 +34,7 @@ import {
 export interface FaultProject {
   p: TestProject;
   d: FaultDaemon;
+  /** The worker; a test may put another in its place (it is stopped after the file). */
   w: FaultWorker;
   agentId: string;
   /** Messages the API accepted (202), in order, over the whole file. */
@@ -84,16 +85,29 @@ export function asFaultDaemon(p: TestProject): FaultDaemon {
   };
 }
 
+export interface FaultProjectOptions {
+  /** config.yaml `worker_grace`, seconds (default 5: these tests wait it out where no worker comes). */
+  workerGrace?: number;
+  /** The worker remembers finished calls in this file (FileFinishedCalls). */
+  finishedFile?: string;
+}
+
 /** Call in beforeAll: the project, the worker (stopped after the file), the agent. */
-export async function faultProject(byPrefix: Record<string, TurnShape>, fallback: TurnShape = {}): Promise<FaultProject> {
+export async function faultProject(
+  byPrefix: Record<string, TurnShape>,
+  fallback: TurnShape = {},
+  options: FaultProjectOptions = {},
+): Promise<FaultProject> {
   const p = await createProject({
     scripts: { [AGENT]: faultScript(fallback, byPrefix) },
     files: faultFiles(),
     remove: ["agents/helper.md"],
+    config: (text) => `${text.replace(/\n?$/, "\n")}worker_grace: ${options.workerGrace ?? 5}\n`,
   });
   const d = asFaultDaemon(p);
-  const w = startWorker(d, join(dirname(p.dir), "faults"));
-  afterAll(() => w.stop());
+  const w = startWorker(d, join(dirname(p.dir), "faults"), "worker", { finishedFile: options.finishedFile });
+  // The worker a test swapped in (f.w = ...) is stopped too.
+  afterAll(() => fp.w.stop());
   await waitForWorker(d, w.child.pid!);
   const agentId = await agentIdOf(d);
   const accepted: string[] = [];
@@ -149,12 +163,12 @@ export async function faultProject(byPrefix: Record<string, TurnShape>, fallback
     },
     async restart(opts = {}) {
       await d.start();
-      if (opts.waitForWorker !== false) await waitForWorker(d, w.child.pid!);
+      if (opts.waitForWorker !== false) await waitForWorker(d, fp.w.child.pid!);
     },
-    logOf: (prefix) => w.log().filter((l) => l.tag.startsWith(prefix)),
+    logOf: (prefix) => fp.w.log().filter((l) => l.tag.startsWith(prefix)),
     async settleAndCheck(messages = accepted) {
       const r = await settle(d, agentId, messages);
-      const report = checkInvariants({ ...scopeToMessages(r.events, w.log(), messages), accepted: messages });
+      const report = checkInvariants({ ...scopeToMessages(r.events, fp.w.log(), messages), accepted: messages });
       expect(r.unexpectedApprovals, "approvals asked for another reason than the lost answer").toEqual([]);
       expect(report.failures, "invariants").toEqual([]);
       return { ...r, report };

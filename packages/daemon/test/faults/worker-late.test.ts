@@ -1,7 +1,7 @@
 /**
  * A crash that takes the workers down too (a machine restart): the daemon comes
- * back first, its workers a little later. Recovery must wait for them (up to
- * the call timeout) instead of failing the calls at once (issue 5, acceptance 4).
+ * back first, its workers a little later. Recovery must wait for them (for
+ * config.yaml's worker_grace) instead of failing the calls at once (issue 5, acceptance 4).
  *
  * Here the turn was interrupted during its first model call, so after the
  * restart the daemon asks the model again, and the model asks for worker tools
@@ -14,7 +14,8 @@ import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from
 
 let f: FaultProject;
 beforeAll(async () => {
-  f = await faultProject({ late: { model1Ms: 1000, toolMs: { lookup: 100, upsert: 100, charge: 100 } } });
+  // The default worker_grace: a worker process takes a while to start on a busy machine.
+  f = await faultProject({ late: { model1Ms: 1000, toolMs: { lookup: 100, upsert: 100, charge: 100 } } }, {}, { workerGrace: 30 });
 });
 
 describe("workers that come back after the daemon", () => {

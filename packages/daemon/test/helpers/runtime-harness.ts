@@ -78,6 +78,8 @@ export interface HarnessOptions {
   policy?: Policy | null;
   toolsets?: Toolset[];
   toolTimeoutMs?: number;
+  /** The runtime's worker grace (config `worker_grace`); 5 s here, shorter than the daemon's default. */
+  workerGraceMs?: number;
   synchronous?: "NORMAL" | "FULL";
   sleepCheckMs?: number;
   memoryCollect?: MemoryCollectOptions;
@@ -123,6 +125,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   for (const t of options.toolsets ?? []) registry.add(t);
   const runtime = new Runtime(store, registry, hooks, {
     toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
+    reconnectGraceMs: options.workerGraceMs ?? 5_000,
     modelBackoffMs: 5,
     sleepCheckMs: options.sleepCheckMs ?? 1000,
     ...(options.memoryCollect ? { memoryCollect: options.memoryCollect } : {}),

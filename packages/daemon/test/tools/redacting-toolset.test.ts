@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/redactor.js";
 import type { Tx } from "../../src/store/db.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
-import type { ToolCallContext, ToolOutcome, ToolScope, Toolset } from "../../src/tools/toolset.js";
+import type { RecallAnswer, ToolCallContext, ToolOutcome, ToolScope, Toolset } from "../../src/tools/toolset.js";
 
 const SECRET = "sk-wrapped-0123456789";
 
@@ -27,8 +27,8 @@ class Quoting implements Toolset {
     this.calls++;
     return Promise.resolve({ ok: false, kind: "failed", error: `failed with ${SECRET}` });
   }
-  awaitAnswer(): Promise<ToolOutcome | undefined> {
-    return Promise.resolve({ ok: true, output: SECRET });
+  recall(): Promise<RecallAnswer> {
+    return Promise.resolve({ known: true, outcome: { ok: true, output: SECRET }, attempt: 1 });
   }
   waitFor(): Promise<boolean> {
     return Promise.resolve(true);
@@ -50,7 +50,12 @@ describe("a toolset in a registry with a redactor", () => {
     const ctx = {} as ToolCallContext;
     expect(await ts.call("it", {}, ctx)).toEqual({ ok: true, output: { text: "it is [secret:KEY]", list: ["[secret:KEY]"] } });
     expect(await ts.callInTransaction!({} as Tx, "it", {}, ctx)).toEqual({ ok: false, kind: "failed", error: "failed with [secret:KEY]" });
-    expect(await ts.awaitAnswer!("call_1", { org: "o", agentId: "a" }, 10)).toEqual({ ok: true, output: "[secret:KEY]" });
+    const question = { callId: "call_1", idempotencyKey: "call_1", attempt: 1, until: 0, runningMs: 10 };
+    expect(await ts.recall!(question, { org: "o", agentId: "a" })).toEqual({
+      known: true,
+      outcome: { ok: true, output: "[secret:KEY]" },
+      attempt: 1,
+    });
     expect(ts.status!({ org: "o", agentId: "a" })).toEqual([{ name: "quote", status: "down", reason: "refused [secret:KEY]" }]);
     expect(ts.kind).toBe("files");
     expect(await ts.waitFor!("it", { org: "o", agentId: "a" }, 10)).toBe(true);

@@ -92,11 +92,12 @@ test("an answer nobody waits for goes to the runtime, tagged with the worker's o
   ]);
 });
 
-test("a call of a previous daemon can be awaited: a worker's answer arrives, or nothing after the timeout", async () => {
+test("a call of a previous daemon settles when its worker delivers the answer it kept, while the workers are asked", async () => {
   daemon = await startDaemon();
-  const waited = daemon.gateway.awaitAnswer("call_kept", { org: "org-a", agentId: "agt_test" }, 10_000);
+  const scope = { org: "org-a", agentId: "agt_test" };
+  const question = { callId: "call_kept", idempotencyKey: "call_kept", attempt: 1, until: Date.now() + 10_000, runningMs: 10_000 };
+  const waited = daemon.gateway.recall(question, scope);
   const raw = await connectRawWorker(daemon.url, "token-a", [{ name: "send_email" }]);
   raw.answer("call_kept", 1, { sent: "once" });
-  expect(await waited).toEqual({ ok: true, output: { sent: "once" } });
-  expect(await daemon.gateway.awaitAnswer("call_never", { org: "org-a", agentId: "agt_test" }, 100)).toBeUndefined();
+  expect(await waited).toEqual({ known: true, outcome: { ok: true, output: { sent: "once" } }, attempt: 1 });
 });

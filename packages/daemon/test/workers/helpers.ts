@@ -23,6 +23,8 @@ export async function startDaemon(options: Partial<WorkerGatewayOptions> = {}, p
   const gateway = new WorkerGateway({
     authenticate: (token) => Promise.resolve(TOKENS[token] ? { org: TOKENS[token] } : undefined),
     log: (level, msg, fields) => logs.push({ level, msg, ...(fields ? { fields } : {}) }),
+    // Shorter than the daemon's 30 s: these tests wait out the start's grace where no worker serves a tool.
+    reconnectGraceMs: 5_000,
     ...options,
   });
   const server: Server = createServer((_req, res) => res.writeHead(404).end());

@@ -1,5 +1,5 @@
 import type { WorkerToolDescriptor } from "@wardrik/protocol";
-import type { ToolCallContext, ToolOutcome } from "../toolset.js";
+import type { RecallAnswer, RecallQuestion, ToolCallContext, ToolOutcome } from "../toolset.js";
 
 /**
  * Workers connected to other nodes of a cluster. A node with no worker of a
@@ -17,6 +17,12 @@ export interface RemoteWorkers {
    * never left this node).
    */
   call(org: string, tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome | undefined>;
+  /**
+   * Asks the workers of the other live nodes whether they know a call (each
+   * node asks its connected workers once, and waits for one that runs it).
+   * Never throws: a node that cannot be reached knows nothing.
+   */
+  recall(org: string, question: RecallQuestion): Promise<RecallAnswer>;
   /** What this node's workers serve for `org` now (after a worker registered or left). */
   publish(org: string, tools: { name: string; descriptor: WorkerToolDescriptor }[]): void;
 }

@@ -1,23 +1,30 @@
 import type { WorkerCost, WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 import { LOST_ANSWER } from "@wardrik/protocol";
-import { stopReasonOf, type LateAnswer, type ToolCallContext, type ToolOutcome } from "../toolset.js";
+import { stopReasonOf, type LateAnswer, type ToolCallContext, type ToolOutcome, type WorkerRef } from "../toolset.js";
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
+
+/** Someone who waits for a call's answer: the runtime that sent it, or one that took it over. */
+interface Waiter {
+  /** Set for a caller that sent the call (its signal stops it, its `cost` counts what the worker reports). */
+  readonly ctx: ToolCallContext | undefined;
+  readonly resolve: (outcome: ToolOutcome | undefined) => void;
+  onAbort: (() => void) | undefined;
+}
 
 /** A call sent to a worker (or awaited from one) and not answered yet. */
 interface PendingCall {
   readonly org: string;
   readonly callId: string;
-  readonly tool: string;
-  readonly ctx: ToolCallContext | undefined;
+  tool: string;
+  /** The attempt whose answer settles it; an earlier attempt's answer is late. */
   attempt: number;
   /** The worker running it; undefined once that worker is gone (or for a call adopted after a restart). */
   worker: WorkerConnection | undefined;
+  waiters: Waiter[];
   done: boolean;
   timer: NodeJS.Timeout | undefined;
-  onAbort: (() => void) | undefined;
-  resolve: (outcome: ToolOutcome | undefined) => void;
 }
 
 export interface WorkerCallsOptions {
@@ -28,6 +35,17 @@ export interface WorkerCallsOptions {
   log: Logger;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart). */
   onLateAnswer?: ((org: string, answer: LateAnswer) => void) | undefined;
+  /** A call left for a worker: which one (recorded, so a person asked about a lost answer learns where it ran). */
+  onDispatched?: ((org: string, callId: string, worker: WorkerRef) => void) | undefined;
+}
+
+/** What a waiter that took a call over holds: its answer, and a way to say which worker runs it now. */
+export interface Watch {
+  readonly outcome: Promise<ToolOutcome | undefined>;
+  /** A worker said it runs the call as `attempt`: its answer (from any connection of the org) settles the watch. */
+  bind(worker: WorkerConnection, attempt: number): void;
+  /** Stops waiting (undefined to this watch); the call itself goes on for any other waiter. */
+  cancel(): void;
 }
 
 /**
@@ -36,40 +54,50 @@ export interface WorkerCallsOptions {
  * worker goes away mid-call, the call waits a grace period for its answer,
  * which a reconnecting worker delivers (from any connection of the same
  * org); after that it is reported lost and the runtime applies its rule.
+ * A call sent again while it is still in flight here (a new owner took its
+ * agent over) joins the one in flight: both get its one answer.
  */
 export class WorkerCalls {
   private readonly pending = new CallTable<PendingCall>();
 
   constructor(private readonly opts: WorkerCallsOptions) {}
 
-  /** Sends a call to `worker` and resolves with its outcome. */
+  /** Sends a call to `worker` and resolves with its outcome; joins the call when it is in flight here already. */
   start(tool: string, args: unknown, ctx: ToolCallContext, worker: WorkerConnection): Promise<ToolOutcome> {
     const existing = this.pending.get(ctx.callId);
-    if (existing && !existing.done) return Promise.resolve({ ok: false, kind: "failed", error: `Call ${ctx.callId} is already running.` });
-    return new Promise<ToolOutcome | undefined>((resolve) => {
-      const call: PendingCall = {
-        org: ctx.org,
-        callId: ctx.callId,
-        tool,
-        ctx,
-        attempt: ctx.attempt,
-        worker: undefined,
-        done: false,
-        timer: undefined,
-        onAbort: undefined,
-        resolve,
-      };
-      call.onAbort = () => this.stop(call);
-      this.pending.set(ctx.callId, call);
-      ctx.signal.addEventListener("abort", call.onAbort, { once: true });
-      this.dispatch(call, args, worker);
-    }).then((o) => o ?? { ok: false, kind: "lost", error: LOST_ANSWER });
+    if (existing && !existing.done && existing.org === ctx.org) {
+      this.opts.log("info", "a call sent again while in flight joins it", { callId: ctx.callId, attempt: existing.attempt });
+      return this.wait(existing, ctx).then((o) => o ?? lost());
+    }
+    const call: PendingCall = {
+      org: ctx.org,
+      callId: ctx.callId,
+      tool,
+      attempt: ctx.attempt,
+      worker: undefined,
+      waiters: [],
+      done: false,
+      timer: undefined,
+    };
+    this.pending.set(ctx.callId, call);
+    const outcome = this.wait(call, ctx);
+    this.dispatch(call, args, ctx, worker);
+    return outcome.then((o) => o ?? lost());
   }
 
-  private dispatch(call: PendingCall, args: unknown, worker: WorkerConnection): void {
-    const ctx = call.ctx!;
-    call.worker = worker;
-    worker.inFlight += 1;
+  private wait(call: PendingCall, ctx: ToolCallContext | undefined): Promise<ToolOutcome | undefined> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = { ctx, resolve, onAbort: undefined };
+      call.waiters.push(waiter);
+      if (ctx) {
+        waiter.onAbort = () => this.stop(call, waiter);
+        ctx.signal.addEventListener("abort", waiter.onAbort, { once: true });
+      }
+    });
+  }
+
+  private dispatch(call: PendingCall, args: unknown, ctx: ToolCallContext, worker: WorkerConnection): void {
+    this.bindTo(call, worker);
     worker.send({
       type: "call",
       callId: call.callId,
@@ -84,13 +112,24 @@ export class WorkerCalls {
         ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
       },
     });
+    this.opts.onDispatched?.(call.org, call.callId, worker.ref());
   }
 
-  /** The call's signal aborted: tell its worker why (unless the daemon is only stopping), and settle it. */
-  private stop(call: PendingCall): void {
-    const why = stopReasonOf(call.ctx!.signal);
-    // On shutdown the worker keeps the call running and hands its answer to the next daemon.
-    if (why !== "shutdown") call.worker?.send({ type: "abort", callId: call.callId, reason: why });
+  private bindTo(call: PendingCall, worker: WorkerConnection): void {
+    if (call.worker) call.worker.inFlight -= 1;
+    if (call.timer) clearTimeout(call.timer);
+    call.timer = undefined;
+    call.worker = worker;
+    worker.inFlight += 1;
+  }
+
+  /**
+   * A waiter's signal aborted. With others still waiting (the call was taken
+   * over) it only leaves; the last one tells the worker why (unless the
+   * daemon is only stopping) and settles the call.
+   */
+  private stop(call: PendingCall, waiter: Waiter): void {
+    const why = stopReasonOf(waiter.ctx!.signal);
     const full = `workers/${call.tool}`;
     const error =
       why === "killed"
@@ -98,40 +137,64 @@ export class WorkerCalls {
         : why === "timeout"
           ? `${full} timed out.`
           : `${full} was stopped because its turn ended before it finished.`;
-    this.finish(call, { ok: false, kind: why === "timeout" ? "timeout" : "killed", error });
+    const outcome: ToolOutcome = { ok: false, kind: why === "timeout" ? "timeout" : "killed", error };
+    if (call.waiters.length > 1) {
+      call.waiters = call.waiters.filter((w) => w !== waiter);
+      waiter.resolve(outcome);
+      return;
+    }
+    // On shutdown the worker keeps the call running and hands its answer to the next daemon.
+    if (why !== "shutdown") call.worker?.send({ type: "abort", callId: call.callId, reason: why });
+    this.finish(call, outcome);
   }
 
   /**
-   * Waits up to `timeoutMs` for the answer of a call a previous process sent
-   * (a worker that kept running it through a restart). Undefined if none came.
+   * Waits for the answer of a call this process did not send: one a previous
+   * process (or another node) sent to a worker that may deliver it here.
+   * Only the answer of `attempt` (or a later one) settles it; when the call is
+   * in flight here already, the watch joins it.
    */
-  adopt(org: string, callId: string, timeoutMs: number): Promise<ToolOutcome | undefined> {
-    if (this.pending.get(callId)) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const call: PendingCall = {
-        org,
-        callId,
-        tool: "",
-        ctx: undefined,
-        attempt: 0,
-        worker: undefined,
-        done: false,
-        timer: undefined,
-        onAbort: undefined,
-        resolve,
-      };
-      call.timer = setTimeout(() => this.finish(call, undefined), Math.max(0, timeoutMs));
+  watch(org: string, callId: string, attempt: number, timeoutMs: number): Watch {
+    const existing = this.pending.get(callId);
+    let call: PendingCall;
+    if (existing && !existing.done && existing.org === org) call = existing;
+    else {
+      call = { org, callId, tool: "", attempt, worker: undefined, waiters: [], done: false, timer: undefined };
       this.pending.set(callId, call);
+    }
+    let waiter: Waiter | undefined;
+    const outcome = new Promise<ToolOutcome | undefined>((resolve) => {
+      waiter = { ctx: undefined, resolve, onAbort: undefined };
+      call.waiters.push(waiter);
     });
+    const timer = setTimeout(() => leave(), Math.max(0, timeoutMs));
+    const leave = (): void => {
+      clearTimeout(timer);
+      if (!waiter || call.done) return;
+      call.waiters = call.waiters.filter((w) => w !== waiter);
+      waiter.resolve(undefined);
+      // Nobody waits any longer: an answer that comes now is a late one.
+      if (call.waiters.length === 0) this.finish(call, undefined);
+    };
+    void outcome.finally(() => clearTimeout(timer));
+    return {
+      outcome,
+      bind: (worker, running) => {
+        if (call.done || call.worker === worker) return;
+        call.attempt = Math.min(call.attempt, running);
+        this.bindTo(call, worker);
+      },
+      cancel: leave,
+    };
   }
 
-  /** A worker's answer: for the call it belongs to (any attempt, from any connection of its org), or a late one. */
+  /** A worker's answer: for the call it belongs to (from any connection of its org), or a late one. */
   result(conn: WorkerConnection, message: WorkerResult, checkSize: boolean): void {
     const outcome = this.toOutcome(message, checkSize);
     const call = this.pending.get(message.callId);
     // An earlier attempt's answer does not settle a later one: that attempt may be on its way to another worker
     // process, which would then run the call after its result was stored. The runtime decides what it is worth.
-    if (!call || call.done || (call.ctx && message.attempt < call.attempt)) {
+    if (!call || call.done || message.attempt < call.attempt) {
       const late = { callId: message.callId, attempt: message.attempt, outcome };
       if (this.opts.onLateAnswer) this.opts.onLateAnswer(conn.org, late);
       else this.opts.log("debug", "late result dropped", { ...conn.describe(), callId: message.callId, attempt: message.attempt });
@@ -162,15 +225,16 @@ export class WorkerCalls {
     return { ok: true, output };
   }
 
-  /** A cost a worker reported for a call it is running. */
+  /** A cost a worker reported for a call it is running: it counts for the caller that joined last. */
   cost(conn: WorkerConnection, message: WorkerCost): void {
     const call = this.pending.get(message.callId);
-    if (!call?.ctx || call.org !== conn.org) {
+    const ctx = call?.waiters.findLast((w) => w.ctx)?.ctx;
+    if (!call || !ctx || call.org !== conn.org) {
       this.opts.log("debug", "cost for a call that is no longer running was dropped", { ...conn.describe(), callId: message.callId });
       return;
     }
     try {
-      call.ctx.cost(message.usd);
+      ctx.cost(message.usd);
     } catch (err) {
       this.opts.log("error", "recording a worker cost failed", {
         callId: message.callId,
@@ -192,7 +256,7 @@ export class WorkerCalls {
         from: conn.id,
         graceMs: this.opts.graceMs,
       });
-      call.timer = setTimeout(() => this.finish(call, { ok: false, kind: "lost", error: LOST_ANSWER }), this.opts.graceMs);
+      call.timer = setTimeout(() => this.finish(call, lost()), this.opts.graceMs);
     }
   }
 
@@ -200,17 +264,21 @@ export class WorkerCalls {
     if (call.done) return;
     call.done = true;
     if (call.timer) clearTimeout(call.timer);
-    if (call.onAbort) call.ctx?.signal.removeEventListener("abort", call.onAbort);
+    for (const w of call.waiters) if (w.onAbort) w.ctx?.signal.removeEventListener("abort", w.onAbort);
     if (call.worker) call.worker.inFlight -= 1;
     call.worker = undefined;
     if (this.pending.get(call.callId) === call) this.pending.delete(call.callId);
-    call.resolve(outcome);
+    for (const w of call.waiters) w.resolve(outcome);
   }
 
   /** Settles every open call (the gateway is closing): nobody here will hear their answers. */
   closeAll(): void {
-    for (const call of this.pending.values()) this.finish(call, call.ctx ? { ok: false, kind: "lost", error: LOST_ANSWER } : undefined);
+    for (const call of this.pending.values()) this.finish(call, call.waiters.some((w) => w.ctx) ? lost() : undefined);
   }
+}
+
+function lost(): ToolOutcome {
+  return { ok: false, kind: "lost", error: LOST_ANSWER };
 }
 
 function truncate(text: string, max: number): string {

@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import type { DaemonMessage, WorkerErrorCode, WorkerToolDescriptor } from "@wardrik/protocol";
 import { WORKER_CLOSE_CODES } from "@wardrik/protocol";
+import type { WorkerRef } from "../toolset.js";
 
 /** One connected worker process: its socket, its tools and the calls it is running. */
 export class WorkerConnection {
@@ -74,6 +75,11 @@ export class WorkerConnection {
     this.gone = true;
     this.queue = [];
     this.socket.terminate();
+  }
+
+  /** The worker process as the record names it. */
+  ref(): WorkerRef {
+    return { name: this.name, instance: this.instance };
   }
 
   describe(): Record<string, unknown> {

@@ -4,21 +4,21 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import {
   NAME_PATTERN,
   WORKER_CLOSE_CODES,
-  WORKER_PATH,
   WORKER_PROTOCOL_VERSION,
   WorkerMessage,
   type WorkerHello,
   type WorkerRegister,
-  type WorkerResult,
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
-import type { LateAnswer, ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
+import type { LateAnswer, RecallAnswer, RecallQuestion, ToolCallContext, ToolInfo, ToolOutcome, ToolScope } from "../toolset.js";
+import type { Toolset, WorkerRef } from "../toolset.js";
 import { WorkerCalls } from "./worker-calls.js";
+import { WorkerRecall } from "./worker-recall.js";
 import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRoutes } from "./worker-routes.js";
-import { bearerToken, errorMessage, isRecord, isResultMessage, refuse } from "./worker-wire.js";
+import { checkUpgrade, errorMessage, isRecord, isResultMessage } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -33,13 +33,16 @@ export interface WorkerGatewayOptions {
   /** Largest serialised result; a bigger one fails the call. Default 1 MiB. */
   maxResultBytes?: number;
   /**
-   * After the gateway starts, calls to a tool no worker serves yet wait this
-   * long for workers to reconnect; and a call whose worker goes away waits
-   * this long for its answer (a reconnecting worker delivers it). Default 5 s.
+   * config.yaml `worker_grace`: after the gateway starts, calls to a tool no
+   * worker serves yet wait this long for workers to reconnect; and a call
+   * whose worker goes away waits this long for its answer (a reconnecting
+   * worker delivers it). Default 30 s.
    */
   reconnectGraceMs?: number;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
   onLateAnswer?: (org: string, answer: LateAnswer) => void;
+  /** A call left for a worker connected here: which worker (the record keeps it, for a person asked about a lost answer). */
+  onDispatched?: (org: string, callId: string, worker: WorkerRef) => void;
   /** Workers connected to other nodes of a cluster. */
   remote?: RemoteWorkers;
   ids?: IdGenerator;
@@ -60,6 +63,7 @@ export class WorkerGateway implements Toolset {
   private readonly connections = new Set<WorkerConnection>();
   private readonly routes = new WorkerRoutes();
   private readonly calls: WorkerCalls;
+  private readonly recaller: WorkerRecall;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly log: Logger;
   private readonly ids: IdGenerator;
@@ -76,10 +80,18 @@ export class WorkerGateway implements Toolset {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 30_000;
     this.maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
-    const graceMs = options.reconnectGraceMs ?? 5_000;
+    const graceMs = options.reconnectGraceMs ?? 30_000;
     this.graceMs = graceMs;
     this.graceEndsAt = Date.now() + graceMs;
-    this.calls = new WorkerCalls({ graceMs, maxResultBytes: this.maxResultBytes, log: this.log, onLateAnswer: options.onLateAnswer });
+    const { onLateAnswer, onDispatched } = options;
+    this.calls = new WorkerCalls({ graceMs, maxResultBytes: this.maxResultBytes, log: this.log, onLateAnswer, onDispatched });
+    this.recaller = new WorkerRecall({
+      connections: (org) => [...this.connections].filter((c) => c.org === org && c.greeted && !c.gone),
+      calls: this.calls,
+      remote: options.remote,
+      closed: () => this.closed,
+      log: this.log,
+    });
     this.wss = new WebSocketServer({
       noServer: true,
       clientTracking: false,
@@ -94,30 +106,8 @@ export class WorkerGateway implements Toolset {
 
   /** Hand the HTTP server's `upgrade` events for `/v1/workers` to this. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path !== WORKER_PATH) return refuse(socket, 404, "not_found", `Workers connect to ${WORKER_PATH}.`);
-    if (this.closed) return refuse(socket, 503, "unavailable", "The daemon is shutting down; reconnect later.", true);
-    const token = bearerToken(req.headers.authorization);
-    if (!token) return refuse(socket, 401, "unauthorized", "Send a worker token as `Authorization: Bearer TOKEN` (WARDRIK_TOKEN).");
-    // The socket can fail while the token is checked; without a listener that error would crash the daemon.
-    const onEarlyError = (): void => {
-      socket.destroy();
-    };
-    socket.on("error", onEarlyError);
-    this.options.authenticate(token).then(
-      (identity) => {
-        socket.off("error", onEarlyError);
-        if (socket.destroyed) return;
-        if (!identity) return refuse(socket, 401, "unauthorized", "The token is not valid. Check WARDRIK_TOKEN.");
-        if (this.closed) return refuse(socket, 503, "unavailable", "The daemon is shutting down; reconnect later.", true);
-        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, identity.org));
-      },
-      (err: unknown) => {
-        socket.off("error", onEarlyError);
-        this.log("error", "worker authentication failed", { error: errorMessage(err) });
-        refuse(socket, 500, "internal", "The daemon could not check the token; retry later.", true);
-      },
-    );
+    const gate = { closed: () => this.closed, authenticate: this.options.authenticate, log: this.log };
+    checkUpgrade(req, socket, gate, (org) => this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, org)));
   }
 
   private accept(ws: WebSocket, org: string): void {
@@ -131,6 +121,7 @@ export class WorkerGateway implements Toolset {
     ws.on("close", (code, reason) => {
       this.connections.delete(conn);
       this.detach(conn);
+      this.recaller.dropped(conn);
       this.log("info", "worker disconnected", { ...conn.describe(), code, reason: reason.toString() });
     });
     ws.on("error", (err) => {
@@ -157,7 +148,7 @@ export class WorkerGateway implements Toolset {
       if (conn.gone) return;
       // Results are most of the traffic; a hand check of their shape spares a schema pass and a copy.
       if (conn.greeted && isResultMessage(item)) {
-        this.onResult(conn, item, checkSizes);
+        this.calls.result(conn, item, checkSizes);
         continue;
       }
       const result = WorkerMessage.safeParse(item);
@@ -180,9 +171,11 @@ export class WorkerGateway implements Toolset {
       case "register":
         return this.register(conn, message);
       case "result":
-        return this.onResult(conn, message, checkSizes);
+        return this.calls.result(conn, message, checkSizes);
       case "cost":
         return this.calls.cost(conn, message);
+      case "recalled":
+        return this.recaller.answered(conn, message);
       case "pong":
         return;
       case "drain":
@@ -237,10 +230,6 @@ export class WorkerGateway implements Toolset {
     this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     conn.send({ type: "registered", accepted, skipped });
     this.log("info", "worker registered tools", { ...conn.describe(), accepted, skipped });
-  }
-
-  private onResult(conn: WorkerConnection, message: WorkerResult, checkSize: boolean): void {
-    this.calls.result(conn, message, checkSize);
   }
 
   /** Takes a connection out of routing; its calls wait for their answers a while. Safe to call twice. */
@@ -350,9 +339,14 @@ export class WorkerGateway implements Toolset {
     }
   }
 
-  /** Toolset seam: a call of a previous daemon whose worker may still deliver its answer. */
-  awaitAnswer(callId: string, scope: ToolScope, timeoutMs: number): Promise<ToolOutcome | undefined> {
-    return this.calls.adopt(scope.org, callId, timeoutMs);
+  /** Toolset seam: asks every worker of the org, on every node, whether it knows the call (see WorkerRecall). */
+  recall(question: RecallQuestion, scope: ToolScope): Promise<RecallAnswer> {
+    return this.recaller.recall(scope.org, question, true);
+  }
+
+  /** A question another node asks of the workers connected here. */
+  recallHere(org: string, question: RecallQuestion): Promise<RecallAnswer> {
+    return this.recaller.recall(org, question, false);
   }
 
   /** Toolset seam: wait for a worker of the tool to (re)connect. */

@@ -1,6 +1,43 @@
 /** The worker endpoint's wire-level checks: the bearer token, refusing an upgrade, and a result message's shape. */
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { WorkerResult } from "@wardrik/protocol";
+import { WORKER_PATH, type WorkerResult } from "@wardrik/protocol";
+import type { Logger } from "../../log/logger.js";
+
+export interface UpgradeGate {
+  closed(): boolean;
+  /** Maps a worker token to its org; undefined refuses the connection. */
+  authenticate(token: string): Promise<{ org: string } | undefined>;
+  log: Logger;
+}
+
+/** Checks a worker's upgrade request (path, token) and calls `accept` with its org, or refuses it with a reason. */
+export function checkUpgrade(req: IncomingMessage, socket: Duplex, gate: UpgradeGate, accept: (org: string) => void): void {
+  const path = (req.url ?? "/").split("?")[0];
+  if (path !== WORKER_PATH) return refuse(socket, 404, "not_found", `Workers connect to ${WORKER_PATH}.`);
+  if (gate.closed()) return refuse(socket, 503, "unavailable", "The daemon is shutting down; reconnect later.", true);
+  const token = bearerToken(req.headers.authorization);
+  if (!token) return refuse(socket, 401, "unauthorized", "Send a worker token as `Authorization: Bearer TOKEN` (WARDRIK_TOKEN).");
+  // The socket can fail while the token is checked; without a listener that error would crash the daemon.
+  const onEarlyError = (): void => {
+    socket.destroy();
+  };
+  socket.on("error", onEarlyError);
+  gate.authenticate(token).then(
+    (identity) => {
+      socket.off("error", onEarlyError);
+      if (socket.destroyed) return;
+      if (!identity) return refuse(socket, 401, "unauthorized", "The token is not valid. Check WARDRIK_TOKEN.");
+      if (gate.closed()) return refuse(socket, 503, "unavailable", "The daemon is shutting down; reconnect later.", true);
+      accept(identity.org);
+    },
+    (err: unknown) => {
+      socket.off("error", onEarlyError);
+      gate.log("error", "worker authentication failed", { error: errorMessage(err) });
+      refuse(socket, 500, "internal", "The daemon could not check the token; retry later.", true);
+    },
+  );
+}
 
 export function bearerToken(header: string | undefined): string | undefined {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

@@ -1,0 +1,41 @@
+import type { Logger } from "./log/logger.js";
+import type { NodeOwnership } from "./cluster/node-ownership.js";
+import type { Runtime } from "./runtime/runtime.js";
+import type { SecretRedactor } from "./secrets/redactor.js";
+import type { Store } from "./store/store.js";
+import { redactOutcome } from "./tools/redacting-toolset.js";
+import { WorkerGateway } from "./tools/workers/worker-gateway.js";
+
+/**
+ * The daemon's worker gateway, tied to the rest of the daemon: tokens from
+ * the store; the worker each call leaves for noted in the record (a person
+ * asked about a lost answer learns where it ran); answers nobody here waits
+ * for handed to the runtime, which exists only after the gateway
+ * (`attach`).
+ */
+export function daemonWorkers(
+  deps: { store: Store; node: NodeOwnership; redactor: SecretRedactor; log: Logger },
+  workerGraceMs: number,
+): { workers: WorkerGateway; attach(runtime: Runtime): void } {
+  const { store, node, redactor, log } = deps;
+  let runtime: Runtime | undefined;
+  const workers = new WorkerGateway({
+    authenticate: (t) => store.tokens.authenticate(t),
+    log,
+    reconnectGraceMs: workerGraceMs,
+    ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
+    onDispatched: (_org, callId, worker) => {
+      // Not worth holding the call for: a crash before this write only leaves the prompt without the worker's name.
+      const where = JSON.stringify(node.clustered ? { ...worker, node: node.node } : worker);
+      store.calls.sentTo(callId, where).catch((err: unknown) => log("warn", "noting a call's worker failed", { callId, err: String(err) }));
+    },
+    onLateAnswer: (org, { callId, attempt, outcome }) => {
+      // Not through the registry: blanked here, like every other tool outcome.
+      runtime?.acceptLateAnswer(org, { callId, attempt, outcome: redactOutcome(outcome, redactor) }).then(
+        (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId, attempt }),
+        (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
+      );
+    },
+  });
+  return { workers, attach: (rt) => (runtime = rt) };
+}
