@@ -42,9 +42,13 @@ export interface Cluster {
   node(name: string): ClusterNode;
 }
 
-/** Config for a cluster with a short lease, so failover tests take seconds. */
+/**
+ * Config for a cluster with a short lease, so failover tests take seconds, and
+ * a worker grace of 5 s: a call whose answer died with a node goes to a person
+ * once the workers that are left have said they do not know it and 5 s passed.
+ */
 function withLease(seconds: number): (init: string) => string {
-  return (text) => `${text.replace(/\n?$/, "\n")}cluster:\n  lease: ${seconds}\n`;
+  return (text) => `${text.replace(/\n?$/, "\n")}cluster:\n  lease: ${seconds}\nworker_grace: 5\n`;
 }
 
 /**

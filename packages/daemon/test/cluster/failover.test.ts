@@ -32,12 +32,14 @@ const logsOf = (text: string) => logs().filter((l) => l.tag.startsWith(`${text}/
 beforeAll(async () => {
   c = await startCluster({
     count: 3,
-    agents: ["lost", "kept", "moved", "frozen"],
+    agents: ["lost", "kept", "moved", "frozen", "attached"],
     byPrefix: {
       owner: { toolMs: SLOW, rerunMs: 100 },
       kept: { toolMs: SLOW, rerunMs: 100 },
       workernode: { toolMs: SLOW, rerunMs: 100 },
       frozen: { toolMs: SLOW, rerunMs: 100 },
+      // Runs that outlast the frozen owner's lease and the takeover.
+      attach: { toolMs: { lookup: 12_000, upsert: 12_000, charge: 12_000 } },
     },
   });
   // The worker is on n3 and knows n2 as well: when n3 goes, it moves there.
@@ -186,6 +188,45 @@ describe("failover", () => {
     const report = checkInvariants({ ...scopeToMessages(after, logsOf("frozen-1"), [m]), accepted: [m] });
     expect(report.failures).toEqual([]);
     expect(owner.stderr()).toMatch(/lost the lease of an agent to another node/);
+    await expectOneRecord(c.nodes);
+  });
+
+  it("an owner frozen past its lease while its calls run in a worker on another node: the new owner attaches to the runs; each runs once, none fails", async () => {
+    agent = await c.idOf("attached");
+    const [n1, n2, n3] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    // The worker is on n3, or on n2 since n3 died in a test before.
+    const probe = await c.idOf("probe");
+    const on = async (n: ClusterNode) =>
+      (await api<{ tool_sources: { name: string; status: string }[] }>(n, "GET", `/v1/agents/${probe}`)).tool_sources.some(
+        (s) => s.name.includes(`fault-worker-${w.child.pid}`) && s.status === "connected",
+      );
+    const at = await waitUntil(async () => ((await on(n3)) ? n3 : (await on(n2)) ? n2 : undefined), "the worker on n2 or n3", 20_000, 100);
+    await waitForClusterWorker(c, at, w);
+    const m = await send(n1, "attach-1");
+    await waitUntil(() => started("attach-1/") === 3, "the three calls to run in the worker", 20_000, 5);
+    expect(await c.ownerOf(agent)).toBe("n1");
+    // Frozen, not killed: n1's forwarded calls stay open on n3 while the lease runs out.
+    n1.pause();
+    let turn: FaultEvent[];
+    try {
+      const other = c.nodes.filter((n) => n !== n1);
+      await waitUntil(async () => (await c.ownerOf(agent, other[0])) !== "n1", "another node to own the agent", 20_000, 100);
+      turn = await settleAndCheck(other[0]!, m, "attach-1");
+    } finally {
+      n1.resume();
+    }
+    expect(short(turn.at(-1)!.type)).toBe("turn.completed");
+    // The new owner took over the runs in progress: one run each, its result stored; no "already running", no person.
+    for (const tool of ["lookup", "upsert", "charge"]) {
+      const runs = logs().filter((l) => l.tag === `attach-1/${tool}` && l.phase === "start");
+      expect(runs, tool).toHaveLength(1);
+      const done = turn.filter((e) => short(e.type) === "call.completed" && e.data.tool === `workers/${tool}`);
+      expect(done, tool).toHaveLength(1);
+      expect((done[0]!.data.output as { exec: number }).exec).toBe(runs[0]!.exec);
+    }
+    expect(turn.filter((e) => short(e.type) === "call.failed")).toEqual([]);
+    expect(turn.filter((e) => short(e.type) === "approval.requested")).toEqual([]);
+    await sleep(1000);
     await expectOneRecord(c.nodes);
   });
 });

@@ -158,3 +158,48 @@ test("an earlier attempt's late answer does not settle a call started again: the
   const completed = h!.events.filter((e) => e.type === "dev.wardrik.call.completed");
   expect(completed.map((e) => e.data.attempt)).toEqual([2]);
 });
+
+test("an approved re-run of a call whose answer was lost asks the workers again first: one that ran it answers, nothing runs again", async () => {
+  await setup({ graceMs: 200 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/send_email", { to: "y@example.com" }) });
+  const first = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }], "raw-first");
+  const ended = h!.ask(a, "go");
+  const call = await first.nextCall();
+  await first.drop();
+  const asked = await h!.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+  await h!.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+  // A worker that knows the call connects while a person decides (a restarted process over the same finished-calls store).
+  const knows = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }], "raw-knows");
+  await h!.runtime.approve((await h!.store.agents.get(a.id))!, String(asked.data.call));
+  const until = Date.now() + 10_000;
+  while (knows.recalls.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  expect(knows.recalls).toMatchObject([{ callId: call.callId, idempotencyKey: call.ctx.idempotencyKey }]);
+  knows.answerRecall(knows.recalls[0]!.ask, call.callId, { state: "finished", attempt: 1, output: { sent: "once" } });
+  const end = await ended;
+  expect(end.data.reply).toBe('done: {"sent":"once"}');
+  // Approved, but not sent again: the worker's answer settled it.
+  expect(knows.calls).toEqual([]);
+  const started = h!.events.filter((e) => e.type === "dev.wardrik.call.started" && e.data.call === call.callId);
+  expect(started.map((e) => e.data.attempt)).toEqual([1]);
+  expect(h!.events.find((e) => e.type === "dev.wardrik.call.completed")!.data).toMatchObject({ call: call.callId, attempt: 1 });
+});
+
+test("an approved re-run that no worker knows goes to a worker, as the next attempt", async () => {
+  await setup({ graceMs: 200 });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script: oneCall("workers/send_email", { to: "z@example.com" }) });
+  const first = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }], "raw-first");
+  const ended = h!.ask(a, "go");
+  const call = await first.nextCall();
+  await first.drop();
+  const asked = await h!.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+  await h!.waitFor((e) => e.type === "dev.wardrik.turn.parked");
+  const other = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }], "raw-other");
+  await h!.runtime.approve((await h!.store.agents.get(a.id))!, String(asked.data.call));
+  const until = Date.now() + 10_000;
+  while (other.recalls.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  other.answerRecall(other.recalls[0]!.ask, call.callId, { state: "unknown" });
+  const again = await other.nextCall();
+  expect(again).toMatchObject({ callId: call.callId, attempt: 2, ctx: { idempotencyKey: call.ctx.idempotencyKey } });
+  other.answer(again.callId, 2, { sent: "approved" });
+  expect((await ended).data.reply).toBe('done: {"sent":"approved"}');
+});
