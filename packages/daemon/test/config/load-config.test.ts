@@ -42,6 +42,7 @@ describe("loadConfig defaults", () => {
       subscribers: [],
       tool_timeout: 60,
       limits: { org_requests_per_s: 50, org_running_turns: 64 },
+      worker_grace: 30,
     });
     expect(DEFAULT_PORT).toBe(7373);
     expect(config.model).toBeUndefined();
@@ -96,6 +97,7 @@ subscribers:
   - url: http://localhost:9000/
 limits:
   org_running_turns: 8
+worker_grace: 2.5
 `);
     const config = loadConfig(dir, {
       env: { LOCAL_KEY: "lk-1", DOCS_TOKEN: "dt-2" },
@@ -137,6 +139,7 @@ limits:
       tool_timeout: 60,
       // A key left out keeps its default.
       limits: { org_requests_per_s: 50, org_running_turns: 8 },
+      worker_grace: 2.5,
     });
   });
 
@@ -243,7 +246,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, subscribers, deliveries, cluster, slack, telemetry)',
+      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, worker_grace, subscribers, deliveries, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });

@@ -20,8 +20,10 @@ const parse = (text: string) => parseConfig(text, "/srv/proj");
 const agent = (frontmatter: string) => parseAgentFile(`---\ndescription: d\n${frontmatter}---\nbody\n`, "agents/a.md");
 
 describe("config.yaml keys for later features", () => {
-  it("fills defaults: tool_timeout 60 s, a cluster lease of 10 s, Slack's API", () => {
+  it("fills defaults: tool_timeout 60 s, worker_grace 30 s, a cluster lease of 10 s, Slack's API", () => {
     expect(parse("").tool_timeout).toBe(60);
+    expect(parse("").worker_grace).toBe(30);
+    expect(parse("worker_grace: 0\n").worker_grace).toBe(0);
     expect(parse("cluster: {}\n").cluster).toEqual({ lease: 10 });
     expect(parse("slack:\n  bot_token: b\n  signing_secret: s\n").slack).toEqual({
       bot_token: "b",
@@ -37,6 +39,7 @@ describe("config.yaml keys for later features", () => {
   it.each([
     ["tool_timeout: 0", "config.yaml:2: tool_timeout must be a positive number of seconds", "tool_timeout"],
     ["tool_timeout: soon", "config.yaml:2: tool_timeout must be a number", "tool_timeout"],
+    ["worker_grace: -1", "config.yaml:2: worker_grace must be a number of seconds >= 0", "worker_grace"],
     ["cluster:\n  lease: -1", "config.yaml:3: cluster.lease must be a positive number of seconds", "cluster.lease"],
     ["cluster:\n  leese: 5", 'config.yaml:3: key "cluster.leese" is not allowed (allowed: lease, advertise)', "cluster.leese"],
     [

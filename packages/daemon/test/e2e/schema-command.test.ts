@@ -46,6 +46,13 @@ describe("wardrik schema", () => {
     }
   });
 
+  it("config's schema has worker_grace: seconds >= 0, default 30", async () => {
+    const p = await createProject({ start: false });
+    const schema = JSON.parse((await p.cli(["schema", "config"])).stdout) as { properties: Record<string, Record<string, unknown>> };
+    expect(schema.properties.worker_grace).toMatchObject({ type: "number", minimum: 0, default: 30 });
+    expect(String(schema.properties.worker_grace!.description)).toMatch(/wait for a worker after a start or a takeover/);
+  });
+
   it("refuses an unknown kind as a usage error", async () => {
     const p = await createProject({ start: false });
     const r = await p.cli(["schema", "agents"]);
