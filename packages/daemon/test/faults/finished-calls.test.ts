@@ -95,12 +95,12 @@ describe("a call the worker finished, whose answer the daemon lost after it was 
         "the lost-answer approval request",
         60_000,
       );
-      const worker = asked.data.worker as { name: string; instance: string };
+      const worker = asked.data.worker as { name: string; instance: string; node?: string };
       expect(worker.name).toBe(`fault-worker-${gone.child.pid}`);
       expect(worker.instance).toMatch(/^[0-9a-f-]{36}$/);
-      expect(asked.data.reason).toBe(
-        `${LOST_ANSWER} It was last sent to worker ${worker.name} (instance ${worker.instance}), which is gone.`,
-      );
+      // On PostgreSQL the daemon is a node of a (one-node) cluster: the node is named too.
+      const where = `worker ${worker.name} (instance ${worker.instance}${worker.node ? `, node ${worker.node}` : ""})`;
+      expect(asked.data.reason).toBe(`${LOST_ANSWER} It was last sent to ${where}, which is gone.`);
       expect(asked.data).toMatchObject({ lost: true, code: "lost" });
     },
   );
