@@ -10,9 +10,11 @@ import { isFinalCall } from "./call-machine.js";
  * - planned calls (saved undecided by state format 1) are decided now;
  * - approved calls run: a person said so and they had not started;
  * - running calls may have run. Those safe to repeat run again with the same
- *   idempotency key. Any other waits a short while for its answer when the
- *   process that ran it may still deliver it (a worker reconnecting), and
- *   then goes to a person: "This call may have run, but its answer was lost."
+ *   idempotency key. For any other whose process can outlive the daemon (a
+ *   worker), the workers are asked whether one knows it, until the worker
+ *   grace ends: one that ran it, or still runs it, gives its answer. Else, or
+ *   when nobody can be asked (an MCP server), it goes to a person: "This call
+ *   may have run, but its answer was lost."
  */
 export type RecoveryAction = "replay" | "keep_waiting" | "decide" | "run" | "rerun" | "await_answer" | "ask";
 
