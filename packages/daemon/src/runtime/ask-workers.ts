@@ -1,6 +1,6 @@
 import { LOST_ANSWER } from "@wardrik/protocol";
 import type { CallRow } from "../store/rows.js";
-import type { RecallAnswer, WorkerRef } from "../tools/toolset.js";
+import { CallStop, stopReasonOf, type RecallAnswer, type WorkerRef } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 
 /**
@@ -9,24 +9,42 @@ import type { AgentDriver } from "./agent-driver.js";
  * processes that may have run it (every worker of the org, on any node)
  * whether one knows its idempotency key. Workers that connect until `until`
  * are asked too; one that runs the call now is waited for. Undefined when
- * the call's toolset cannot be asked (MCP servers, files).
+ * the call's toolset cannot be asked (MCP servers, files); "killed" when a
+ * person stopped the call meanwhile (the wait is a kill's target, as a run is).
  */
-export async function askWorkers(d: AgentDriver, call: CallRow, until: number, signal: AbortSignal): Promise<RecallAnswer | undefined> {
+export async function askWorkers(
+  d: AgentDriver,
+  call: CallRow,
+  until: number,
+  turnSignal: AbortSignal,
+): Promise<RecallAnswer | "killed" | undefined> {
   const toolset = d.tools.get(call.tool.slice(0, Math.max(0, call.tool.indexOf("/"))));
   if (!toolset?.recall) return undefined;
   const last = lastWorker(call);
-  return toolset.recall(
-    {
-      callId: call.id,
-      idempotencyKey: call.idempotency_key,
-      attempt: Math.max(1, call.attempts),
-      until,
-      runningMs: d.opts.toolTimeoutMs,
-      lastInstance: last?.instance,
-      signal,
-    },
-    { org: d.org, agentId: d.id },
-  );
+  const controller = new AbortController();
+  const onTurnAbort = () => controller.abort(turnSignal.reason);
+  turnSignal.addEventListener("abort", onTurnAbort, { once: true });
+  d.callControllers.set(call.id, controller);
+  if (d.pendingKills.delete(call.id)) controller.abort(new CallStop("killed"));
+  try {
+    const answer = await toolset.recall(
+      {
+        callId: call.id,
+        idempotencyKey: call.idempotency_key,
+        attempt: Math.max(1, call.attempts),
+        until,
+        runningMs: d.opts.toolTimeoutMs,
+        lastInstance: last?.instance,
+        signal: controller.signal,
+      },
+      { org: d.org, agentId: d.id },
+    );
+    const killed = controller.signal.aborted && !turnSignal.aborted && stopReasonOf(controller.signal) === "killed";
+    return killed && !answer.known ? "killed" : answer;
+  } finally {
+    turnSignal.removeEventListener("abort", onTurnAbort);
+    if (d.callControllers.get(call.id) === controller) d.callControllers.delete(call.id);
+  }
 }
 
 /** The worker process the call was last sent to, as the record has it. */

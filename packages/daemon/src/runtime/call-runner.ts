@@ -16,6 +16,9 @@ import { decideSavedCall } from "./decide-saved-call.js";
 import { noWorkerMessage } from "./plan-round.js";
 import { toolTelemetry } from "./telemetry.js";
 
+/** A person stopped the call while the workers were asked about it. */
+const STOPPED: ToolOutcome = { ok: false, kind: "killed", error: "A person stopped this call before it finished." };
+
 /** A call safe to repeat that keeps losing its worker is given up after this many attempts. */
 const MAX_LOST_ATTEMPTS = 5;
 
@@ -40,6 +43,7 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
       // A person approved running again a call whose answer was lost: a worker that ran it after all answers instead.
       const answer = await askWorkers(d, call, Date.now(), turnSignal);
       if (turnSignal.aborted) return;
+      if (answer === "killed") return settleOutcome(d, turn, call, STOPPED, 0, call.attempts);
       if (answer?.known) {
         await settleOutcome(d, turn, call, answer.outcome, 0, answer.attempt);
         return;
@@ -93,6 +97,7 @@ async function settleLost(
 ): Promise<void> {
   const answer = until > 0 ? await askWorkers(d, call, until, turnSignal) : undefined;
   if (turnSignal.aborted) return;
+  if (answer === "killed") return settleOutcome(d, turn, call, STOPPED, costMicros, call.attempts);
   if (answer?.known) return settleOutcome(d, turn, call, answer.outcome, costMicros, answer.attempt);
   // Read again: the worker it went to was noted after the call started.
   const last = lastWorker((await d.store.calls.get(call.id)) ?? call);

@@ -1,5 +1,5 @@
 import WebSocket from "ws";
-import { WORKER_PROTOCOL_VERSION, type DaemonCall, type DaemonRecall } from "@wardrik/protocol";
+import { WORKER_PROTOCOL_VERSION, type DaemonAbort, type DaemonCall, type DaemonRecall } from "@wardrik/protocol";
 
 /**
  * A worker that speaks the wire protocol by hand over a real WebSocket, for
@@ -13,6 +13,8 @@ export interface RawWorker {
   calls: DaemonCall[];
   /** `recall` questions received on this connection. */
   recalls: DaemonRecall[];
+  /** `abort` messages received on this connection. */
+  aborts: DaemonAbort[];
   /** Answers a question as an SDK would (`finished` carries `output`). */
   answerRecall(
     ask: string,
@@ -33,6 +35,7 @@ export async function connectRawWorker(
   const ws = new WebSocket(url.replace(/^http/, "ws") + "/v1/workers", { headers: { authorization: `Bearer ${token}` } });
   const calls: DaemonCall[] = [];
   const recalls: DaemonRecall[] = [];
+  const aborts: DaemonAbort[] = [];
   const waiting: ((c: DaemonCall) => void)[] = [];
   let registered: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (registered = resolve));
@@ -42,6 +45,7 @@ export async function connectRawWorker(
       if (m.type === "registered") registered();
       if (m.type === "ping") ws.send(JSON.stringify({ type: "pong" }));
       if (m.type === "recall") recalls.push(m as DaemonRecall);
+      if (m.type === "abort") aborts.push(m as DaemonAbort);
       if (m.type === "call") {
         const call = m as DaemonCall;
         const w = waiting.shift();
@@ -71,6 +75,7 @@ export async function connectRawWorker(
   return {
     calls,
     recalls,
+    aborts,
     answerRecall: (ask, callId, answer) =>
       ws.send(
         JSON.stringify(

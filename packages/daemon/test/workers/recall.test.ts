@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import type { LateAnswer, RecallQuestion, WorkerRef } from "../../src/tools/toolset.js";
+import { CallStop, type LateAnswer, type RecallQuestion, type WorkerRef } from "../../src/tools/toolset.js";
 import { callContext, spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
 import { connectRawWorker } from "./raw-worker.js";
 
@@ -167,10 +167,25 @@ test("a call sent again while it is in flight (a new owner) joins it instead of 
   const call = await raw.nextCall();
   const again = callContext({ callId: first.ctx.callId, idempotencyKey: first.ctx.idempotencyKey, attempt: 2 });
   const pending2 = d.gateway.call("send_email", { to: "a@example.com" }, again.ctx);
-  // The first caller goes away (its node froze and lost the agent): the call goes on for the second.
-  first.controller.abort();
+  // The first caller's node gives the agent up (it froze and lost the lease): the call goes on for the second.
+  first.controller.abort(new CallStop("shutdown"));
   raw.answer(call.callId, call.attempt, { sent: true });
   expect(await pending2).toEqual({ ok: true, output: { sent: true } });
   expect((await pending1).ok).toBe(false);
   expect(raw.calls).toEqual([]);
+});
+
+test("a person's kill of a call that two callers wait for stops it at the worker, for both", async () => {
+  const d = await daemonWith();
+  const raw = await connectRawWorker(d.url, "token-a", [{ name: "send_email" }]);
+  const first = callContext();
+  const pending1 = d.gateway.call("send_email", {}, first.ctx);
+  const call = await raw.nextCall();
+  const again = callContext({ callId: first.ctx.callId, idempotencyKey: first.ctx.idempotencyKey, attempt: 2 });
+  const pending2 = d.gateway.call("send_email", {}, again.ctx);
+  again.controller.abort(new CallStop("killed"));
+  expect(await pending2).toMatchObject({ ok: false, kind: "killed" });
+  expect(await pending1).toMatchObject({ ok: false, kind: "killed" });
+  while (raw.aborts.length === 0) await new Promise((r) => setTimeout(r, 10));
+  expect(raw.aborts).toEqual([{ type: "abort", callId: call.callId, reason: "killed" }]);
 });

@@ -9,12 +9,16 @@ import { connectRawWorker } from "./raw-worker.js";
 let daemon: TestDaemon | undefined;
 let h: Harness | undefined;
 let workers: WorkerProcess[] = [];
+/** A harness that stopped as in a crash: closed (its database dropped) after the one that took over. */
+let crashed: Harness | undefined;
 
 afterEach(async () => {
   await Promise.all(workers.map((w) => w.stop()));
   workers = [];
   await h?.close();
   h = undefined;
+  await crashed?.close().catch(() => undefined);
+  crashed = undefined;
   await daemon?.close();
   daemon = undefined;
 });
@@ -204,4 +208,29 @@ test("an approved re-run that no worker knows goes to a worker, as the next atte
   expect(again).toMatchObject({ callId: call.callId, attempt: 2, ctx: { idempotencyKey: call.ctx.idempotencyKey } });
   other.answer(again.callId, 2, { sent: "approved" });
   expect((await ended).data.reply).toBe('done: {"sent":"approved"}');
+});
+
+test("a person can stop a call while the workers are still asked about it, after a restart", async () => {
+  await setup({ graceMs: 60_000 });
+  const script = oneCall("workers/send_email", { to: "w@example.com" });
+  const a = await h!.agent({ name: "a", tools: ["workers/*"], script });
+  // A worker of an older SDK: it never answers the question, so the asking lasts the grace.
+  const old = await connectRawWorker(daemon!.url, "token-default", [{ name: "send_email" }], "raw-old");
+  h!.ask(a, "go").catch(() => undefined);
+  const call = await old.nextCall();
+  // The runtime stops as in a crash: the call stays running in the record.
+  crashed = h!;
+  await crashed.runtime.close();
+  await crashed.store.db.close();
+  const h2 = await createHarness({ dir: crashed.dir, toolsets: [daemon!.gateway], workerGraceMs: 60_000 });
+  h = h2;
+  h2.script("a", script);
+  await h2.runtime.recover();
+  while (old.recalls.length === 0) await new Promise((r) => setTimeout(r, 10));
+  await h2.runtime.kill((await h2.store.agents.get(a.id))!, call.callId);
+  const end = await h2.waitFor((e) => e.type === "dev.wardrik.turn.completed");
+  expect(end.data.reply).toBe("done: A person stopped this call before it finished.");
+  expect(h2.events.find((e) => e.type === "dev.wardrik.call.killed")!.data).toMatchObject({ call: call.callId, code: "killed" });
+  expect(h2.events.some((e) => e.type === "dev.wardrik.approval.requested")).toBe(false);
+  expect(old.calls).toEqual([]);
 });

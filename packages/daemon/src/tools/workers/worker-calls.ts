@@ -124,9 +124,10 @@ export class WorkerCalls {
   }
 
   /**
-   * A waiter's signal aborted. With others still waiting (the call was taken
-   * over) it only leaves; the last one tells the worker why (unless the
-   * daemon is only stopping) and settles the call.
+   * A waiter's signal aborted. A waiter whose node is only stopping (or gave
+   * the agent up) leaves, and the call goes on for the others; with nobody
+   * left, or for a kill, a timeout or a cancelled turn, the worker is told why
+   * and the call ends for every waiter.
    */
   private stop(call: PendingCall, waiter: Waiter): void {
     const why = stopReasonOf(waiter.ctx!.signal);
@@ -138,8 +139,9 @@ export class WorkerCalls {
           ? `${full} timed out.`
           : `${full} was stopped because its turn ended before it finished.`;
     const outcome: ToolOutcome = { ok: false, kind: why === "timeout" ? "timeout" : "killed", error };
-    if (call.waiters.length > 1) {
+    if (why === "shutdown" && call.waiters.length > 1) {
       call.waiters = call.waiters.filter((w) => w !== waiter);
+      if (waiter.onAbort) waiter.ctx?.signal.removeEventListener("abort", waiter.onAbort);
       waiter.resolve(outcome);
       return;
     }
