@@ -95,12 +95,13 @@ async function settleLost(
   turnSignal: AbortSignal,
   costMicros = 0,
 ): Promise<void> {
-  const answer = until > 0 ? await askWorkers(d, call, until, turnSignal) : undefined;
+  // As recorded now: the attempt that went out last, and the worker it went to (noted after the call started).
+  const recorded = (await d.store.calls.get(call.id)) ?? call;
+  const answer = until > 0 ? await askWorkers(d, recorded, until, turnSignal) : undefined;
   if (turnSignal.aborted) return;
-  if (answer === "killed") return settleOutcome(d, turn, call, STOPPED, costMicros, call.attempts);
+  if (answer === "killed") return settleOutcome(d, turn, call, STOPPED, costMicros, recorded.attempts);
   if (answer?.known) return settleOutcome(d, turn, call, answer.outcome, costMicros, answer.attempt);
-  // Read again: the worker it went to was noted after the call started.
-  const last = lastWorker((await d.store.calls.get(call.id)) ?? call);
+  const last = lastWorker(recorded);
   const args = parseStored(call.args, `call ${call.id} arguments`);
   await settleCost(d, call, costMicros, (w) => loseCall(w, d.store, d.ref, call, args, lostReason(last, answer), last));
 }
