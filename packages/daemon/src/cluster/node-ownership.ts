@@ -49,6 +49,9 @@ export async function nodeOwnership(db: OpenedDb, store: Store, bus: EventBus, o
   const relay = db instanceof PostgresDb ? new EventRelay(db, bus, node, o.log) : undefined;
   const remoteWorkers =
     db instanceof PostgresDb ? new RemoteWorkerCalls(db, store, node, o.keyRing, o.leaseSeconds * 1000, o.log) : undefined;
+  // Before any worker can connect here: what this node's previous life published (it was killed, so it never took it
+  // back) would, once this node beats again, send other nodes' calls here for tools no worker of this node serves.
+  if (remoteWorkers) await store.nodes.forgetWorkerTools(node);
   const ownership = cluster ?? new LocalOwnership(node, store.leases);
   let heartbeat: NodeJS.Timeout | undefined;
   const startedAt = new Date().toISOString();

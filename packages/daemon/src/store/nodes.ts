@@ -40,6 +40,14 @@ export class NodesTable {
     });
   }
 
+  /**
+   * Forgets what the workers of `node` served: a node that starts again under
+   * the same name (after a kill -9, which left its rows) serves no worker yet.
+   */
+  async forgetWorkerTools(node: string): Promise<void> {
+    await this.db.run("DELETE FROM worker_tools WHERE node = ?", [node]);
+  }
+
   /** Replaces what the workers connected to `node` serve for `org`. */
   async setWorkerTools(node: string, org: string, tools: { name: string; descriptor: string }[]): Promise<void> {
     await this.db.transaction(async (tx) => {

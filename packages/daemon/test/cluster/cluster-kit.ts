@@ -7,8 +7,11 @@
  * the same invariants check what every node recorded against what the
  * worker ran. PostgreSQL runs only (the vitest `postgres` project).
  */
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll } from "vitest";
+import { NodesTable } from "../../src/store/nodes.js";
+import { openDb } from "../../src/store/open-db.js";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
 import {
@@ -136,5 +139,17 @@ export async function waitForClusterWorker(c: Cluster, at: ClusterNode, w: Fault
       `${n.name} to see the tools of ${at.name}'s workers`,
       timeoutMs,
     );
+  }
+}
+
+/** The worker tools of live nodes, as the database tells every node (what another node would forward calls for). */
+export async function workerToolsOf(c: Cluster): Promise<{ node: string; tool: string }[]> {
+  const url = /^database:[ \t]*(\S+)/m.exec(readFileSync(join(c.p.dir, "config.yaml"), "utf8"))![1]!;
+  const db = await openDb(url, { applicationName: "cluster-kit", log: () => undefined });
+  try {
+    const rows = await new NodesTable(db).remoteWorkerTools("", c.leaseSeconds * 1000);
+    return rows.map((r) => ({ node: r.node, tool: r.tool }));
+  } finally {
+    await db.close();
   }
 }

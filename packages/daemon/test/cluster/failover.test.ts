@@ -5,6 +5,7 @@
  * the worker's own log (no completed call ran twice, no unsafe call ran twice
  * without a person's approval, every message got exactly one turn).
  */
+import type { NodeList } from "@wardrik/protocol";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   api,
@@ -18,7 +19,7 @@ import {
   type FaultEvent,
   type FaultWorker,
 } from "../faults/fault-kit.js";
-import { startCluster, waitForClusterWorker, type Cluster, type ClusterNode } from "./cluster-kit.js";
+import { startCluster, waitForClusterWorker, workerToolsOf, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };
 
@@ -117,6 +118,9 @@ describe("failover", () => {
     expect(logs().filter((l) => l.tag === "owner-1/charge" && l.phase === "start")).toHaveLength(2);
     await w1.stop();
     await n1.start();
+    // Back, n1 serves no worker: what its killed predecessor published is gone, or other nodes would send calls here.
+    await waitUntil(async () => (await api<NodeList>(n2, "GET", "/v1/nodes")).nodes.find((n) => n.name === "n1")?.alive, "n1 alive again");
+    expect((await workerToolsOf(c)).filter((t) => t.node === "n1")).toEqual([]);
     await expectOneRecord(c.nodes);
   });
 
