@@ -194,7 +194,7 @@ export class RemoteWorkerCalls implements RemoteWorkers {
         callId: body.ctx.callId,
         err: String(err),
       });
-      return { ok: false, kind: "lost", error: LOST_ANSWER };
+      return { ok: false, kind: "lost", error: LOST_ANSWER, nodeGone: target.node };
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);
     }

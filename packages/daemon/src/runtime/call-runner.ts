@@ -231,8 +231,9 @@ async function settleOutcome(
   const error = outcome.error;
   switch (outcome.kind) {
     case "lost":
-      // The worker that ran it left and did not come back within the grace: ask the others once.
-      await settleLost(d, turn, call, Date.now(), turnSignal, costMicros);
+      // The worker that ran it left and did not come back within the grace: ask the others once. Its node died with
+      // it: its worker is on its way to another node, so the others are asked for the whole grace.
+      await settleLost(d, turn, call, Date.now() + (outcome.nodeGone ? d.opts.reconnectGraceMs : 0), turnSignal, costMicros);
       return;
     case "timeout": {
       const t = { error, attempt, timeoutS: d.opts.toolTimeoutMs / 1000, costMicros };

@@ -51,6 +51,12 @@ export type ToolOutcome =
        * mid-call). The runtime treats it like an interrupted call in recovery.
        */
       kind?: "failed" | "timeout" | "killed" | "lost" | "unavailable";
+      /**
+       * With `lost`: the node the call was sent to died with it (a cluster).
+       * Its worker moves to another node, so the grace to find it starts now;
+       * a worker that left this node was already waited for.
+       */
+      nodeGone?: string;
     };
 
 /** A worker's answer for a call nobody in this process waits for, or for an attempt older than the one now out. */

@@ -155,6 +155,9 @@ describe("failover", () => {
     await n3.kill();
     const turn = await settleAndCheck(n1, m, "workernode-1");
     expect(short(turn.at(-1)!.type)).toBe("turn.completed");
+    // The unsafe call's answer died with n3, not in the worker: the owner asked the workers while the worker moved, and nobody was asked.
+    expect(turn.filter((e) => short(e.type) === "approval.requested")).toEqual([]);
+    expect(logs().filter((l) => l.tag === "workernode-1/charge" && l.phase === "start")).toHaveLength(1);
     // The worker now serves from n2.
     await waitForClusterWorker({ ...c, nodes: c.nodes.filter((n) => n !== n3) }, n2, w);
     expect(w.stderr()).toMatch(/trying ws:\/\/127\.0\.0\.1:\d+\/v1\/workers/);
