@@ -7,7 +7,8 @@
  * the key they derive from the secrets key. Whoever has a copy of the database
  * (every row of every table) but not the secrets key cannot make a node run
  * a worker tool; a request signed with the key still runs only a call its
- * owner decided and recorded, and only while it runs.
+ * owner decided and recorded, and only while it runs. The question whether a
+ * node's workers know a lost call is held to the same signature.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -71,14 +72,15 @@ function forged(callId: string, run = "run-x") {
   };
 }
 
-/** Posts `body` to n2's cluster route; `header` gives what proves the sender, from the exact text sent. */
+/** Posts `body` to n2's cluster route `path`; `header` gives what proves the sender, from the exact text sent. */
 async function post(
   body: unknown,
   header: (text: string) => string | undefined,
   text = JSON.stringify(body),
+  path = "/v1/cluster/calls",
 ): Promise<{ status: number; text: string }> {
   const h = header(text);
-  const res = await fetch(`${workerNode}/v1/cluster/calls`, {
+  const res = await fetch(`${workerNode}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(h === undefined ? {} : { "wardrik-cluster": h }) },
     body: text,
@@ -162,5 +164,51 @@ describe("the cluster trusts no plaintext in the database", () => {
     const stale = await post(forged("stale"), (text) => signRequest(ring, "POST", "/v1/cluster/calls", text, Date.now() - 10 * 60_000));
     expect(stale.status).toBe(401);
     expect(w.log().filter((l) => l.tag.startsWith("forged-"))).toEqual([]);
+  });
+
+  it("asks its workers whether they know a call only for another node: an unsigned or replayed question learns nothing", async () => {
+    const keys = readKeyFile(join(c.p.dir, ".wardrik", "secret-key"));
+    const ring = { current: keys[0]!, readable: keys, source: "test" };
+    const RECALL = "/v1/cluster/calls/recall";
+    const sign = (text: string) => signRequest(ring, "POST", RECALL, text);
+    const ask = (body: unknown, header: (text: string) => string | undefined, text?: string) => post(body, header, text, RECALL);
+
+    // The charge of the first turn: n2's worker ran it and remembers its key.
+    const evs = await eventsOf(c.nodes[0]!, c.agentId);
+    const started = evs.find((e) => short(e.type) === "call.started" && e.data.tool === "workers/charge")!;
+    const callId = String(started.data.call);
+    const key = String(started.data.idempotency_key);
+    const question = (idempotencyKey = key, id = callId) => ({
+      org: "default",
+      question: { callId: id, idempotencyKey, attempt: 1, runningMs: 1000 },
+    });
+    const saysNothing = (r: { status: number; text: string }) => {
+      expect(r.status).toBe(401);
+      expect(r.text).not.toContain(key);
+      expect(r.text).not.toMatch(/"known"|m-cross|instance/);
+    };
+
+    saysNothing(await ask(question(), () => undefined));
+    saysNothing(await ask(question(), () => OLD_SECRET));
+    saysNothing(await ask(question(), (text) => signRequest(ring, "POST", "/v1/cluster/calls", text)));
+
+    // Signed by a node: the worker that ran the call answers with its outcome.
+    let header = "";
+    const text = JSON.stringify(question());
+    const known = await ask(undefined, () => (header = sign(text)), text);
+    expect(known.status, known.text).toBe(200);
+    expect(JSON.parse(known.text)).toMatchObject({ known: true, attempt: 1, outcome: { ok: true } });
+    // The same request again: a replay, refused before the question is read.
+    saysNothing(await ask(undefined, () => header, text));
+
+    // Signed, but about no call on the record, or under another key: no worker is asked.
+    for (const [body, what] of [
+      [question(key, "invented"), "an invented call"],
+      [question("another-key"), "another key"],
+    ] as const) {
+      const r = await ask(body, sign);
+      expect(r.status, what).toBe(403);
+      expect(r.text, what).not.toMatch(/"known"/);
+    }
   });
 });
