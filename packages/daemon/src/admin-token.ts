@@ -1,19 +1,19 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createFileOnce } from "./create-file-once.js";
 
 export const ADMIN_TOKEN_FILE = join(".wardrik", "admin-token");
 
-/** Reads the project's admin token, creating it (owner-only) when missing. */
+/** Reads the project's admin token, creating it (owner-only) when missing; daemons starting together agree on one. */
 export function ensureAdminToken(dir: string): string {
   const path = join(dir, ADMIN_TOKEN_FILE);
-  if (existsSync(path)) {
-    const token = readFileSync(path, "utf8").trim();
-    if (token) return token;
-  }
-  mkdirSync(join(dir, ".wardrik"), { recursive: true, mode: 0o700 });
+  const existing = existsSync(path) ? readFileSync(path, "utf8").trim() : "";
+  if (existing) return existing;
   const token = "wdk_" + randomBytes(24).toString("base64url");
+  const kept = createFileOnce(path, token + "\n").trim();
+  if (kept) return kept;
+  // An empty file (a write an older release's crash cut short): this token takes its place.
   writeFileSync(path, token + "\n", { mode: 0o600 });
-  chmodSync(path, 0o600);
   return token;
 }

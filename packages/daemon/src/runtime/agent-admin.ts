@@ -20,8 +20,16 @@ export interface SyncReport {
   unreadable: string[];
 }
 
-/** Brings the file agents of `org` in line with agents/: add, update, mark unreadable, remove. */
-export async function syncFileAgents(rt: Runtime, org: string, entries: FileAgent[]): Promise<SyncReport> {
+/**
+ * Brings the file agents of `org` in line with agents/: add, update, mark
+ * unreadable, remove. One node at a time (nodes of a cluster start together
+ * and read the same agents/): the next one finds the work done.
+ */
+export function syncFileAgents(rt: Runtime, org: string, entries: FileAgent[]): Promise<SyncReport> {
+  return rt.store.agents.syncing(org, () => syncNow(rt, org, entries));
+}
+
+async function syncNow(rt: Runtime, org: string, entries: FileAgent[]): Promise<SyncReport> {
   const report: SyncReport = { added: [], updated: [], removed: [], unreadable: [] };
   const existing = new Map((await rt.store.agents.list(org)).filter((a) => a.source === "file").map((a) => [a.name, a]));
   for (const entry of entries) {
@@ -36,9 +44,9 @@ export async function syncFileAgents(rt: Runtime, org: string, entries: FileAgen
     }
     const id = prior?.id ?? rt.store.ids.next("agent");
     const status = entry.error ? "unreadable" : prior && prior.status !== "unreadable" ? prior.status : "idle";
-    await rt.store.tx(async (w) => {
+    const written = await rt.store.tx(async (w) => {
       if (!prior) {
-        await rt.store.agents.insert(w, {
+        const added = await rt.store.agents.insert(w, {
           id,
           org,
           name: entry.name,
@@ -48,13 +56,20 @@ export async function syncFileAgents(rt: Runtime, org: string, entries: FileAgen
           status,
           reason: entry.error ?? null,
         });
+        // Made through the API between the look-up and now: that agent keeps the name.
+        if (!added) return false;
       } else {
         await rt.store.agents.redefine(w, id, { definition, file: entry.file, status, reason: entry.error ?? null });
       }
       const ref = { id, org };
       if (entry.error) w.emit(ref, "agent.unreadable", { name: entry.name, file: entry.file, reason: entry.error });
       else w.emit(ref, prior ? "agent.updated" : "agent.loaded", { name: entry.name, file: entry.file, definition: entry.definition });
+      return true;
     });
+    if (!written) {
+      rt.opts.log("warn", `agents/${entry.name}.md is ignored: an agent named ${entry.name} was created through the API`, {});
+      continue;
+    }
     (entry.error ? report.unreadable : prior ? report.updated : report.added).push(entry.name);
     const driver = rt.awake(id);
     if (driver && entry.definition) driver.def = entry.definition;
@@ -70,11 +85,11 @@ export async function syncFileAgents(rt: Runtime, org: string, entries: FileAgen
 
 export async function createAgent(rt: Runtime, org: string, def: AgentDefinition): Promise<AgentRow> {
   if (await rt.store.agents.byName(org, def.name)) {
-    throw new WardrikError("conflict", `An agent named ${def.name} already exists in org ${org}; pick another name.`);
+    throw nameTaken(org, def.name);
   }
   const id = rt.store.ids.next("agent");
-  await rt.store.tx(async (w) => {
-    await rt.store.agents.insert(w, {
+  const added = await rt.store.tx(async (w) => {
+    const fresh = await rt.store.agents.insert(w, {
       id,
       org,
       name: def.name,
@@ -84,8 +99,10 @@ export async function createAgent(rt: Runtime, org: string, def: AgentDefinition
       status: "idle",
       reason: null,
     });
-    w.emit({ id, org }, "agent.loaded", { name: def.name, source: "api", definition: def });
+    if (fresh) w.emit({ id, org }, "agent.loaded", { name: def.name, source: "api", definition: def });
+    return fresh;
   });
+  if (!added) throw nameTaken(org, def.name);
   return (await rt.store.agents.get(id))!;
 }
 
@@ -111,6 +128,10 @@ async function remove(rt: Runtime, agent: AgentRow): Promise<void> {
     w.emit(ref, "agent.removed", { name: agent.name });
     w.afterFlush((tx) => rt.store.agents.deleteWithData(tx, agent.id));
   });
+}
+
+function nameTaken(org: string, name: string): WardrikError {
+  return new WardrikError("conflict", `An agent named ${name} already exists in org ${org}; pick another name.`);
 }
 
 export function readDefinition(row: AgentRow): AgentDefinition {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { createFileOnce } from "../create-file-once.js";
 
 /**
  * The keys that encrypt secrets (AES-256-GCM, 32 bytes each).
@@ -93,8 +94,9 @@ export function loadKeyRing(keyPath: string, env: NodeJS.ProcessEnv): KeyRing {
     source = SECRET_KEY_ENV;
   } else {
     if (fileKeys.length === 0) {
-      fileKeys = [newKey()];
-      writeKeyFile(keyPath, fileKeys);
+      // Nodes starting together in one folder: the first key written is everyone's.
+      createFileOnce(keyPath, newKey().key.toString("base64") + "\n");
+      fileKeys = readKeyFile(keyPath);
     }
     current = fileKeys[0]!;
     source = keyPath;

@@ -53,11 +53,22 @@ export class AgentsTable {
     return row !== undefined;
   }
 
-  async insert(w: Writer, a: NewAgent): Promise<void> {
-    await w.run(
-      "INSERT INTO agents (id, org, name, source, definition, file, status, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  /** Adds the agent; false when the org already has an agent of that name (another node or request was first). */
+  async insert(w: Writer, a: NewAgent): Promise<boolean> {
+    const r = await w.run(
+      "INSERT INTO agents (id, org, name, source, definition, file, status, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (org, name) DO NOTHING",
       [a.id, a.org, a.name, a.source, a.definition, a.file, a.status, a.reason, w.now, w.now],
     );
+    return r.changes > 0;
+  }
+
+  /**
+   * Runs `fn` as the only one, among every node of the database, that
+   * changes `org`'s agents from agents/ (a start, a reload): nodes starting
+   * together register each agent once.
+   */
+  syncing<T>(org: string, fn: () => Promise<T>): Promise<T> {
+    return this.db.exclusive(`agents-sync:${org}`, fn);
   }
 
   async redefine(

@@ -44,5 +44,13 @@ export interface Db extends Tx {
   readonly committed: Pick<Tx, "get" | "all">;
   /** Runs `fn` in one transaction: everything it writes commits together or not at all. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` while holding the lock `name`: one holder at a time among every
+   * process that shares this database (on SQLite, which one daemon owns, among
+   * the callers of this process). For work of several transactions that two
+   * nodes must not do at once, such as registering the agents of agents/.
+   * The lock goes with the process should it die.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

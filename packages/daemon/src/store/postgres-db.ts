@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type pg from "pg";
 import { loadPg } from "./load-pg.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
@@ -146,6 +147,24 @@ export class PostgresDb implements Db {
     });
   }
 
+  /**
+   * A session-level advisory lock, held on a connection of its own while `fn`
+   * runs on others; the server releases it should this process die. A frozen
+   * holder keeps it until it resumes or its connection drops.
+   */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const key = advisoryKey(name);
+    return this.withSession(async (client, _isBroken, discard) => {
+      await client.query("SELECT pg_advisory_lock($1::bigint)", [key]);
+      try {
+        return await fn();
+      } finally {
+        // A connection that may still hold the lock never goes back to the pool (closing it releases the lock).
+        await client.query("SELECT pg_advisory_unlock($1::bigint)", [key]).catch((err: unknown) => discard(err as Error));
+      }
+    });
+  }
+
   /** Applies the pending migrations (see migrate.ts); `openDb` calls this before handing the database out. */
   migrate(migrations?: readonly Migration[]): Promise<MigrationResult> {
     return this.withSession((client) => migratePostgres(client, migrations));
@@ -176,17 +195,23 @@ export class PostgresDb implements Db {
 
   /**
    * Runs `fn` on a connection of its own. A connection that failed on the way
-   * (the server ended it, the network broke) is destroyed, never returned to
-   * the pool for the next caller.
+   * (the server ended it, the network broke), or that `fn` discards, is
+   * destroyed, never returned to the pool for the next caller.
    */
-  private async withSession<T>(fn: (client: pg.PoolClient, isBroken: () => boolean) => Promise<T>): Promise<T> {
+  private async withSession<T>(
+    fn: (client: pg.PoolClient, isBroken: () => boolean, discard: (why: Error) => void) => Promise<T>,
+  ): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     // A checked-out client has no pool listener: an unheard 'error' would crash the process.
     const onError = (err: Error) => (broken ??= err);
     client.on("error", onError);
     try {
-      return await fn(client, () => broken !== undefined);
+      return await fn(
+        client,
+        () => broken !== undefined,
+        (why) => (broken ??= why),
+      );
     } catch (err) {
       if (isConnectionError(err)) broken ??= err as Error;
       throw err;
@@ -195,6 +220,11 @@ export class PostgresDb implements Db {
       client.release(broken ?? false);
     }
   }
+}
+
+/** A lock name as the 64-bit key PostgreSQL's advisory locks take: the first 8 bytes of its SHA-256. */
+function advisoryKey(name: string): string {
+  return createHash("sha256").update(`wardrik:${name}`).digest().readBigInt64BE(0).toString();
 }
 
 /**

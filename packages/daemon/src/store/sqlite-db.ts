@@ -39,6 +39,8 @@ export class SqliteDb implements Db {
   /** A second connection for reads of committed rows only (WAL gives it the last commit); the writer for ":memory:". */
   private readonly reader: Database.Database | undefined;
   private readonly readerStatements = new Map<string, Database.Statement>();
+  /** The last holder of each `exclusive` lock, which the next one waits for. */
+  private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -132,6 +134,18 @@ export class SqliteDb implements Db {
   }
   all<R extends Row = Row>(sql: string, params?: readonly SqlValue[]) {
     return this.direct.all<R>(sql, params);
+  }
+
+  /** One daemon owns a SQLite file (DatabaseLock), so the lock is this process's: a chain per name. */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(name) ?? Promise.resolve();
+    const mine = before.then(fn, fn);
+    const tail = mine.catch(() => undefined);
+    this.locks.set(name, tail);
+    void tail.then(() => {
+      if (this.locks.get(name) === tail) this.locks.delete(name);
+    });
+    return mine;
   }
 
   /**
