@@ -23,8 +23,14 @@ import { parseSse } from "./parse-sse.js";
 export interface RequestOptions {
   /** Sent as `Idempotency-Key`; the same on every retry of this request. null: send none (a route that refuses keys). */
   idempotencyKey?: string | null;
-  /** Retry connection errors, 5xx and retryable answers until this many ms have passed (0: no retry). */
-  retryForMs?: number;
+  /**
+   * A time (ms since the epoch) by which the request has an answer or fails.
+   * Until then connection errors, 5xx and retryable answers are retried; an
+   * attempt still waiting then (a daemon that accepts connections but does
+   * not answer: frozen, overloaded) is given up. Several requests of one
+   * command share one deadline. None: one attempt, no time limit.
+   */
+  deadline?: number;
 }
 
 export interface FollowOptions {
@@ -80,23 +86,26 @@ export class DaemonClient {
   async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     const key = options.idempotencyKey === null ? undefined : (options.idempotencyKey ?? (method === "POST" ? randomUUID() : undefined));
     const started = Date.now();
+    const deadline = options.deadline;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.once<T>(method, path, body, key);
+        return await this.once<T>(method, path, body, key, deadline);
       } catch (err) {
         const e = WardrikError.isInstance(err) ? err : new WardrikError("internal", String(err));
-        const elapsed = Date.now() - started;
-        const budget = options.retryForMs ?? 0;
-        if (!e.retryable || elapsed >= budget) throw e;
-        this.onRetry?.(attempt, e, elapsed);
+        const left = deadline === undefined ? 0 : deadline - Date.now();
+        if (!e.retryable || left <= 0) throw e;
+        this.onRetry?.(attempt, e, Date.now() - started);
         const backoff = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (attempt - 1));
-        await new Promise((r) => setTimeout(r, Math.min(backoff * (0.5 + Math.random() / 2), budget - elapsed)));
+        await new Promise((r) => setTimeout(r, Math.min(backoff * (0.5 + Math.random() / 2), left)));
+        // No attempt with no time left: the last real error says more than "gave up".
+        if (deadline !== undefined && Date.now() >= deadline) throw e;
       }
     }
   }
 
-  private async once<T>(method: string, path: string, body: unknown, key: string | undefined): Promise<T> {
+  private async once<T>(method: string, path: string, body: unknown, key: string | undefined, deadline?: number): Promise<T> {
     let res: HttpAnswer;
+    const signal = deadline === undefined ? undefined : AbortSignal.timeout(Math.max(0, deadline - Date.now()));
     try {
       res = await sendRequest(this.url + path, {
         method,
@@ -105,8 +114,14 @@ export class DaemonClient {
           ...(key !== undefined ? { "idempotency-key": key } : {}),
         }),
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(signal ? { signal } : {}),
       });
     } catch (err) {
+      if (signal?.aborted)
+        throw new WardrikError("unavailable", `The Wardrik daemon at ${this.url} did not answer before the deadline; gave up.`, {
+          retryable: true,
+          status: NO_ANSWER,
+        });
       const cause = err instanceof NoAnswerError ? err.code : (err as Error).message;
       throw new WardrikError("unavailable", `Cannot reach the Wardrik daemon at ${this.url}: ${cause}. Is \`wardrik daemon\` running?`, {
         retryable: true,

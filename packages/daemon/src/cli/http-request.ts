@@ -24,13 +24,14 @@ export class NoAnswerError extends Error {
  */
 export async function sendRequest(
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string },
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
 ): Promise<HttpAnswer> {
   const target = new URL(url);
   const request = target.protocol === "https:" ? (await import("node:https")).request : httpRequest;
   const headers: Record<string, string> = { ...init.headers };
   if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
-  const options: RequestOptions = { method: init.method, headers };
+  // `signal` ends the request wherever it is (connecting, waiting, reading): it then fails as no answer.
+  const options: RequestOptions = { method: init.method, headers, ...(init.signal ? { signal: init.signal } : {}) };
   return new Promise<HttpAnswer>((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException): void => reject(new NoAnswerError(err.code ?? err.message, err.message));
     const req = request(target, options, (res: IncomingMessage) => {

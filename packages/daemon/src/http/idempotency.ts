@@ -25,6 +25,17 @@ const NOT_STORED = [/^\/v1\/secrets\//, /^\/v1\/console\//];
  * 400 says so instead, and nothing is minted.
  */
 const KEY_REFUSED = /^\/v1\/tokens$/;
+/**
+ * POSTs whose route stores its answer in the transaction that does its work
+ * (`storeAnswerIn`): while the key has no answer, the work has not
+ * committed. A retry may then take the key over from a daemon process that
+ * died while serving it and run the request; should that process still be
+ * serving it (another node), its transaction finds the key taken and rolls
+ * back. Either way the work is done once.
+ */
+const ANSWER_WITH_WORK = [/^\/v1\/agents\/[^/]+\/messages$/];
+/** Take-overs one request tries before it tells the client to retry (two retries racing each other for a key). */
+const MAX_TAKEOVERS = 3;
 
 export interface IdempotencyOptions {
   now?: () => Date;
@@ -38,7 +49,10 @@ export interface IdempotencyOptions {
  * with the same key, org, route and body gets that answer again with
  * `Idempotent-Replayed: true`, and nothing runs twice. The same key with
  * another body is refused (422 `idempotency_conflict`); a retry that arrives
- * while the first request still runs gets 409 with `retryable: true`.
+ * while the first request still runs in this process gets 409 with
+ * `retryable: true`. A key another process holds with no answer is taken
+ * over where the route's answer commits with its work (ANSWER_WITH_WORK),
+ * and refused as of unknown outcome (409, not retryable) elsewhere.
  */
 export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions = {}): MiddlewareHandler<ApiEnv> {
   const now = options.now ?? (() => new Date());
@@ -73,8 +87,10 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
       .update(await c.req.text())
       .digest("base64url");
 
-    const claim = await keys.claim(scope, key, fingerprint, owner, at);
-    if (!claim.claimed) {
+    const withWork = ANSWER_WITH_WORK.some((p) => p.test(c.req.path));
+    for (let tries = 1; ; tries++) {
+      const claim = await keys.claim(scope, key, fingerprint, owner, at);
+      if (claim.claimed) break;
       const record = claim.record;
       if (record.fingerprint !== fingerprint) {
         throw new WardrikError(
@@ -88,22 +104,33 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
           headers: { "content-type": record.answer.contentType, [REPLAYED_HEADER]: "true" },
         });
       }
-      if (record.owner === owner) {
+      if (record.owner === owner || (withWork && tries > MAX_TAKEOVERS)) {
         throw new WardrikError("conflict", `A request with this ${IDEMPOTENCY_HEADER} is still being served; retry in a moment.`, {
           retryable: true,
         });
       }
-      // The daemon that took the first request stopped while serving it.
+      if (withWork) {
+        if (await keys.takeOver(scope, key, record, owner)) break;
+        continue;
+      }
+      // Another daemon process took the first request and stored no answer: it may have stopped midway.
       throw new WardrikError(
         "conflict",
-        `A request with this ${IDEMPOTENCY_HEADER} was interrupted by a daemon restart, so whether it took effect is unknown; check the agent's events before sending it again with a new key.`,
+        `A request with this ${IDEMPOTENCY_HEADER} was taken by another daemon process that has stored no answer for it: if that daemon was interrupted (a restart), whether it took effect is unknown; check the agent's events before sending it again with a new key.`,
       );
     }
 
     let stored = false;
     let storedInTransaction = false;
     c.set("storeAnswerIn", async (tx, answer) => {
-      await keys.complete(scope, key, fingerprint, owner, answer, tx);
+      if (!(await keys.complete(scope, key, fingerprint, owner, answer, tx))) {
+        // Thrown inside the route's transaction: its work rolls back, and the attempt that holds the key does it.
+        throw new WardrikError(
+          "conflict",
+          `A retry with this ${IDEMPOTENCY_HEADER} took the request over while this attempt ran; retry to get its answer.`,
+          { retryable: true },
+        );
+      }
       storedInTransaction = true;
     });
     try {
@@ -125,7 +152,7 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
       }
     } finally {
       // A failure a retry may fix is not kept: the next request with the key runs anew.
-      if (!stored) await keys.release(scope, key);
+      if (!stored) await keys.release(scope, key, fingerprint, owner);
     }
   };
 }

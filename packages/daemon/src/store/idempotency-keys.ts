@@ -16,6 +16,9 @@ export type IdempotencyRecord =
 
 export type ClaimResult = { claimed: true } | { claimed: false; record: IdempotencyRecord };
 
+const pendingOf = (fingerprint: string, owner: string): string =>
+  JSON.stringify({ state: "pending", fingerprint, owner } satisfies IdempotencyRecord);
+
 /** Keys are kept this long; a key older than that counts as never seen. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -33,7 +36,7 @@ export class IdempotencyKeys {
    * expired record is taken over in the same statement.
    */
   async claim(scope: string, key: string, fingerprint: string, owner: string, now: Date): Promise<ClaimResult> {
-    const pending = JSON.stringify({ state: "pending", fingerprint, owner } satisfies IdempotencyRecord);
+    const pending = pendingOf(fingerprint, owner);
     const at = now.toISOString();
     const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
     const claimed = await this.db.transaction(async (tx) => {
@@ -59,19 +62,45 @@ export class IdempotencyKeys {
   }
 
   /**
-   * Stores the answer of a claimed key. Pass the transaction that does the
-   * request's work (`tx`) where there is one, so the work and its answer
-   * commit together.
+   * Takes a key that another owner left pending, for a route whose answer
+   * commits with its work (so that owner's work never committed, or will
+   * now fail to: see `complete`). False when the record changed meanwhile.
    */
-  async complete(scope: string, key: string, fingerprint: string, owner: string, answer: StoredAnswer, tx?: Tx): Promise<void> {
-    const record: IdempotencyRecord = { state: "done", fingerprint, owner, answer };
-    const write = (t: Tx) => t.run("UPDATE idempotency SET result = ? WHERE scope = ? AND key = ?", [JSON.stringify(record), scope, key]);
-    await (tx ? write(tx) : this.db.transaction(write));
+  async takeOver(scope: string, key: string, from: IdempotencyRecord & { state: "pending" }, owner: string): Promise<boolean> {
+    const r = await this.db.transaction((tx) =>
+      tx.run("UPDATE idempotency SET result = ? WHERE scope = ? AND key = ? AND result = ?", [
+        pendingOf(from.fingerprint, owner),
+        scope,
+        key,
+        pendingOf(from.fingerprint, from.owner),
+      ]),
+    );
+    return r.changes > 0;
   }
 
-  /** Gives a claimed key up (the request failed in a way a retry may fix): the next request with it runs anew. */
-  async release(scope: string, key: string): Promise<void> {
-    await this.db.transaction((tx) => tx.run("DELETE FROM idempotency WHERE scope = ? AND key = ?", [scope, key]));
+  /**
+   * Stores the answer of a key `owner` holds. Pass the transaction that does
+   * the request's work (`tx`) where there is one, so the work and its answer
+   * commit together. False when `owner` no longer holds the key (another
+   * attempt took it over): then `tx` must not commit.
+   */
+  async complete(scope: string, key: string, fingerprint: string, owner: string, answer: StoredAnswer, tx?: Tx): Promise<boolean> {
+    const record: IdempotencyRecord = { state: "done", fingerprint, owner, answer };
+    const write = (t: Tx) =>
+      t.run("UPDATE idempotency SET result = ? WHERE scope = ? AND key = ? AND result = ?", [
+        JSON.stringify(record),
+        scope,
+        key,
+        pendingOf(fingerprint, owner),
+      ]);
+    return (await (tx ? write(tx) : this.db.transaction(write))).changes > 0;
+  }
+
+  /** Gives up a key `owner` holds (the request failed in a way a retry may fix): the next request with it runs anew. */
+  async release(scope: string, key: string, fingerprint: string, owner: string): Promise<void> {
+    await this.db.transaction((tx) =>
+      tx.run("DELETE FROM idempotency WHERE scope = ? AND key = ? AND result = ?", [scope, key, pendingOf(fingerprint, owner)]),
+    );
   }
 
   /** Deletes keys past their time. */

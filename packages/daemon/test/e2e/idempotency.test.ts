@@ -17,7 +17,7 @@ import { agentFile, createProject, short, sleep, type TestProject } from "../hel
 
 let p: TestProject;
 const ids: Record<string, string> = {};
-const AGENTS = ["twin", "conflicted", "survivor", "latecomer", "nowaiter"];
+const AGENTS = ["twin", "conflicted", "survivor", "latecomer", "nowaiter", "frozen"];
 
 beforeAll(async () => {
   p = await createProject({
@@ -144,5 +144,19 @@ describe.sequential("wardrik ask across a daemon crash", () => {
       await p.start();
     }
     expect(await queuedTexts("nowaiter")).toEqual([]);
+  });
+
+  it("ask --no-wait keeps its 30 s when the daemon takes connections but never answers (frozen): it gives up with exit 1", async () => {
+    const daemon = p.child!;
+    daemon.kill("SIGSTOP");
+    try {
+      // Without a deadline on each attempt the request would wait for the frozen daemon for minutes.
+      const r = await p.cli(["ask", "frozen", "anyone there?", "--no-wait"], { timeoutMs: 80_000 });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/did not answer before the deadline; gave up/);
+      expect(r.stdout).toBe("");
+    } finally {
+      daemon.kill("SIGCONT");
+    }
   });
 });

@@ -74,6 +74,63 @@ function setup(owner = "daemon-1", db?: SqliteDb) {
   };
 }
 
+/**
+ * An app with the message route's shape: the answer is stored in the
+ * transaction that queues the message. Two owners on one database stand for
+ * two daemon processes (or nodes).
+ */
+function queueApp(owner: string, shared?: SqliteDb) {
+  let db = shared;
+  if (!db) {
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-idem-queue-"));
+    db = new SqliteDb(join(dir, "t.db"));
+    open.push({ db, dir });
+  }
+  const on = db;
+  let gate: Promise<void> = Promise.resolve();
+  let arrived!: () => void;
+  const reached = new Promise<void>((r) => (arrived = r));
+  const app = new Hono<ApiEnv>();
+  app.onError((err, c) => {
+    const e = toWardrikError(err);
+    return c.json(e.toJSON(), e.status as 400);
+  });
+  app.use("*", async (c, next) => {
+    c.set("org", "default");
+    c.set("admin", false);
+    await next();
+  });
+  app.use("*", idempotency(new IdempotencyKeys(on), { owner }));
+  app.post("/v1/agents/:id/messages", async (c) => {
+    const storeAnswerIn = c.get("storeAnswerIn")!;
+    arrived();
+    await gate;
+    const body = JSON.stringify({ message: `msg_${owner}` });
+    await on.transaction(async (tx) => {
+      await tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('agt_1', ?, 'queued', 'now')", [owner]);
+      await storeAnswerIn(tx, { status: 202, body, contentType: "application/json" });
+    });
+    return c.body(body, 202, { "content-type": "application/json" });
+  });
+  return {
+    db: on,
+    post: (key: string) =>
+      app.request("/v1/agents/agt_1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ text: "hello" }),
+      }),
+    hold() {
+      let release!: () => void;
+      gate = new Promise((r) => (release = r));
+      return release;
+    },
+    /** Resolves once a request has claimed its key and reached the route. */
+    claimed: () => reached,
+    queued: () => on.all("SELECT path FROM files WHERE agent_id = 'agt_1'"),
+  };
+}
+
 describe("Idempotency-Key", () => {
   it("replays the first answer to a retry with the same key and body, with Idempotent-Replayed, and runs once", async () => {
     const s = setup();
@@ -163,6 +220,38 @@ describe("Idempotency-Key", () => {
     const s = setup();
     const r = await s.post("/v1/things", { text: "a" }, "has space");
     expect(r.status).toBe(400);
+  });
+
+  it("a message whose first attempt died before its transaction committed is queued by the retry, once", async () => {
+    const dead = queueApp("daemon-1");
+    dead.hold(); // never released: the process "dies" after claiming the key, before the work commits
+    void dead.post("k1");
+    await dead.claimed();
+    const successor = queueApp("daemon-2", dead.db);
+    const r = await successor.post("k1");
+    expect(r.status).toBe(202);
+    expect(r.headers.get("idempotent-replayed")).toBeNull();
+    const again = await successor.post("k1");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(await r.json());
+    expect(await successor.queued()).toHaveLength(1);
+  });
+
+  it("a first attempt that outlives the retry that took its key over rolls back: the message is queued once", async () => {
+    const slow = queueApp("daemon-1");
+    const release = slow.hold();
+    const first = slow.post("k1");
+    await slow.claimed();
+    const other = queueApp("daemon-2", slow.db);
+    expect((await other.post("k1")).status).toBe(202);
+    release();
+    const late = await first;
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ error: { code: "conflict", retryable: true } });
+    expect(await other.queued()).toHaveLength(1);
+    // Its client retries and gets the answer the other attempt stored.
+    const retried = await slow.post("k1");
+    expect(retried.headers.get("idempotent-replayed")).toBe("true");
   });
 
   it("a route that stores its answer in its own transaction: work and answer commit together, or neither does", async () => {

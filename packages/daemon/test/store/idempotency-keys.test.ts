@@ -41,7 +41,7 @@ describe(`IdempotencyKeys on ${TEST_DIALECT}`, () => {
   it("a released key can be claimed again", async () => {
     const k = await keys();
     await k.claim("a", "key", "fp", "me", t0);
-    await k.release("a", "key");
+    await k.release("a", "key", "fp", "me");
     expect(await k.claim("a", "key", "fp2", "me", t0)).toEqual({ claimed: true });
   });
 
@@ -56,5 +56,21 @@ describe(`IdempotencyKeys on ${TEST_DIALECT}`, () => {
     expect(await k.claim("a", "key", "other", "me", later)).toEqual({ claimed: true });
     await k.claim("b", "old", "fp", "me", t0);
     expect(await k.purge(later)).toBe(1);
+  });
+
+  it("a pending key taken over belongs to the new owner: the old one can neither complete nor release it", async () => {
+    const k = await keys();
+    await k.claim("a", "key", "fp", "dead", t0);
+    const pending = { state: "pending", fingerprint: "fp", owner: "dead" } as const;
+    const takers = await Promise.all([k.takeOver("a", "key", pending, "one"), k.takeOver("a", "key", pending, "two")]);
+    expect(takers.filter(Boolean)).toHaveLength(1);
+    const winner = takers[0] ? "one" : "two";
+    expect(await k.complete("a", "key", "fp", "dead", answer)).toBe(false);
+    await k.release("a", "key", "fp", "dead");
+    expect(await k.complete("a", "key", "fp", winner, answer)).toBe(true);
+    expect(await k.claim("a", "key", "fp", "me", t0)).toEqual({
+      claimed: false,
+      record: { state: "done", fingerprint: "fp", owner: winner, answer },
+    });
   });
 });

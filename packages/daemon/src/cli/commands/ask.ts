@@ -13,7 +13,7 @@ interface AskOptions {
   json?: boolean;
 }
 
-/** How long `ask` keeps retrying the same request while the daemon is down or restarting. */
+/** How long `ask` keeps trying, from its start, until the daemon has accepted the message (down, restarting, frozen). */
 const RETRY_FOR_MS = 30_000;
 /** How often a long wait for the model looks at the agent's tool sources (an MCP server starting). */
 const SOURCE_POLL_MS = 2000;
@@ -52,7 +52,8 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   const progress = new AskProgress(process.stderr);
   const base = connect();
   base.onRetry = (_attempt, e) => progress.waiting(`no answer from the daemon (${e.message}); retrying for up to ${RETRY_FOR_MS / 1000} s`);
-  const retry = { retryForMs: RETRY_FOR_MS };
+  // One deadline for every request until the message is accepted, however the time is spent.
+  const retry = { deadline: started + RETRY_FOR_MS };
   const target = await agentByName(base, name, retry);
   const { agent, client } = target;
   // One key for every attempt: a retry after a lost answer can never queue the message twice.
