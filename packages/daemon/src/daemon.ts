@@ -216,7 +216,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   attachWorkers(runtime);
   eventsIO.attach(store, runtime, bus);
   if (slack && config.slack)
-    integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env });
+    integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env, metrics });
 
   /** Agent files, checked against the policies and models they name. */
   const readAgents = (known: { values: Map<string, string>; unreadable: Map<string, string> }): FileAgent[] =>

@@ -7,6 +7,14 @@ import { Registry, type Counter, type Gauge, type Histogram } from "./prometheus
 /** How a webhook delivery attempt ended; the only values `wardrik_webhook_deliveries_total` takes. */
 export type WebhookOutcome = "delivered" | "failed" | "gave_up";
 
+/**
+ * An outside effect Wardrik made again after a node died between its request
+ * and storing the answer: a Slack post made while the thread could not be
+ * read for the earlier copy, or a webhook delivery sent again (with the same
+ * webhook-id, which a Standard Webhooks receiver drops).
+ */
+export type RepeatedEffect = "slack_post" | "webhook_delivery";
+
 export interface MetricsSources {
   bus: EventBus;
   queries: MetricsQueries;
@@ -44,6 +52,7 @@ export class WardrikMetrics {
   private readonly commitSeconds: Histogram;
   private readonly workers: Gauge;
   private readonly webhooks: Counter;
+  private readonly repeats: Counter;
   private readonly info: Gauge;
   private readonly openTurns = new Map<string, number>();
   private names = new Map<string, string>();
@@ -82,6 +91,11 @@ export class WardrikMetrics {
     this.commitSeconds = r.histogram("wardrik_store_commit_seconds", "Time each committed store transaction took.", [], COMMIT_BUCKETS);
     this.workers = r.gauge("wardrik_worker_connections", "Worker processes connected to this daemon.", ["org"]);
     this.webhooks = r.counter("wardrik_webhook_deliveries_total", "Webhook delivery attempts, by outcome.", ["outcome"]);
+    this.repeats = r.counter(
+      "wardrik_possible_repeats_total",
+      "Outside effects made again after a node died before storing the first one's answer, so the other side may have it twice: Slack posts made while the thread could not be read, webhook deliveries sent again (same webhook-id).",
+      ["effect"],
+    );
   }
 
   /** For the store's `onCommit`. */
@@ -90,6 +104,11 @@ export class WardrikMetrics {
   /** Counts one webhook delivery attempt (called by the webhook outbox). */
   webhookDelivery(outcome: WebhookOutcome): void {
     this.webhooks.inc([outcome]);
+  }
+
+  /** Counts an effect made again whose first request may have landed (see RepeatedEffect). */
+  possibleRepeat(effect: RepeatedEffect): void {
+    this.repeats.inc([effect]);
   }
 
   /** Follows committed events and reads stored state at each scrape. */

@@ -7,21 +7,13 @@
  * the last word are claimed in the database, so in a cluster (or against a
  * sweep finishing a reply whose node died) each happens once.
  */
-import type { Logger } from "../log/logger.js";
-import type { SlackTable } from "../store/slack.js";
-import type { SlackApi } from "./slack-api.js";
+import { postOnce, type PostOnceDeps } from "./post-once.js";
 import type { SlackThread } from "./slack-thread.js";
 
 /** Slack takes up to 40,000 characters of message text. */
 const MAX_TEXT = 39_000;
 
-export interface ReplyStreamDeps {
-  api: SlackApi;
-  table: SlackTable;
-  log: Logger;
-  now: () => Date;
-  /** The node the claims are held under. */
-  node: string;
+export interface ReplyStreamDeps extends PostOnceDeps {
   minIntervalMs: number;
 }
 
@@ -108,14 +100,14 @@ export class ReplyStream {
         state: "streaming",
       };
       // Another node is posting it (it drove the turn until a moment ago): a later update finds its ts.
-      if (!(await table.claim(message, node, now()))) return;
-      this.ts = await api.post(this.thread.channel, this.thread.threadTs, shown).catch(async (err: unknown) => {
-        await table.unclaim("reply", this.run);
-        throw err;
-      });
-      await table.posted("reply", this.run, this.ts, now());
-      if (final) await table.setState("reply", this.run, "final", now());
-      return;
+      const post = await postOnce(this.deps, message, shown);
+      if (!post) return;
+      this.ts = post.ts;
+      // Posted by a request whose answer was lost: Slack shows that request's text, so the message is updated below.
+      if (!post.found) {
+        if (final) await table.setState("reply", this.run, "final", now());
+        return;
+      }
     }
     if (!final) return api.update(this.thread.channel, this.ts, shown);
     // The last word, once: the sweep of another node may have given it already.

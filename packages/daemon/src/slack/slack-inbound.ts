@@ -129,7 +129,7 @@ export class SlackInbound {
 
   private async note(thread: { channel: string; threadTs: string }, text: string): Promise<void> {
     await this.o.api
-      .post(thread.channel, thread.threadTs, text)
+      .post(thread.channel, thread.threadTs, text, { kind: "note", ref: thread.threadTs })
       .catch((err: unknown) => this.o.log("warn", "a note could not be posted in Slack", { err: String(err) }));
   }
 

@@ -13,6 +13,7 @@ import type { Logger } from "../log/logger.js";
 import type { SlackMessageRow } from "../store/slack.js";
 import type { Store } from "../store/store.js";
 import { approvalMessage, type Decision, type WaitingCallView } from "./approval-message.js";
+import { postOnce, type PostOnceDeps } from "./post-once.js";
 import { ReplyStream } from "./reply-stream.js";
 import type { SlackApi } from "./slack-api.js";
 import { threadOf, type SlackThread } from "./slack-thread.js";
@@ -32,6 +33,8 @@ export interface SlackOutboundOptions {
   node: string;
   /** How often the sweep runs (default 30 s). */
   sweepMs?: number;
+  /** Told of each post made again while an earlier copy in Slack could not be ruled out. */
+  onPossibleDuplicate?: (() => void) | undefined;
 }
 
 /** A reply of a turn that ended this long ago without its last word is the sweep's to finish (its node is gone or failed). */
@@ -58,6 +61,8 @@ export class SlackOutbound {
 
   /** Follows this node's events, and sweeps now and every `sweepMs`. */
   async start(): Promise<void> {
+    // What this node's previous process was posting when it stopped is done now, not once its claims run out.
+    await this.o.store.slack.releaseClaimsOf(this.o.node);
     // The bus carries the events this process committed; other nodes' events only poke it.
     this.unsubscribe = this.o.bus.subscribe("*", (e) => {
       if (e.org !== this.o.org || e.run === undefined) return;
@@ -183,20 +188,21 @@ export class SlackOutbound {
   }
 
   private async postApproval(thread: SlackThread, view: WaitingCallView): Promise<void> {
-    const { api, store, now, log, node } = this.o;
     const message = { kind: "approval" as const, ref: view.callId, channel: thread.channel, threadTs: thread.threadTs, state: "open" };
-    if (!(await store.slack.claim(message, node, now()))) return;
     const { text, blocks } = approvalMessage(view);
     try {
-      const ts = await api.post(thread.channel, thread.threadTs, text, blocks);
-      await store.slack.posted("approval", view.callId, ts, now());
+      await postOnce(this.postDeps(), message, text, blocks);
     } catch (err) {
-      await store.slack.unclaim("approval", view.callId);
-      log("warn", "a call waiting for approval could not be posted in Slack; the next sweep tries again", {
+      this.o.log("warn", "a call waiting for approval could not be posted in Slack; the next sweep tries again", {
         call: view.callId,
         err: String(err),
       });
     }
+  }
+
+  private postDeps(): PostOnceDeps {
+    const { api, store, now, log, node, onPossibleDuplicate } = this.o;
+    return { api, table: store.slack, now, log, node, onPossibleDuplicate };
   }
 
   private async decided(callId: string, verdict: Decision["verdict"], at: Date): Promise<void> {
@@ -226,8 +232,7 @@ export class SlackOutbound {
   private stream(run: string, thread: SlackThread): ReplyStream {
     let s = this.streams.get(run);
     if (!s) {
-      const { api, store, log, now, node } = this.o;
-      s = new ReplyStream(run, thread, { api, table: store.slack, log, now, node, minIntervalMs: this.o.minUpdateMs ?? 1000 });
+      s = new ReplyStream(run, thread, { ...this.postDeps(), minIntervalMs: this.o.minUpdateMs ?? 1000 });
       this.streams.set(run, s);
     }
     return s;

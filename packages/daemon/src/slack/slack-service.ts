@@ -26,6 +26,8 @@ export interface SlackServiceOptions {
   /** How often Slack is brought up to date with what nobody could do at once (default 30 s). */
   sweepMs?: number;
   now?: () => Date;
+  /** Told of each Slack post made again while an earlier copy could not be ruled out (a metric). */
+  onPossibleDuplicate?: (() => void) | undefined;
 }
 
 export class SlackService {
@@ -45,6 +47,7 @@ export class SlackService {
       bus: o.bus,
       channels: new Set(Object.keys(o.settings.channels)),
       node: o.node,
+      onPossibleDuplicate: o.onPossibleDuplicate,
       ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     });
   }

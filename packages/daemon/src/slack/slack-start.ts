@@ -2,6 +2,7 @@
 import type { ProjectConfig, SlackSettings } from "../config/types.js";
 import type { EventBus } from "../events/event-bus.js";
 import type { Logger } from "../log/logger.js";
+import type { WardrikMetrics } from "../metrics/wardrik-metrics.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import { SlackService } from "./slack-service.js";
@@ -9,7 +10,16 @@ import { SlackService } from "./slack-service.js";
 export function slackService(
   settings: SlackSettings,
   org: string,
-  o: { store: Store; runtime: Runtime; bus: EventBus; log: Logger; node: string; env: NodeJS.ProcessEnv },
+  o: {
+    store: Store;
+    runtime: Runtime;
+    bus: EventBus;
+    log: Logger;
+    node: string;
+    env: NodeJS.ProcessEnv;
+    /** Counts posts made again while an earlier copy could not be ruled out. */
+    metrics: Pick<WardrikMetrics, "possibleRepeat">;
+  },
 ): SlackService {
   // Tests of a spawned daemon sweep more often than the default.
   const sweep = Number(o.env.WARDRIK_SLACK_SWEEP_MS);
@@ -21,6 +31,7 @@ export function slackService(
     bus: o.bus,
     log: o.log,
     node: o.node,
+    onPossibleDuplicate: () => o.metrics.possibleRepeat("slack_post"),
     sweepMs: Number.isFinite(sweep) && sweep > 0 ? sweep : undefined,
   });
 }

@@ -13,6 +13,10 @@ export interface SlackMessageRow {
   decided_by: string | null;
   claimed_by: string | null;
   claimed_until: string | null;
+  /** Post requests made whose answer was not stored (see 013_outbound_intents.sql). */
+  sent: number;
+  /** Posts made again while the thread could not be read for an earlier copy. */
+  possible_duplicates: number;
   created_at: string;
   updated_at: string;
 }
@@ -125,26 +129,31 @@ export class SlackTable {
   }
 
   /**
-   * Claims posting a message for `node`: true when it is this node's to post
-   * (none is recorded, or an earlier claim on one never posted ran out: its
-   * node died). False when it is posted, or being posted by a live node.
+   * Claims posting a message for `node`, with the intent to post stored
+   * (`sent` counts it) before the request goes out. Undefined when it is not
+   * this node's to post: it is posted, or being posted by a live node (an
+   * earlier claim that never posted and ran out is taken: its node died).
+   * `earlier` is how many requests before this one may have reached Slack
+   * without their answer being stored.
    */
   async claim(
     m: { kind: SlackMessageKind; ref: string; channel: string; threadTs: string; state: string },
     node: string,
     now: Date,
-  ): Promise<boolean> {
+  ): Promise<{ earlier: number } | undefined> {
     const at = now.toISOString();
-    const res = await this.db.transaction((tx) =>
-      tx.run(
-        `INSERT INTO slack_messages (kind, ref, channel, thread_ts, ts, state, decided_by, claimed_by, claimed_until, created_at, updated_at)
-         VALUES (?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?)
-         ON CONFLICT (kind, ref) DO UPDATE SET claimed_by = excluded.claimed_by, claimed_until = excluded.claimed_until, updated_at = excluded.updated_at
-         WHERE slack_messages.ts IS NULL AND (slack_messages.claimed_until IS NULL OR slack_messages.claimed_until < excluded.updated_at)`,
+    const row = await this.db.transaction((tx) =>
+      tx.get<{ sent: number }>(
+        `INSERT INTO slack_messages (kind, ref, channel, thread_ts, ts, state, decided_by, claimed_by, claimed_until, sent, created_at, updated_at)
+         VALUES (?, ?, ?, ?, NULL, ?, NULL, ?, ?, 1, ?, ?)
+         ON CONFLICT (kind, ref) DO UPDATE SET claimed_by = excluded.claimed_by, claimed_until = excluded.claimed_until,
+           sent = slack_messages.sent + 1, updated_at = excluded.updated_at
+         WHERE slack_messages.ts IS NULL AND (slack_messages.claimed_until IS NULL OR slack_messages.claimed_until < excluded.updated_at)
+         RETURNING sent`,
         [m.kind, m.ref, m.channel, m.threadTs, m.state, node, until(now), at, at],
       ),
     );
-    return res.changes > 0;
+    return row ? { earlier: Number(row.sent) - 1 } : undefined;
   }
 
   /** The posted message's ts; the claim to post it is done. */
@@ -155,9 +164,30 @@ export class SlackTable {
     );
   }
 
-  /** A claim whose post failed: the next try may post again. */
-  async unclaim(kind: SlackMessageKind, ref: string): Promise<void> {
-    await this.write("DELETE FROM slack_messages WHERE kind = ? AND ref = ? AND ts IS NULL", [kind, ref]);
+  /**
+   * A post that came to no message: Slack refused it (its request is taken
+   * back from `sent`), or its answer never came (`unknown`: it may have
+   * posted). Either way the claim ends, and the next try may post.
+   */
+  async notPosted(kind: SlackMessageKind, ref: string, unknown: boolean): Promise<void> {
+    await this.write(
+      `UPDATE slack_messages SET claimed_by = NULL, claimed_until = NULL${unknown ? "" : ", sent = sent - 1"} WHERE kind = ? AND ref = ? AND ts IS NULL`,
+      [kind, ref],
+    );
+  }
+
+  /** A post made again without a look at the thread for an earlier copy: Slack may show the message twice. */
+  async possibleDuplicate(kind: SlackMessageKind, ref: string): Promise<void> {
+    await this.write("UPDATE slack_messages SET possible_duplicates = possible_duplicates + 1 WHERE kind = ? AND ref = ?", [kind, ref]);
+  }
+
+  /**
+   * Ends the claims held under `node` by an earlier process of it (a restart
+   * under the same name): what it was posting or updating is done again now,
+   * not once the claims run out.
+   */
+  async releaseClaimsOf(node: string): Promise<void> {
+    await this.write("UPDATE slack_messages SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?", [node]);
   }
 
   /**
@@ -227,7 +257,7 @@ export class SlackTable {
          JOIN conversations cv ON cv.id = t.conversation_id
          JOIN agents a ON a.id = c.agent_id
          LEFT JOIN slack_messages m ON m.kind = 'approval' AND m.ref = c.id
-        WHERE c.status = 'waiting' AND cv.key LIKE 'slack:%' AND (m.ref IS NULL OR (m.ts IS NULL AND m.claimed_until < ?))
+        WHERE c.status = 'waiting' AND cv.key LIKE 'slack:%' AND (m.ref IS NULL OR (m.ts IS NULL AND (m.claimed_until IS NULL OR m.claimed_until < ?)))
         ORDER BY c.id`,
       [now.toISOString()],
     );
@@ -260,7 +290,7 @@ export class SlackTable {
          JOIN agents a ON a.id = t.agent_id
          LEFT JOIN slack_messages m ON m.kind = 'reply' AND m.ref = t.id
         WHERE t.ended_at < ? AND t.ended_at > ? AND t.status IN ('completed', 'failed', 'cancelled') AND cv.key LIKE 'slack:%'
-          AND (m.ref IS NULL OR (m.ts IS NULL AND m.claimed_until < ?))
+          AND (m.ref IS NULL OR (m.ts IS NULL AND (m.claimed_until IS NULL OR m.claimed_until < ?)))
         ORDER BY t.id`,
       [endedBefore.toISOString(), endedAfter.toISOString(), now.toISOString()],
     );

@@ -6,21 +6,18 @@
  * restart. PostgreSQL only: SQLite holds one daemon.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentFile, short, sleep, waitFor, type WireEvent } from "../helpers/spawn-daemon.js";
+import { short, sleep, waitFor, type WireEvent } from "../helpers/spawn-daemon.js";
 import { buttonClick, messageEvent, sendAsSlack, type PostedMessage } from "../helpers/slack-loopback.js";
-import { APPROVER, CHANNEL, createSlackProject, SIGNING_SECRET, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
+import {
+  APPROVER,
+  CHANNEL,
+  createSlackProject,
+  NOTE_WRITER,
+  SIGNING_SECRET,
+  SOMEONE,
+  type SlackProject,
+} from "../helpers/slack-project.js";
 
-const WRITER = `steps:
-  - tool_calls:
-      - tool: files/write
-        args: { path: "notes/{{message}}.md", content: "from slack" }
-  - text: "result: {{result}}"
-`;
-const POLICY = `rules:
-  - tool: files/write
-    decision: ask
-    reason: Writing needs a person's OK.
-`;
 const SWEEP = { WARDRIK_SLACK_SWEEP_MS: "200" };
 const LISTENING = /wardrik daemon listening on (http:\/\/[^\s"]+)/;
 
@@ -30,11 +27,7 @@ let b = "";
 
 beforeAll(async () => {
   s = await createSlackProject({
-    scripts: { writer: WRITER },
-    files: {
-      "policies/careful.yaml": POLICY,
-      "agents/triage.md": agentFile({ description: "Writes notes from Slack", model: "writer", tools: ["files"], policy: "careful" }),
-    },
+    ...NOTE_WRITER,
     env: SWEEP,
   });
   // The same project (config.yaml, database, secrets), a second daemon: node-b, on a port the system picks (a port

@@ -6,31 +6,15 @@
  * and so does one made after a daemon restart.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentFile, short } from "../helpers/spawn-daemon.js";
+import { short } from "../helpers/spawn-daemon.js";
 import type { PostedMessage } from "../helpers/slack-loopback.js";
-import { APPROVER, CHANNEL, createSlackProject, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
+import { APPROVER, CHANNEL, createSlackProject, NOTE_WRITER, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
 
 let s: SlackProject;
 
-const WRITER = `steps:
-  - tool_calls:
-      - tool: files/write
-        args: { path: "notes/{{message}}.md", content: "from slack" }
-  - text: "result: {{result}}"
-`;
-const POLICY = `rules:
-  - tool: files/write
-    decision: ask
-    reason: Writing needs a person's OK.
-`;
-
 beforeAll(async () => {
   s = await createSlackProject({
-    scripts: { writer: WRITER },
-    files: {
-      "policies/careful.yaml": POLICY,
-      "agents/triage.md": agentFile({ description: "Writes notes from Slack", model: "writer", tools: ["files"], policy: "careful" }),
-    },
+    ...NOTE_WRITER,
   });
 });
 

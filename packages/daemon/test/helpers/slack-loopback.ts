@@ -1,9 +1,10 @@
 /**
  * A loopback stand-in for Slack, both ways:
- * - its Web API (`/api/chat.postMessage`, `chat.update`, `chat.postEphemeral`),
- *   reading form- or JSON-encoded bodies and answering `{ ok: true, ... }` as
- *   Slack does, checking the bot token; it records every call with the time it
- *   arrived and keeps each message's current text and blocks;
+ * - its Web API (`/api/chat.postMessage`, `chat.update`, `chat.postEphemeral`,
+ *   `conversations.replies`), reading form- or JSON-encoded bodies and
+ *   answering `{ ok: true, ... }` as Slack does, checking the bot token; it
+ *   records every call with the time it arrived and keeps each message's
+ *   current text, blocks and metadata;
  * - Slack's requests to Wardrik, signed with a signing secret
  *   (`X-Slack-Signature` v0) exactly as Slack signs them.
  * It closes by itself after the test (or the file, when started in beforeAll).
@@ -27,6 +28,8 @@ export interface PostedMessage {
   thread_ts: string | undefined;
   text: string;
   blocks: Record<string, unknown>[] | undefined;
+  /** The message metadata it was posted with (`event_type`, `event_payload`). */
+  metadata: Record<string, unknown> | undefined;
   /** Every text the message had, first to last. */
   history: string[];
 }
@@ -40,6 +43,11 @@ export interface SlackLoopback {
   callsOf(method: string, ts?: string): SlackApiCall[];
   /** Methods answered `{ ok: false, error: "fatal_error" }` (as when Slack has an outage) until set back to empty. */
   failing: Set<string>;
+  /**
+   * Runs once a call has been carried out (a post is in `messages`) and
+   * before its answer leaves: a test kills the daemon here to lose Slack's answer.
+   */
+  onCall: ((call: SlackApiCall) => void) | undefined;
   /** Waits until `find` returns something, from the recorded state. */
   waitFor<T>(find: () => T | undefined | false, what: string, timeoutMs?: number): Promise<T>;
   close(): Promise<void>;
@@ -61,14 +69,21 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
       const args: Record<string, unknown> = type.includes("json")
         ? (JSON.parse(raw || "{}") as Record<string, unknown>)
         : Object.fromEntries(new URLSearchParams(raw));
-      if (typeof args.blocks === "string") args.blocks = JSON.parse(args.blocks);
+      for (const k of ["blocks", "metadata"]) {
+        const v = args[k];
+        if (typeof v === "string") args[k] = JSON.parse(v);
+      }
+      const call: SlackApiCall = { method, args, at };
+      let recorded = false;
       const answer = (status: number, body: unknown) => {
+        if (recorded) loopback.onCall?.(call);
         res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
         res.end(JSON.stringify(body));
       };
       // Slack answers 200 with ok: false for a bad token.
       if (req.headers.authorization !== `Bearer ${botToken}`) return answer(200, { ok: false, error: "invalid_auth" });
-      calls.push({ method, args, at });
+      calls.push(call);
+      recorded = true;
       if (failing.has(method)) return answer(200, { ok: false, error: "fatal_error" });
       const blocks = args.blocks as Record<string, unknown>[] | undefined;
       switch (method) {
@@ -81,6 +96,7 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
             thread_ts: args.thread_ts as string | undefined,
             text,
             blocks,
+            metadata: args.metadata as Record<string, unknown> | undefined,
             history: [text],
           };
           messages.set(ts, m);
@@ -93,6 +109,20 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
           m.blocks = blocks;
           m.history.push(m.text);
           return answer(200, { ok: true, channel: m.channel, ts: m.ts, text: m.text });
+        }
+        case "conversations.replies": {
+          // The thread's messages, oldest first, with their metadata only when asked for (include_all_metadata).
+          const withMeta = String(args.include_all_metadata) === "true";
+          const thread = [...messages.values()]
+            .filter((m) => m.channel === args.channel && m.thread_ts === args.ts)
+            .map((m) => ({
+              type: "message",
+              ts: m.ts,
+              thread_ts: m.thread_ts,
+              text: m.text,
+              ...(withMeta && m.metadata ? { metadata: m.metadata } : {}),
+            }));
+          return answer(200, { ok: true, messages: thread, has_more: false, response_metadata: { next_cursor: "" } });
         }
         case "chat.postEphemeral":
           return answer(200, { ok: true, message_ts: `1700000950.${String(++counter).padStart(6, "0")}` });
@@ -108,6 +138,7 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
     calls,
     messages,
     failing,
+    onCall: undefined,
     callsOf: (method, ts) => calls.filter((c) => c.method === method && (ts === undefined || c.args.ts === ts)),
     waitFor: (find, what, timeoutMs = 30_000) => waitFor(async () => find() || undefined, what, timeoutMs),
     async close() {

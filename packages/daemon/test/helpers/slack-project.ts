@@ -4,7 +4,7 @@
  * (`wardrik secret set`, as a user would), channel C0123ABCD mapped to agent
  * `triage`, and U0456EFGH the one approver.
  */
-import { createProject, type ProjectOptions, type TestProject } from "./spawn-daemon.js";
+import { agentFile, createProject, type ProjectOptions, type TestProject } from "./spawn-daemon.js";
 import {
   buttonClick,
   messageEvent,
@@ -19,6 +19,30 @@ export const SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 export const CHANNEL = "C0123ABCD";
 export const APPROVER = "U0456EFGH";
 export const SOMEONE = "U0999OTHER";
+
+/**
+ * The agent most Slack tests talk to: `triage` writes a note with
+ * files/write, which its policy sends to a person, then answers with the
+ * result (`result: {"path":"notes/MESSAGE.md","bytes":10}`).
+ */
+export const NOTE_WRITER: Pick<ProjectOptions, "scripts" | "files"> = {
+  scripts: {
+    writer: `steps:
+  - tool_calls:
+      - tool: files/write
+        args: { path: "notes/{{message}}.md", content: "from slack" }
+  - text: "result: {{result}}"
+`,
+  },
+  files: {
+    "policies/careful.yaml": `rules:
+  - tool: files/write
+    decision: ask
+    reason: Writing needs a person's OK.
+`,
+    "agents/triage.md": agentFile({ description: "Writes notes from Slack", model: "writer", tools: ["files"], policy: "careful" }),
+  },
+};
 
 export interface SlackProject {
   p: TestProject;

@@ -61,15 +61,15 @@ describe(`SlackTable on ${TEST_DIALECT}`, () => {
     expect(await t.take(["event:old"], "me", later(2))).toBe(true);
   });
 
-  it("claims a message to post once; a failed post can be claimed again; the ts and state are kept", async () => {
+  it("claims a message to post once, its intent counted; a refused post can be claimed again; the ts and state are kept", async () => {
     const t = await table();
     const m = { kind: "approval" as const, ref: "call_1", channel: "C1", threadTs: "1.1", state: "open" };
-    expect(await t.claim(m, "a", t0)).toBe(true);
-    expect(await t.claim(m, "a", t0)).toBe(false);
-    await t.unclaim("approval", "call_1");
-    expect(await t.claim(m, "a", t0)).toBe(true);
+    expect(await t.claim(m, "a", t0)).toEqual({ earlier: 0 });
+    expect(await t.claim(m, "a", t0)).toBeUndefined();
+    await t.notPosted("approval", "call_1", false); // Slack refused it: that request posted nothing
+    expect(await t.claim(m, "a", t0)).toEqual({ earlier: 0 });
     await t.posted("approval", "call_1", "1.2", t0);
-    await t.unclaim("approval", "call_1"); // a posted message is not given up
+    await t.notPosted("approval", "call_1", false); // a posted message is not given up
     await t.setState("approval", "call_1", "decided", later(5), "U1");
     expect(await t.message("approval", "call_1")).toMatchObject({
       channel: "C1",
@@ -77,24 +77,45 @@ describe(`SlackTable on ${TEST_DIALECT}`, () => {
       ts: "1.2",
       state: "decided",
       decided_by: "U1",
+      sent: 1,
     });
     expect(await t.message("reply", "call_1")).toBeUndefined();
+  });
+
+  it("a post whose answer was lost leaves its intent: the next claim knows an earlier request may have posted", async () => {
+    const t = await table();
+    const m = { kind: "reply" as const, ref: "run_9", channel: "C1", threadTs: "1.1", state: "streaming" };
+    expect(await t.claim(m, "a", t0)).toEqual({ earlier: 0 });
+    await t.notPosted("reply", "run_9", true); // no answer: it may have posted
+    expect(await t.claim(m, "b", t0)).toEqual({ earlier: 1 });
+    await t.possibleDuplicate("reply", "run_9");
+    await t.posted("reply", "run_9", "1.5", t0);
+    expect(await t.message("reply", "run_9")).toMatchObject({ ts: "1.5", sent: 2, possible_duplicates: 1 });
+  });
+
+  it("a restarted node ends the claims its earlier process held, so their work is done at once", async () => {
+    const t = await table();
+    const m = { kind: "approval" as const, ref: "call_8", channel: "C1", threadTs: "1.1", state: "open" };
+    await t.claim(m, "n1", t0); // the process died holding it
+    expect(await t.claim(m, "n2", later(1))).toBeUndefined();
+    await t.releaseClaimsOf("n1");
+    expect(await t.claim(m, "n1", later(2))).toEqual({ earlier: 1 });
   });
 
   it("two nodes claiming one post at the same moment: one wins; a dead node's claim is taken over once it runs out", async () => {
     const t = await table();
     const m = { kind: "reply" as const, ref: "run_1", channel: "C1", threadTs: "1.1", state: "streaming" };
     const both = await Promise.all([t.claim(m, "a", t0), t.claim(m, "b", t0)]);
-    expect(both.filter(Boolean)).toHaveLength(1);
+    expect(both.filter((x) => x !== undefined)).toHaveLength(1);
     const winner = both[0] ? "a" : "b";
     const loser = winner === "a" ? "b" : "a";
     // The winner died before it posted: its claim holds until it runs out, then the other node posts.
-    expect(await t.claim(m, loser, later(CLAIM_MS - 1))).toBe(false);
-    expect(await t.claim(m, loser, later(CLAIM_MS + 1))).toBe(true);
+    expect(await t.claim(m, loser, later(CLAIM_MS - 1))).toBeUndefined();
+    expect(await t.claim(m, loser, later(CLAIM_MS + 1))).toEqual({ earlier: 1 });
     expect(await t.message("reply", "run_1")).toMatchObject({ claimed_by: loser, ts: null });
     await t.posted("reply", "run_1", "1.2", later(CLAIM_MS + 2));
     // Posted: no node posts it again, however old the claim.
-    expect(await t.claim(m, winner, later(10 * CLAIM_MS))).toBe(false);
+    expect(await t.claim(m, winner, later(10 * CLAIM_MS))).toBeUndefined();
     expect(await t.message("reply", "run_1")).toMatchObject({ ts: "1.2", claimed_by: null });
   });
 
