@@ -107,7 +107,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const metrics = new WardrikMetrics();
   const eventsIO = new EventsIO({
     ...{ config, db, ids, clock, log, redactor, secrets, env, userAgent: `wardrik/${VERSION}` },
-    onDeliveryAttempt: (outcome) => metrics.webhookDelivery(outcome),
+    onDeliveryAttempt: (outcome, possibleRepeat) => metrics.webhookDelivery(outcome, possibleRepeat),
   });
   // Events and stored messages carry no known secret value.
   const store = new Store(db, bus, ids, clock, {

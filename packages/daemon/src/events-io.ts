@@ -40,7 +40,7 @@ export interface EventsIOOptions {
   /** How long delivered deliveries stay listed before they are deleted (default config.yaml's `deliveries.keep_delivered`). */
   keepDeliveredMs?: number;
   /** Each delivery attempt's outcome (the metrics). */
-  onDeliveryAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
+  onDeliveryAttempt?: (outcome: "delivered" | "failed" | "gave_up", possibleRepeat: boolean) => void;
 }
 
 /** Agents made or changed elsewhere (another daemon of a cluster) are picked up at least this often. */

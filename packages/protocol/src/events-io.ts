@@ -38,6 +38,13 @@ export const DeliveryView = z
     created_at: z.string(),
     ended_at: z.string().optional(),
     last_error: z.string().optional(),
+    possible_repeats: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "Times it was sent again after the daemon sending it died before storing the answer: the subscriber may have it more than once, with the same webhook-id",
+      ),
     attempt_log: z.array(DeliveryAttempt),
   })
   .meta({ id: "Delivery" });

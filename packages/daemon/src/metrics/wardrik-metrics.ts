@@ -101,9 +101,10 @@ export class WardrikMetrics {
   /** For the store's `onCommit`. */
   readonly commitTook = (seconds: number): void => this.commitSeconds.observe([], seconds);
 
-  /** Counts one webhook delivery attempt (called by the webhook outbox). */
-  webhookDelivery(outcome: WebhookOutcome): void {
+  /** Counts one webhook delivery attempt (called by the webhook outbox); `possibleRepeat`: a sender that died may have sent it. */
+  webhookDelivery(outcome: WebhookOutcome, possibleRepeat = false): void {
     this.webhooks.inc([outcome]);
+    if (possibleRepeat) this.possibleRepeat("webhook_delivery");
   }
 
   /** Counts an effect made again whose first request may have landed (see RepeatedEffect). */

@@ -29,6 +29,10 @@ export interface DeliveryRow {
   claim: string | null;
   /** 1 for the lowest pending delivery of its (agent, subscriber) queue: the one a sender may claim. */
   head: number;
+  /** On a claimed head: the last event_seq of its sender's run (see 013_outbound_intents.sql). */
+  run_end: number | null;
+  /** Sends after a take-over from a sender that died: the subscriber may have it twice. */
+  possible_repeats: number;
   created_at: string;
   ended_at: string | null;
   last_error: string | null;
@@ -105,10 +109,13 @@ export class DeliveriesTable {
     return this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
   }
 
-  /** At the start of the only daemon of a SQLite file, every claim is a dead process's. */
+  /**
+   * At the start of the only daemon of a SQLite file, every claim is a dead
+   * process's: each lapses now. The claim itself stays, so the sender that
+   * takes the head over knows its run may have been sent.
+   */
   async releaseAll(): Promise<number> {
-    return (await this.db.run("UPDATE deliveries SET claim = NULL, claimed_until = 0 WHERE status = 'pending' AND claimed_until > 0"))
-      .changes;
+    return (await this.db.run("UPDATE deliveries SET claimed_until = 0 WHERE status = 'pending' AND claimed_until > 0")).changes;
   }
 
   /**

@@ -14,6 +14,8 @@ export interface ClaimedRow {
   window_from: number;
   /** When this node's claim lapses (epoch ms): another node may take the delivery after it. */
   claimed_until: number;
+  /** It was in the run of a sender that died holding it: the subscriber may have had it already. */
+  maybe_sent: boolean;
 }
 
 /** A delivery this node holds a claim on, with its event's row as stored (the sender builds the body from its text). */
@@ -46,7 +48,9 @@ const ATTEMPT_VALUES = 6;
  * one transaction, so a run of many deliveries costs one commit. Claims are
  * leases (`claim`, `claimed_until`): among several daemons on one PostgreSQL
  * database each delivery is sent by one node at a time, and a node whose
- * claim lapsed has its outcomes refused.
+ * claim lapsed has its outcomes refused. A claim notes the run it covers
+ * (`run_end`) before any request goes out: a sender that dies leaves it,
+ * and the next one counts what it sends of that run as possible repeats.
  */
 export class DeliveryClaims {
   constructor(private readonly db: Db) {}
@@ -109,7 +113,8 @@ export class DeliveryClaims {
         const n = outcome.next;
         const changed = await tx.run(
           // One to be retried is now the lowest pending delivery of its queue (those before it in its run are done).
-          `UPDATE deliveries SET attempts = ?, status = ?, head = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0
+          `UPDATE deliveries SET attempts = ?, status = ?, head = ?, next_at = ?, ended_at = ?, last_error = ?, claim = NULL, claimed_until = 0,
+             possible_repeats = possible_repeats + ?
            WHERE id = ? AND ${i === 0 ? "claim = ?" : "status = ?"}`,
           [
             row.attempts + 1,
@@ -118,6 +123,7 @@ export class DeliveryClaims {
             n.status === "pending" ? n.nextAt : row.next_at,
             n.status === "failed" ? n.endedAt : n.status === "delivered" ? outcome.startedAt : null,
             outcome.error,
+            row.maybe_sent ? 1 : 0,
             row.id,
             i === 0 ? claim : "pending",
           ],
@@ -168,11 +174,19 @@ export class DeliveryClaims {
     limit: number,
     runLength: number,
   ): Promise<ClaimedDelivery[][]> {
-    const heads = await tx.all<{ id: string; agent_id: string; subscriber: string; event_seq: number }>(
-      `UPDATE deliveries SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (
-         SELECT id FROM deliveries WHERE status = 'pending' AND head = 1 AND next_at <= ? AND claimed_until <= ?
-         ORDER BY next_at LIMIT ?${this.skipLocked}) RETURNING id, agent_id, subscriber, event_seq`,
-      [claim, until, nowMs, nowMs, nowMs, limit],
+    // A head another sender claimed and never gave back (it died) comes with the run it had: claim and run_end.
+    const heads = await tx.all<{
+      id: string;
+      agent_id: string;
+      subscriber: string;
+      event_seq: number;
+      claim: string | null;
+      run_end: number | null;
+    }>(
+      `SELECT id, agent_id, subscriber, event_seq, claim, run_end FROM deliveries
+       WHERE status = 'pending' AND head = 1 AND next_at <= ? AND claimed_until <= ?
+       ORDER BY next_at LIMIT ?${this.skipLocked}`,
+      [nowMs, nowMs, limit],
     );
     const runs: ClaimedDelivery[][] = [];
     for (const h of heads) {
@@ -198,6 +212,7 @@ export class DeliveryClaims {
             next_at: Number(r.next_at),
             window_from: Number(r.window_from),
             claimed_until: until,
+            maybe_sent: h.claim !== null && h.run_end !== null && Number(r.event_seq) <= Number(h.run_end),
           },
           event: {
             agent_id: r.agent_id,
@@ -212,6 +227,13 @@ export class DeliveryClaims {
           },
         });
       }
+      // The intent, stored before any request: this sender's claim, and how far its run goes.
+      await tx.run("UPDATE deliveries SET claim = ?, claimed_until = ?, run_end = ? WHERE id = ?", [
+        claim,
+        until,
+        run.at(-1)?.row.event_seq ?? h.event_seq,
+        h.id,
+      ]);
       // The head itself comes first; were its event gone, nothing of the queue could be sent in order.
       if (run[0]?.row.id === h.id) runs.push(run);
     }
@@ -220,5 +242,5 @@ export class DeliveryClaims {
 }
 
 /** A delivery of a run as read with its event. */
-type RunRow = Omit<ClaimedRow, "claimed_until"> &
+type RunRow = Omit<ClaimedRow, "claimed_until" | "maybe_sent"> &
   Row & { head: number; org: string; type: string; time: string; subject: string | null; run: string | null; data: string };

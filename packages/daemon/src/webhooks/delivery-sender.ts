@@ -25,8 +25,11 @@ export interface DeliverySenderOptions {
   keepDeliveredMs?: number;
   /** How often delivered deliveries past `keepDeliveredMs` are looked for (default every minute, or each `keepDeliveredMs` if shorter). */
   pruneEveryMs?: number;
-  /** Each attempt's outcome, for the metrics: delivered, failed (to be retried) or gave_up (dead-lettered). */
-  onAttempt?: (outcome: "delivered" | "failed" | "gave_up") => void;
+  /**
+   * Each attempt's outcome, for the metrics: delivered, failed (to be retried) or gave_up (dead-lettered);
+   * `possibleRepeat` when a sender that died may have sent it already.
+   */
+  onAttempt?: (outcome: "delivered" | "failed" | "gave_up", possibleRepeat: boolean) => void;
 }
 
 export const DEFAULT_KEEP_DELIVERED_MS = 7 * 24 * 60 * 60 * 1000;
@@ -263,7 +266,7 @@ export class DeliverySender {
   }
 
   private report(row: ClaimedRow, o: AttemptOutcome): void {
-    this.o.onAttempt?.(o.next.status === "delivered" ? "delivered" : o.next.status === "failed" ? "gave_up" : "failed");
+    this.o.onAttempt?.(o.next.status === "delivered" ? "delivered" : o.next.status === "failed" ? "gave_up" : "failed", row.maybe_sent);
     if (o.next.status === "delivered") return;
     const fields = { delivery: row.id, subscriber: row.subscriber, event: row.event_id, attempt: row.attempts + 1 };
     if (o.next.status === "failed")

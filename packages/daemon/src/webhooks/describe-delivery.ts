@@ -16,6 +16,7 @@ export function describeDelivery(row: DeliveryRow, attempts: readonly AttemptRow
     created_at: row.created_at,
     ...(row.ended_at ? { ended_at: row.ended_at } : {}),
     ...(row.last_error ? { last_error: row.last_error } : {}),
+    ...(Number(row.possible_repeats) > 0 ? { possible_repeats: Number(row.possible_repeats) } : {}),
     attempt_log: attempts.map((a) => ({
       attempt: a.attempt,
       started_at: a.started_at,

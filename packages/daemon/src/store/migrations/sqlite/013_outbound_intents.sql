@@ -11,9 +11,14 @@
 -- one's metadata. possible_duplicates: posts made again while the thread
 -- could not be read, so a second copy may be in Slack.
 --
--- deliveries.possible_repeats: sends of the delivery after a node that held
--- it died holding its claim, so the subscriber may have received it before
--- (with the same webhook-id, which a Standard Webhooks receiver drops).
+-- deliveries.run_end: on a claimed queue head, the last event_seq of the run
+-- its sender took with it (the deliveries it may send before it records
+-- anything). A sender that dies leaves its claim; whoever takes the head over
+-- knows the deliveries up to run_end may have reached the subscriber.
+-- possible_repeats: sends of the delivery made after such a take-over, so the
+-- subscriber may have it twice (with the same webhook-id, which a Standard
+-- Webhooks receiver drops).
 ALTER TABLE slack_messages ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE slack_messages ADD COLUMN possible_duplicates INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN run_end INTEGER;
 ALTER TABLE deliveries ADD COLUMN possible_repeats INTEGER NOT NULL DEFAULT 0;
