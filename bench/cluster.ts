@@ -32,27 +32,22 @@
  * Prints one JSON line per part.
  */
 import { cpus } from "node:os";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
-import { spawnSync } from "node:child_process";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startTestPostgres } from "@wardrik/testing/postgres";
 import { PostgresDb } from "wardrik";
 import {
-  agentMarkdown,
   api,
   eventsOf,
   faultScript,
-  POLICY,
-  PROBE_AGENT,
   sleep,
   startWorker,
   waitForWorker,
   waitUntil,
   type FaultWorker,
 } from "../packages/daemon/test/faults/fault-kit.js";
-import { clusterNode, type ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
+import type { ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
+import { makeClusterProject } from "../packages/daemon/test/cluster/cluster-project.js";
 import { cpuByProcessClass, followTurnEnds, perTurn, statementCounter, within } from "./cluster-measure.js";
 
 const KILLS = Number(process.argv[2] ?? 20);
@@ -60,7 +55,6 @@ const LEASE_S = Number(process.argv[3] ?? 2);
 const CONVERSATIONS = 30;
 const TURNS = 10;
 const WARM_TURNS = 20;
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "packages", "daemon", "bin", "wardrik.js");
 if (!Number.isInteger(KILLS) || KILLS < 0 || !(LEASE_S > 0)) {
   console.error("usage: npm run bench -- cluster [KILLS, default 20; 0 skips failover] [LEASE seconds, default 2]");
   process.exit(2);
@@ -137,38 +131,15 @@ async function stopRunning(): Promise<void> {
 
 /** A project on a fresh database of the server, with `agents` fault agents a0..aN, and `count` nodes. */
 async function cluster(count: number, agents: number, script: string): Promise<Project> {
-  const root = mkdtempSync(join(tmpdir(), "wardrik-bench-cluster-"));
-  roots.push(root);
-  const dir = join(root, "project");
-  const init = spawnSync(process.execPath, [BIN, "init", dir], { encoding: "utf8" });
-  if (init.status !== 0) throw new Error(`wardrik init failed: ${init.stderr}`);
-  rmSync(join(dir, "agents", "helper.md"), { force: true });
-  const write = (rel: string, text: string) => {
-    mkdirSync(dirname(join(dir, rel)), { recursive: true });
-    writeFileSync(join(dir, rel), text);
-  };
-  for (let i = 0; i < agents; i++) write(`agents/a${i}.md`, agentMarkdown());
-  write("agents/probe.md", PROBE_AGENT);
-  write("policies/faults.yaml", POLICY);
-  write("scripts/faulty.yaml", script);
   const db = `bench_${Math.random().toString(36).slice(2, 10)}`;
-  let config = readFileSync(join(dir, "config.yaml"), "utf8");
-  config = config.replace(/^models:[ \t]*\n/m, "models:\n  faulty: { provider: script, model: faulty }\n");
-  config = config.replace(/^database:.*$/m, `database: ${pg.urlFor(db)}`);
-  if (!/^database:/m.test(config)) config += `database: ${pg.urlFor(db)}\n`;
-  config += `cluster:\n  lease: ${LEASE_S}\n`;
-  write("config.yaml", config);
   const admin = new PostgresDb(pg.url, { poolSize: 1 });
   await admin.run(`CREATE DATABASE ${db}`);
   await admin.close();
-  const token = readFileSync(join(dir, ".wardrik", "admin-token"), "utf8").trim();
-  const nodes: ClusterNode[] = [];
-  for (let i = 1; i <= count; i++) {
-    const n = clusterNode({ dir, token }, `n${i}`);
-    await n.start();
-    nodes.push(n);
-  }
-  const project = { dir, token, nodes, workers: [] };
+  const names = Array.from({ length: agents }, (_, i) => `a${i}`);
+  const c = makeClusterProject({ database: pg.urlFor(db), agents: names, script, count, leaseSeconds: LEASE_S });
+  roots.push(c.root);
+  for (const n of c.nodes) await n.start();
+  const project = { dir: c.dir, token: c.token, nodes: c.nodes, workers: [] };
   running.push(project);
   return project;
 }

@@ -25,6 +25,7 @@ export const WORKLOADS = {
   tools: ["tools.js"],
   mcp: ["mcp.ts"],
   faults: ["faults.ts"],
+  "cluster-faults": ["cluster-faults.ts"],
   recovery: ["recovery.ts"],
   start: ["start.js"],
   // npm run bench -- cli [RUNS]

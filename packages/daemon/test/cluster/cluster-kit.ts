@@ -14,16 +14,14 @@ import { NodesTable } from "../../src/store/nodes.js";
 import { openDb } from "../../src/store/open-db.js";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
+import { ownerOf, waitForClusterWorker as waitForNodesToSeeWorker } from "./cluster-project.js";
 import {
   AGENT,
   agentIdOf,
   agentMarkdown,
-  api,
   faultFiles,
   faultScript,
   startWorker,
-  waitForWorker,
-  waitUntil,
   type FaultWorker,
   type TurnShape,
 } from "../faults/fault-kit.js";
@@ -108,12 +106,7 @@ export async function startCluster(opts: {
       workers.push(w);
       return w;
     },
-    async ownerOf(id, via) {
-      const from = via ?? nodes.find((n) => n.alive)!;
-      const name = (await api<{ agents: { id: string; name: string }[] }>(from, "GET", `/v1/agents`)).agents.find((a) => a.id === id)?.name;
-      const r = await api<{ nodes: { name: string; alive: boolean; agents: string[] }[] }>(from, "GET", "/v1/nodes");
-      return r.nodes.find((n) => name !== undefined && n.agents.includes(name))?.name;
-    },
+    ownerOf: (id, via) => ownerOf(nodes, id, via),
     node(name) {
       const n = nodes.find((x) => x.name === name);
       if (!n) throw new Error(`no node ${name}`);
@@ -127,19 +120,8 @@ export async function startCluster(opts: {
  * Waits until the worker is connected to `at` with its tools, and every other
  * live node lists them as served by `at`'s workers.
  */
-export async function waitForClusterWorker(c: Cluster, at: ClusterNode, w: FaultWorker, timeoutMs = 20_000): Promise<void> {
-  await waitForWorker(at, w.child.pid!, timeoutMs);
-  const probe = await agentIdOf(at, "probe");
-  for (const n of c.nodes.filter((x) => x !== at && x.alive)) {
-    await waitUntil(
-      async () => {
-        const r = await api<{ tool_sources: { name: string; reason?: string }[] }>(n, "GET", `/v1/agents/${probe}`);
-        return r.tool_sources.some((s) => s.name === `workers on node ${at.name}` && /charge.*lookup.*upsert/.test(s.reason ?? ""));
-      },
-      `${n.name} to see the tools of ${at.name}'s workers`,
-      timeoutMs,
-    );
-  }
+export function waitForClusterWorker(c: Cluster, at: ClusterNode, w: FaultWorker, timeoutMs = 20_000): Promise<void> {
+  return waitForNodesToSeeWorker(c.nodes, at, w, timeoutMs);
 }
 
 /** The worker tools of live nodes, as the database tells every node (what another node would forward calls for). */

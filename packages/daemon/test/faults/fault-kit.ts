@@ -641,6 +641,8 @@ export async function standaloneProject(opts: {
   files: Record<string, string>;
   scripts: Record<string, string>;
   env?: NodeJS.ProcessEnv;
+  /** config.yaml's `database:` (default: init's SQLite file in the project). */
+  database?: string;
 }): Promise<StandaloneProject> {
   const root = mkdtempSync(join(tmpdir(), "wardrik-faults-"));
   const dir = join(root, "project");
@@ -657,6 +659,7 @@ export async function standaloneProject(opts: {
     .map((n) => `  ${n}: { provider: script, model: ${n} }\n`)
     .join("");
   config = config.replace(/^models:[ \t]*\n/m, `models:\n${models}`);
+  if (opts.database !== undefined) config = config.replace(/^database:.*$/m, `database: ${opts.database}`);
   let port = await freePort();
   const setPort = () => writeFileSync(join(dir, "config.yaml"), config.replace(/^listen:.*$/m, `listen: 127.0.0.1:${port}`));
   setPort();
