@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LOST_ANSWER, type FaultEvent, type LogEntry } from "./fault-kit.js";
-import { countFaults } from "./fault-ledger.js";
+import { countFaults, NO_COUNTS } from "./fault-ledger.js";
 
 const T = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 const ms = (s: number) => Date.parse(T(s));
@@ -54,17 +54,7 @@ describe("countFaults", () => {
       log("call_c", "charge", "start", 3),
       log("call_c", "charge", "end", 4),
     ];
-    expect(countFaults({ events, logs, accepted: ["msg_1"] })).toEqual({
-      accepted: 1,
-      lost: 0,
-      failed_turns: 0,
-      failed_calls: 0,
-      completed_reruns: 0,
-      unsafe_reruns_without_approval: 0,
-      asked_about_finished: 0,
-      asked: 0,
-      effects_run_twice: 0,
-    });
+    expect(countFaults({ events, logs, accepted: ["msg_1"] })).toEqual({ ...NO_COUNTS, accepted: 1 });
   });
 
   it("sees a lost message, a completed call run again, a person asked about a finished call, and its effect twice", () => {
