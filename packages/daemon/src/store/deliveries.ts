@@ -29,7 +29,7 @@ export interface DeliveryRow {
   claim: string | null;
   /** 1 for the lowest pending delivery of its (agent, subscriber) queue: the one a sender may claim. */
   head: number;
-  /** On a claimed head: the last event_seq of its sender's run (see 013_outbound_intents.sql). */
+  /** On a claimed head: the last event_seq of its sender's run (see 015_outbound_intents.sql). */
   run_end: number | null;
   /** Sends after a take-over from a sender that died: the subscriber may have it twice. */
   possible_repeats: number;

@@ -13,7 +13,7 @@ export interface SlackMessageRow {
   decided_by: string | null;
   claimed_by: string | null;
   claimed_until: string | null;
-  /** Post requests made whose answer was not stored (see 013_outbound_intents.sql). */
+  /** Post requests made whose answer was not stored (see 015_outbound_intents.sql). */
   sent: number;
   /** Posts made again while the thread could not be read for an earlier copy. */
   possible_duplicates: number;

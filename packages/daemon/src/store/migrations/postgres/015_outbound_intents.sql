@@ -1,4 +1,4 @@
--- Version 13. Never edit a shipped migration: add a new file.
+-- Version 15 (PostgreSQL). Never edit a shipped migration: add a new file.
 --
 -- Effects Wardrik itself makes outside (Slack posts, webhook deliveries) are
 -- claimed with their intent stored before the request, so a node that dies
