@@ -136,10 +136,14 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
         if (kind === "freeze") {
           frozen.add(target);
           target.pause();
-          await sendSome(1);
-          await sleep(lease * 1000 + int(500, 1500));
+          // The thaw keeps its time whatever the send does: a node frozen inside a
+          // transaction holds its row locks, so a live node's write may wait for it.
+          const thawMs = lease * 1000 + int(500, 1500);
+          const sending = sendSome(1);
+          await sleep(thawMs);
           target.resume();
           frozen.delete(target);
+          await sending;
         } else {
           await target.kill();
           await sendSome(1);
