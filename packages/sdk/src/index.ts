@@ -2,6 +2,7 @@ export { WardrikClient } from "./client.js";
 export type { ClientOptions, FollowOptions } from "./client.js";
 export { Wardrik } from "./wardrik.js";
 export type { WardrikOptions } from "./wardrik.js";
+export type { ReconnectInfo } from "./connection-report.js";
 export { defineTool } from "./tool.js";
 export type { ToolContext, ToolDefinition, ToolInput } from "./tool.js";
 export { invokeTool } from "./invoke-tool.js";

@@ -6,6 +6,7 @@ import { CallTable } from "@wardrik/protocol";
 import type { FinishedCallStore } from "./finished-calls.js";
 import type { OutboxLimits } from "./outbox.js";
 import { checkTool, type CheckedTool, type ToolDefinition, type ToolInput } from "./tool.js";
+import { ConnectionReport, type ReconnectInfo } from "./connection-report.js";
 import { WorkerSession, type SessionHost } from "./worker-session.js";
 
 export interface WardrikOptions {
@@ -22,6 +23,14 @@ export interface WardrikOptions {
   name?: string;
   /** Skipped tools, lost connections. Default: console.warn. */
   onWarning?: (message: string) => void;
+  /** Connected (with the tools the daemon accepted), reconnected. Default: console.error, so stdout stays the program's own. */
+  onInfo?: (message: string) => void;
+  /**
+   * Told before every wait between connection attempts. The worker itself
+   * says only that the link was lost and, while it stays down, every 30 s
+   * that it still tries; this sees each attempt.
+   */
+  onReconnect?: (info: ReconnectInfo) => void;
   /**
    * Delays between reconnection attempts: doubled each time, with jitter.
    * After the daemon says it is going away (a restart), at most
@@ -60,6 +69,8 @@ export class Wardrik {
   private readonly token: string | undefined;
   private readonly name: string;
   private readonly warn: (message: string) => void;
+  private readonly report: ConnectionReport;
+  private readonly onReconnect: ((info: ReconnectInfo) => void) | undefined;
   private readonly initialDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly restartDelayMs: number;
@@ -75,6 +86,9 @@ export class Wardrik {
     this.token = options.token ?? process.env.WARDRIK_TOKEN;
     this.name = options.name ?? `${hostname()}-${process.pid}`;
     this.warn = options.onWarning ?? ((message) => console.warn(message));
+    const info = options.onInfo ?? ((message) => console.error(message));
+    this.report = new ConnectionReport({ info, warn: this.warn });
+    this.onReconnect = options.onReconnect;
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 15_000;
     this.restartDelayMs = options.reconnect?.restartDelayMs ?? 1000;
@@ -168,6 +182,7 @@ export class Wardrik {
       tools: this.tools,
       warn: this.warn,
       onReady: (session) => runner.attach(session),
+      onRegistered: (url, accepted, first) => this.report.registered(url, this.name, accepted, first),
       onCall: (message) => runner.serve(message),
       onAbort: (message) => runner.abort(message),
       onRecall: (message, session) => runner.recall(message, session),
@@ -195,16 +210,17 @@ export class Wardrik {
       if (end.code === WORKER_CLOSE_CODES.goingAway) restartUntil = Date.now() + RESTART_WINDOW_MS;
       at += 1;
       triedThisPass += 1;
-      const waiting = runner.waiting > 0 ? ` ${runner.waiting} finished call message(s) wait for the connection.` : "";
-      const lost = `Wardrik: ${end.welcomed ? "lost the connection to" : "could not connect to"} ${wsUrl} (${end.reason})`;
-      if (wsUrls.length > 1 && triedThisPass < wsUrls.length) {
-        this.warn(`${lost}; trying ${wsUrls[at % wsUrls.length]!}.${waiting}`);
-        continue;
+      const next = wsUrls[at % wsUrls.length]!;
+      let delay = 0;
+      if (wsUrls.length === 1 || triedThisPass >= wsUrls.length) {
+        triedThisPass = 0;
+        const ceiling = Date.now() < restartUntil ? Math.min(this.restartDelayMs, this.maxDelayMs) : this.maxDelayMs;
+        delay = backoff(failures++, this.initialDelayMs, ceiling);
       }
-      triedThisPass = 0;
-      const ceiling = Date.now() < restartUntil ? Math.min(this.restartDelayMs, this.maxDelayMs) : this.maxDelayMs;
-      const delay = backoff(failures++, this.initialDelayMs, ceiling);
-      this.warn(`${lost}; retrying in ${(delay / 1000).toFixed(1)} s.${waiting}`);
+      const retry: ReconnectInfo = { url: next, attempt: failures, delayMs: delay, reason: end.reason, waiting: runner.waiting };
+      this.report.ended(wsUrl, end.welcomed, retry);
+      this.onReconnect?.(retry);
+      if (delay === 0) continue;
       await this.sleep(delay);
     }
     await this.idle();

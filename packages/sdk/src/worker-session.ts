@@ -23,6 +23,8 @@ export interface SessionHost {
   warn(message: string): void;
   /** The daemon welcomed this session and has been sent the tools. */
   onReady(session: WorkerSession): void;
+  /** The daemon's answer to a registration: the tools it routes to this worker (`first`: the first answer of this session). */
+  onRegistered(url: string, accepted: string[], first: boolean): void;
   onCall(message: DaemonCall): void;
   onAbort(message: DaemonAbort): void;
   /** The daemon asks whether this worker knows a call; the answer goes back on `session`. */
@@ -57,6 +59,7 @@ export class WorkerSession implements CallLink, ReplyLink {
   private queue: Outgoing[] = [];
   private flushScheduled = false;
   private welcomed = false;
+  private registeredOnce = false;
   private closed = false;
   private resultLimit = 1024 * 1024;
   private lastHeard = Date.now();
@@ -93,7 +96,9 @@ export class WorkerSession implements CallLink, ReplyLink {
         const status = res.statusCode ?? 0;
         const message = errorBodyMessage(body) ?? res.statusMessage ?? "";
         if (status === 401 || status === 403) {
-          this.fatal = new Error(`The daemon refused the worker token (${status}: ${message}). Check WARDRIK_TOKEN.`);
+          // The daemon's own message may already say where the token comes from.
+          const hint = message.includes("WARDRIK_TOKEN") ? "" : " Check WARDRIK_TOKEN.";
+          this.fatal = new Error(`The daemon at ${host.wsUrl} refused the worker token (${status}: ${message || "unauthorized"}).${hint}`);
         } else if (status === 404) {
           this.fatal = new Error(
             `${host.wsUrl} is not a Wardrik worker endpoint (404). Set WARDRIK_URL to the daemon's address, such as http://127.0.0.1:7373.`,
@@ -189,6 +194,8 @@ export class WorkerSession implements CallLink, ReplyLink {
         break;
       case "registered":
         for (const skip of message.skipped) this.host.warn(`Wardrik: the daemon skipped tool "${skip.name}": ${skip.reason}`);
+        this.host.onRegistered(this.host.wsUrl, message.accepted, !this.registeredOnce);
+        this.registeredOnce = true;
         break;
       case "call":
         this.host.onCall(message);

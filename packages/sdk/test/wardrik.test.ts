@@ -66,7 +66,12 @@ async function fakeDaemon(status?: number): Promise<FakeDaemon> {
 
 function worker(options: ConstructorParameters<typeof Wardrik>[0] = {}): { wardrik: Wardrik; warnings: string[] } {
   const warnings: string[] = [];
-  const wardrik = new Wardrik({ onWarning: (m) => warnings.push(m), reconnect: { initialDelayMs: 20, maxDelayMs: 100 }, ...options });
+  const wardrik = new Wardrik({
+    onWarning: (m) => warnings.push(m),
+    onInfo: () => undefined,
+    reconnect: { initialDelayMs: 20, maxDelayMs: 100 },
+    ...options,
+  });
   cleanups.push(() => wardrik.close());
   return { wardrik, warnings };
 }
