@@ -1,7 +1,7 @@
 /**
  * The one layer between a zod schema and a file a person wrote: validate the
- * parsed value, and turn the first problem (by line) into a ConfigError that
- * names the file, the line and the key. Schemas say what is allowed; this file
+ * parsed value, and turn its problems (in the order of the file) into one
+ * ConfigError that names the file, the line and the key of each. Schemas say what is allowed; this file
  * says how a problem reads, the same way for config.yaml, agents and policies.
  *
  * Messages never quote a value: config values may be resolved secrets. A
@@ -9,6 +9,7 @@
  * in its own error function.
  */
 import type { z } from "zod";
+import { closeNames } from "./did-you-mean.js";
 import { ConfigError, formatKeyPath, type KeyPath, type Source } from "./yaml-source.js";
 
 type Issue = z.core.$ZodIssue;
@@ -17,7 +18,7 @@ type RawIssue = z.core.$ZodRawIssue;
 /** The message of a union whose branches should explain the problem instead. */
 const ASK_BRANCHES = "\u0000union";
 
-/** Validates `src.value` against `schema`; throws a ConfigError for the earliest problem in the file. */
+/** Validates `src.value` against `schema`; throws a ConfigError that lists every problem, in the order of the file. */
 export function readWithSchema<S extends z.ZodType>(schema: S, src: Source): z.output<S> {
   const result = schema.safeParse(src.value, { error: messageFor, reportInput: true });
   if (result.success) return result.data;
@@ -36,19 +37,27 @@ function toConfigError(issues: readonly Issue[], src: Source): ConfigError {
   const problems = issues.flatMap((issue) => explain(issue, []));
   // A key missing next to an unknown one is most likely that key misspelt: report the spelling.
   const misspelt = new Set(problems.filter((p) => p.unknownKey).map((p) => formatKeyPath(p.path.slice(0, -1))));
-  let best: { problem: Problem; line: number | undefined } | undefined;
-  for (const problem of problems) {
-    if (problem.at === "parent" && misspelt.has(formatKeyPath(problem.path.slice(0, -1)))) continue;
-    const line = lineOf(problem, src);
-    if (best === undefined || (line ?? Infinity) < (best.line ?? Infinity)) best = { problem, line };
-  }
-  const { problem, line } = best ?? { problem: { path: [], detail: "is not valid", at: "key" as const }, line: undefined };
-  return new ConfigError({
-    file: src.file,
+  const found = problems
+    .filter((problem) => !(problem.at === "parent" && misspelt.has(formatKeyPath(problem.path.slice(0, -1)))))
+    .map((problem) => ({ problem, line: lineOf(problem, src) }))
+    // Stable: problems on one line keep zod's order (the order of the schema's keys).
+    .sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+  // One problem per key: a value that fails two checks is told the first.
+  const seen = new Set<string>();
+  const listed = found.filter(({ problem }) => {
+    const id = formatKeyPath(problem.path);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+  const [first, ...more] =
+    listed.length > 0 ? listed : [{ problem: { path: [], detail: "is not valid", at: "key" as const }, line: undefined }];
+  const entry = ({ problem, line }: { problem: Problem; line: number | undefined }) => ({
     line,
     key: problem.path.length === 0 ? undefined : formatKeyPath(problem.path),
     detail: problem.detail,
   });
+  return new ConfigError({ file: src.file, ...entry(first!), more: more.map(entry) });
 }
 
 function lineOf(problem: Problem, src: Source): number | undefined {
@@ -76,13 +85,22 @@ function explain(issue: Issue, base: KeyPath): Problem[] {
       const problem = issue.issues[0]?.message ?? "is not allowed";
       return [{ path, detail: `name ${JSON.stringify(name)} in ${subject(path.slice(0, -1))} ${problem}`, at: "key" }];
     }
-    case "unrecognized_keys":
-      return issue.keys.map((key) => ({
-        path: [...path, key],
-        detail: `key "${formatKeyPath([...path, key])}" ${issue.message}`,
-        at: "key",
-        unknownKey: true,
-      }));
+    case "unrecognized_keys": {
+      // messageFor wrote the allowed keys into the message: a misspelt one is named.
+      const allowed = /\(allowed: (.*)\)$/.exec(issue.message)?.[1]?.split(", ") ?? [];
+      return issue.keys.map((key) => {
+        const close = closeNames(key, allowed);
+        const guess = close.length
+          ? `is not allowed: did you mean ${close.map((k) => `"${k}"`).join(" or ")}? (allowed: ${allowed.join(", ")})`
+          : "";
+        return {
+          path: [...path, key],
+          detail: `key "${formatKeyPath([...path, key])}" ${guess || issue.message}`,
+          at: "key",
+          unknownKey: true,
+        };
+      });
+    }
     default:
       if (isMissing(issue)) return [{ path, detail: `key "${formatKeyPath(path)}" ${issue.message}`, at: "parent" }];
       return [{ path, detail: `${subject(path)} ${issue.message}`, at: issue.code === "invalid_type" ? "value" : "key" }];

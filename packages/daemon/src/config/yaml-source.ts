@@ -22,7 +22,18 @@ const PLAIN_KEY = /^[A-Za-z_$][\w$-]*$/;
 
 const MARKER = Symbol.for("wardrik.config_error");
 
-/** A file or body that cannot be used. The message reads `file:line: what is wrong`. */
+/** One more problem of the same file, after the first. */
+export interface ConfigProblem {
+  line: number | undefined;
+  key: string | undefined;
+  detail: string;
+}
+
+/**
+ * A file or body that cannot be used. The message reads `file:line: what is
+ * wrong`, one line per problem when there are several (the first names the
+ * error's own `line`, `key` and `detail`; `more` holds the others).
+ */
 export class ConfigError extends Error {
   readonly [MARKER] = true;
   /** Relative to the project directory (`agents/triage.md`), or a label such as `request body`. */
@@ -31,16 +42,32 @@ export class ConfigError extends Error {
   readonly line: number | undefined;
   /** The offending key path, e.g. `models.local.price.input`. */
   readonly key: string | undefined;
-  /** The message without its `file:line: ` prefix. */
+  /** The first problem without its `file:line: ` prefix. */
   readonly detail: string;
+  /** The problems after the first, in the order of the file. */
+  readonly more: readonly ConfigProblem[];
 
-  constructor(init: { file: string; line?: number | undefined; key?: string | undefined; detail: string }) {
-    super(`${init.file}${init.line === undefined ? "" : `:${init.line}`}: ${init.detail}`);
+  constructor(init: {
+    file: string;
+    line?: number | undefined;
+    key?: string | undefined;
+    detail: string;
+    more?: readonly ConfigProblem[];
+  }) {
+    const at = (line: number | undefined) => `${init.file}${line === undefined ? "" : `:${line}`}: `;
+    const more = init.more ?? [];
+    super([`${at(init.line)}${init.detail}`, ...more.map((p) => `${at(p.line)}${p.detail}`)].join("\n"));
     this.name = "ConfigError";
     this.file = init.file;
     this.line = init.line;
     this.key = init.key;
     this.detail = init.detail;
+    this.more = more;
+  }
+
+  /** Every problem: the first, then `more`. */
+  get problems(): ConfigProblem[] {
+    return [{ line: this.line, key: this.key, detail: this.detail }, ...this.more];
   }
 
   /** Works across bundles and package copies, unlike `instanceof`. */

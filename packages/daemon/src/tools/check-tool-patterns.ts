@@ -1,4 +1,5 @@
 import type { ToolPatternProblem } from "@wardrik/protocol";
+import { didYouMean } from "../config/did-you-mean.js";
 import { compileToolPattern } from "../policy/match-tool.js";
 import type { ToolRegistry } from "./tool-registry.js";
 
@@ -26,10 +27,9 @@ export function toolPatternProblems(patterns: readonly string[], registry: ToolR
     const ns = patternNamespace(pattern);
     if (ns === undefined) continue;
     if (!namespaces.includes(ns)) {
-      const close = namespaces.filter((n) => editDistance(n, ns) <= 2);
       problems.push({
         pattern,
-        reason: `no tool namespace "${ns}"${close.length ? ` (did you mean ${close.map((n) => `"${n}"`).join(" or ")}?)` : ""}; the namespaces are ${namespaces.join(", ")}`,
+        reason: `no tool namespace "${ns}"${didYouMean(ns, namespaces)}; the namespaces are ${namespaces.join(", ")}`,
       });
       continue;
     }
@@ -45,16 +45,4 @@ function fixedTools(registry: ToolRegistry, ns: string): string[] | undefined {
   // A fixed namespace lists the same tools for everyone, synchronously.
   const list = registry.get(ns)?.list({ org: "", agentId: "" });
   return Array.isArray(list) ? list.map((t) => t.name) : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
 }

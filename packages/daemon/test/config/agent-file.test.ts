@@ -90,11 +90,26 @@ describe("parseAgentFile", () => {
   it("names an unknown key with the file, the .md line and the allowed keys", () => {
     const error = configError(() => parseAgentFile(agent("description: d\ntitle: t\nmax_iteratons: 3\n"), FILE));
     expect(error.message).toBe(
-      'agents/triage.md:4: key "max_iteratons" is not allowed (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, triggers)',
+      'agents/triage.md:4: key "max_iteratons" is not allowed: did you mean "max_iterations"? (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, triggers)',
     );
     expect(error.file).toBe(FILE);
     expect(error.line).toBe(4);
     expect(error.key).toBe("max_iteratons");
+  });
+
+  it("lists every problem of the file at once, in the order of the file, with a guess for each misspelt key", () => {
+    const error = configError(() =>
+      parseAgentFile(agent("description: d\nmodle: local\ntools: [files, 3]\nmax_iterations: -1\ntimeuot: 60\nidle_timeout: soon\n"), FILE),
+    );
+    expect(error.message.split("\n")).toEqual([
+      expect.stringMatching(/^agents\/triage\.md:3: key "modle" is not allowed: did you mean "model"\? \(allowed: /),
+      "agents/triage.md:4: tools[1] must be a string",
+      "agents/triage.md:5: max_iterations must be a positive integer",
+      expect.stringMatching(/^agents\/triage\.md:6: key "timeuot" is not allowed: did you mean "timeout"\? \(allowed: /),
+      "agents/triage.md:7: idle_timeout must be a positive number of seconds or infinity",
+    ]);
+    expect(error.line).toBe(3);
+    expect(error.problems.map((p) => p.key)).toEqual(["modle", "tools[1]", "max_iterations", "timeuot", "idle_timeout"]);
   });
 
   it.each([

@@ -246,7 +246,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, worker_grace, subscribers, deliveries, cluster, slack, telemetry)',
+      'config.yaml:3: key "modles" is not allowed: did you mean "model" or "models"? (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, worker_grace, subscribers, deliveries, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });
@@ -339,8 +339,9 @@ describe("errors name the key, the file and the line", () => {
     expect(configError(() => parse("subscribers:\n  - url: http://h\n    types: [a, 3]\n")).message).toBe(
       "config.yaml:3: subscribers[0].types[1] must be a string",
     );
+    // Every problem is listed, one line each.
     expect(configError(() => parse("subscribers:\n  - url: http://h\n  - secret: s\n")).message).toBe(
-      'config.yaml:3: key "subscribers[1].url" is required',
+      'config.yaml:3: key "subscribers[1].url" is required\nconfig.yaml:3: subscribers[1].secret must be "whsec_" followed by a base64 key (Standard Webhooks)',
     );
   });
 

@@ -41,7 +41,11 @@ describe("config.yaml keys for later features", () => {
     ["tool_timeout: soon", "config.yaml:2: tool_timeout must be a number", "tool_timeout"],
     ["worker_grace: -1", "config.yaml:2: worker_grace must be a number of seconds >= 0", "worker_grace"],
     ["cluster:\n  lease: -1", "config.yaml:3: cluster.lease must be a positive number of seconds", "cluster.lease"],
-    ["cluster:\n  leese: 5", 'config.yaml:3: key "cluster.leese" is not allowed (allowed: lease, advertise)', "cluster.leese"],
+    [
+      "cluster:\n  leese: 5",
+      'config.yaml:3: key "cluster.leese" is not allowed: did you mean "lease"? (allowed: lease, advertise)',
+      "cluster.leese",
+    ],
     [
       "subscribers:\n  - url: http://h\n    agents: [a b]",
       "config.yaml:4: subscribers[0].agents[0] must be 1-55 letters, digits, _ or -",
@@ -104,7 +108,7 @@ describe("agent triggers", () => {
     ["triggers:\n  - event: { agent: triage }", 'agents/a.md:4: key "triggers[0].message" is required'],
     [
       "triggers:\n  - event: { agnt: triage }\n    message: hi",
-      'agents/a.md:4: key "triggers[0].event.agnt" is not allowed (allowed: agent, types)',
+      'agents/a.md:4: key "triggers[0].event.agnt" is not allowed: did you mean "agent"? (allowed: agent, types)',
     ],
   ])("makes %j an error with file and line", (text, message) => {
     expect(configError(() => agent(`${text}\n`)).message).toBe(message);

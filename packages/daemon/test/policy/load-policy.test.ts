@@ -107,10 +107,10 @@ describe("parsePolicyFile errors name the file, line and key", () => {
 
   it("rejects unknown keys where they are written", () => {
     expect(errorOf("description: x\nrule:\n  - tool: a\n")).toBe(
-      'policies/careful.yaml:2: key "rule" is not allowed (allowed: description, budget, rules)',
+      'policies/careful.yaml:2: key "rule" is not allowed: did you mean "rules"? (allowed: description, budget, rules)',
     );
     expect(errorOf("rules:\n  - tool: a/*\n    decison: deny\n")).toBe(
-      'policies/careful.yaml:3: key "rules[0].decison" is not allowed (allowed: tool, when, decision, judge, reason)',
+      'policies/careful.yaml:3: key "rules[0].decison" is not allowed: did you mean "decision"? (allowed: tool, when, decision, judge, reason)',
     );
     expect(errorOf("budget:\n  per_turn_usd: 1\n  per_week_usd: 3\n")).toBe(
       'policies/careful.yaml:3: key "budget.per_week_usd" is not allowed (allowed: per_turn_usd, per_day_usd)',
