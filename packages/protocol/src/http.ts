@@ -234,7 +234,11 @@ export const HistoryMessage = z
     seq: z.number().int(),
     role: z.enum(["user", "assistant", "tool"]),
     run: z.string().optional(),
-    content: z.unknown(),
+    content: z
+      .unknown()
+      .describe(
+        "The message as stored: {text} for a user; {text, toolCalls: [{callId, tool, args}]} for an assistant; {results} for tool results. A tool call whose arguments a person edited at approval has `args` as it ran, `original_args` as the model asked, and `edited: true`",
+      ),
     created_at: z.string(),
   })
   .meta({ id: "HistoryMessage" });
@@ -336,8 +340,17 @@ export const ReloadResult = z
     warnings: z
       .array(ToolPatternProblem.extend({ agent: z.string() }))
       .describe("Tool patterns of the loaded agents that match nothing (also in the daemon's log)"),
+    model_warnings: z
+      .array(z.object({ agent: z.string(), model: z.string(), reason: z.string() }))
+      .optional()
+      .describe("Loaded agents whose model will fail every call, such as one without an API key (also in the daemon's log)"),
+    unreadable_reasons: z
+      .array(z.object({ agent: z.string(), reason: z.string() }))
+      .optional()
+      .describe("Why each agent of `unreadable` cannot be used: every problem of its file, one a line"),
   })
   .meta({ id: "ReloadResult" });
+export type ReloadResult = z.infer<typeof ReloadResult>;
 export const Health = z.object({ ok: z.boolean(), version: z.string() }).meta({ id: "Health" });
 export const Ok = z.object({ ok: z.literal(true) }).meta({ id: "Ok" });
 
@@ -351,10 +364,15 @@ export const AgentTools = z
         model_name: z.string().describe("The name the model sees: workers__find_order"),
         source: z.enum(["builtin", "worker", "mcp"]),
         namespace: z.string(),
+        title: z.string().optional().describe("The tool's display name, when its source gives one"),
         description: z.string(),
         read_only: z.boolean(),
         idempotent: z.boolean(),
         input_schema: z.record(z.string(), z.unknown()).describe("JSON Schema of the tool's arguments, as the model receives it"),
+        served_by: z
+          .array(z.string())
+          .optional()
+          .describe("Worker tools: the worker connections serving it now (NAME (worker ID)), and other nodes of a cluster"),
       }),
     ),
     unmatched: z

@@ -29,6 +29,9 @@ export const TurnView = TurnFigures.extend({
       status: z.string(),
       round: z.number().int(),
       reason: z.string().optional(),
+      args: z.unknown().optional().describe("The arguments the call runs (or ran) with"),
+      original_args: z.unknown().optional().describe("Set when a person edited the arguments at approval: what the model asked for"),
+      edited: z.boolean().optional().describe("True when a person edited the arguments at approval"),
     }),
   ),
 }).meta({ id: "TurnView" });

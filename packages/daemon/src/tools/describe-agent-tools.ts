@@ -13,16 +13,21 @@ const SOURCES: Record<string, "builtin" | "worker"> = { files: "builtin", worker
  */
 export async function describeAgentTools(patterns: readonly string[], registry: ToolRegistry, scope: ToolScope): Promise<AgentTools> {
   const resolved = [...(await registry.resolve(patterns, scope)).values()].sort((a, b) => a.name.localeCompare(b.name));
-  const tools = resolved.map((t) => ({
-    name: t.name,
-    model_name: t.modelName,
-    source: SOURCES[t.toolset.namespace] ?? ("mcp" as const),
-    namespace: t.toolset.namespace,
-    description: t.description,
-    read_only: t.readOnly,
-    idempotent: t.idempotent,
-    input_schema: t.inputSchema,
-  }));
+  const tools = resolved.map((t) => {
+    const servers = t.toolset.servers?.(scope, t.local);
+    return {
+      name: t.name,
+      model_name: t.modelName,
+      source: SOURCES[t.toolset.namespace] ?? ("mcp" as const),
+      namespace: t.toolset.namespace,
+      ...(t.title !== undefined ? { title: t.title } : {}),
+      description: t.description,
+      read_only: t.readOnly,
+      idempotent: t.idempotent,
+      input_schema: t.inputSchema,
+      ...(servers ? { served_by: servers } : {}),
+    };
+  });
 
   const problems = new Map(toolPatternProblems(patterns, registry, scope.org).map((p) => [p.pattern, p.reason]));
   const unmatched: AgentTools["unmatched"] = [];

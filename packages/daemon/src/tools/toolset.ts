@@ -154,6 +154,8 @@ export interface Toolset {
   release?(scope: ToolScope): void | Promise<void>;
   /** Health of the toolset's sources, for `wardrik agent show` (MCP servers, workers). */
   status?(scope: ToolScope): { name: string; status: string; reason?: string }[];
+  /** Who serves `tool` now, one entry per worker connection or node (for `wardrik tools`). */
+  servers?(scope: ToolScope, tool: string): string[];
   /** Tools the source offers but Wardrik does not pass to models, and why (for `wardrik tools`). */
   skipped?(scope: ToolScope): { tool: string; reason: string }[];
 }

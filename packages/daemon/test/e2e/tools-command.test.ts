@@ -50,6 +50,8 @@ describe("wardrik tools", () => {
       model_name: "workers__find_order",
       source: "worker",
       namespace: "workers",
+      title: "Find order",
+      served_by: [expect.stringMatching(/^w1 \(wkr_\w+\)$/)],
       description: "Find the order associated with a Stripe payment intent.",
       read_only: true,
       idempotent: false,
@@ -72,9 +74,9 @@ describe("wardrik tools", () => {
 
     const text = await p.cli(["tools", "wide"]);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/^NAME \(policies\)\s+MODEL SEES\s+SOURCE\s+READ-ONLY\s+IDEMPOTENT$/m);
-    expect(text.stdout).toMatch(/^workers\/find_order\s+workers__find_order\s+worker\s+yes\s+no$/m);
-    expect(text.stdout).toMatch(/^paged\/upsert\s+paged__upsert\s+mcp paged\s+no\s+yes$/m);
+    expect(text.stdout).toMatch(/^NAME \(policies\)\s+TITLE\s+MODEL SEES\s+SOURCE\s+READ-ONLY\s+IDEMPOTENT\s+SERVED BY$/m);
+    expect(text.stdout).toMatch(/^workers\/find_order\s+Find order\s+workers__find_order\s+worker\s+yes\s+no\s+w1 \(wkr_\w+\)$/m);
+    expect(text.stdout).toMatch(/^paged\/upsert\s+-\s+paged__upsert\s+mcp paged\s+no\s+yes\s+-$/m);
     expect(text.stdout).toMatch(/^skipped: paged\/bad\.name: /m);
   });
 

@@ -10,7 +10,7 @@ export function registerTools(program: Command): void {
       .argument("<name>", "agent name, or org/name")
       .option("--json", "print JSON")
       .description(
-        "what an agent can call: the names policies use, the names the model sees, source, read-only/idempotent; and patterns that match nothing",
+        "what an agent can call: the names policies use, titles, the names the model sees, source, read-only/idempotent, the workers serving each; and patterns that match nothing",
       ),
     "wardrik tools triage",
     "wardrik tools acme/triage --json",
@@ -28,13 +28,16 @@ function printTools(t: AgentTools): void {
   if (t.tools.length === 0) out("No tool matches right now.");
   else {
     const rows = [
-      ["NAME (policies)", "MODEL SEES", "SOURCE", "READ-ONLY", "IDEMPOTENT"],
+      ["NAME (policies)", "TITLE", "MODEL SEES", "SOURCE", "READ-ONLY", "IDEMPOTENT", "SERVED BY"],
       ...t.tools.map((x) => [
         x.name,
+        x.title ?? "-",
         x.model_name,
         x.source === "mcp" ? `mcp ${x.namespace}` : x.source,
         yes(x.read_only),
         yes(x.idempotent),
+        // Worker tools: each worker connection serving it (calls are spread over them).
+        x.served_by === undefined ? "-" : x.served_by.join(", ") || "no worker connected",
       ]),
     ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

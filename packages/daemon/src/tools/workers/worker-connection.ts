@@ -15,6 +15,8 @@ export class WorkerConnection {
   gone = false;
   lastSeen = Date.now();
   tools = new Map<string, WorkerToolDescriptor>();
+  /** Tools this worker registered that another worker serves with another definition; it serves them once that one is gone. */
+  refused = new Map<string, WorkerToolDescriptor>();
   /** Calls dispatched to this worker and not yet answered. */
   inFlight = 0;
   /** Settles when the socket has closed. */

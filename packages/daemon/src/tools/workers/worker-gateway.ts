@@ -2,7 +2,6 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import {
-  NAME_PATTERN,
   WORKER_CLOSE_CODES,
   WORKER_PROTOCOL_VERSION,
   WorkerMessage,
@@ -17,6 +16,7 @@ import { WorkerCalls } from "./worker-calls.js";
 import { WorkerRecall } from "./worker-recall.js";
 import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
+import { WorkerRegistration } from "./worker-registration.js";
 import { WorkerRoutes } from "./worker-routes.js";
 import { checkUpgrade, errorMessage, isRecord, isResultMessage } from "./worker-wire.js";
 
@@ -49,7 +49,6 @@ export interface WorkerGatewayOptions {
 }
 
 const NAMESPACE = "workers";
-const NAME_RULE = "a tool name is 1 to 55 letters, digits, _ or -";
 
 /**
  * The `workers` toolset: worker processes (the SDK) connect over WebSocket at
@@ -62,6 +61,7 @@ export class WorkerGateway implements Toolset {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<WorkerConnection>();
   private readonly routes = new WorkerRoutes();
+  private readonly registration: WorkerRegistration;
   private readonly calls: WorkerCalls;
   private readonly recaller: WorkerRecall;
   private readonly heartbeat: NodeJS.Timeout;
@@ -83,6 +83,7 @@ export class WorkerGateway implements Toolset {
     const graceMs = options.reconnectGraceMs ?? 30_000;
     this.graceMs = graceMs;
     this.graceEndsAt = Date.now() + graceMs;
+    this.registration = new WorkerRegistration(this.routes, this.connections, this.log);
     const { onLateAnswer, onDispatched } = options;
     this.calls = new WorkerCalls({ graceMs, maxResultBytes: this.maxResultBytes, log: this.log, onLateAnswer, onDispatched });
     this.recaller = new WorkerRecall({
@@ -211,31 +212,16 @@ export class WorkerGateway implements Toolset {
   }
 
   private register(conn: WorkerConnection, message: WorkerRegister): void {
-    const accepted: string[] = [];
-    const skipped: { name: string; reason: string }[] = [];
-    const tools = new Map<string, (typeof message.tools)[number]>();
-    for (const tool of message.tools) {
-      if (!NAME_PATTERN.test(tool.name)) skipped.push({ name: tool.name, reason: `invalid name: ${NAME_RULE}` });
-      else if (tools.has(tool.name)) skipped.push({ name: tool.name, reason: "registered twice by this worker" });
-      else {
-        tools.set(tool.name, tool);
-        accepted.push(tool.name);
-      }
-    }
-    for (const name of conn.tools.keys()) {
-      if (!tools.has(name)) this.routes.remove(conn, name);
-    }
-    conn.tools = tools;
-    for (const name of accepted) this.routes.add(conn, name);
+    this.registration.register(conn, message);
     this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
-    conn.send({ type: "registered", accepted, skipped });
-    this.log("info", "worker registered tools", { ...conn.describe(), accepted, skipped });
   }
 
   /** Takes a connection out of routing; its calls wait for their answers a while. Safe to call twice. */
   private detach(conn: WorkerConnection): void {
     conn.gone = true;
     for (const name of conn.tools.keys()) this.routes.remove(conn, name);
+    // A worker refused a tool this one served with another definition may serve it now.
+    this.registration.adoptRefused(conn.org, conn.tools.keys());
     if (conn.tools.size > 0) this.options.remote?.publish(conn.org, this.routes.tools(conn.org));
     this.calls.detach(conn);
   }
@@ -284,11 +270,11 @@ export class WorkerGateway implements Toolset {
     const out: { name: string; status: string; reason?: string }[] = [];
     for (const conn of this.connections) {
       if (conn.org !== scope.org || !conn.greeted) continue;
-      out.push({
-        name: `worker ${conn.name} (${conn.id})`,
-        status: conn.draining ? "draining" : "connected",
-        reason: `serves ${conn.tools.size} tool${conn.tools.size === 1 ? "" : "s"}: ${[...conn.tools.keys()].join(", ")}`,
-      });
+      const n = conn.tools.size;
+      const serves = n === 0 ? "serves no tools" : `serves ${n} tool${n === 1 ? "" : "s"}: ${[...conn.tools.keys()].join(", ")}`;
+      const refused =
+        conn.refused.size > 0 ? `; refused, as another worker serves them otherwise: ${[...conn.refused.keys()].join(", ")}` : "";
+      out.push({ name: `worker ${conn.name} (${conn.id})`, status: conn.draining ? "draining" : "connected", reason: serves + refused });
     }
     for (const { node, tools } of this.options.remote?.nodes(scope.org) ?? [])
       out.push({
@@ -297,6 +283,12 @@ export class WorkerGateway implements Toolset {
         reason: `serve ${tools.length} tool${tools.length === 1 ? "" : "s"}: ${tools.join(", ")}`,
       });
     return out;
+  }
+
+  servers(scope: ToolScope, tool: string): string[] {
+    const here = this.routes.workersOf(scope.org, tool).map((w) => `${w.name} (${w.id}${w.draining ? ", draining" : ""})`);
+    const elsewhere = (this.options.remote?.nodes(scope.org) ?? []).filter((n) => n.tools.includes(tool)).map((n) => `node ${n.node}`);
+    return [...here, ...elsewhere];
   }
 
   /**

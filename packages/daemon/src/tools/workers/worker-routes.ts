@@ -100,8 +100,51 @@ export class WorkerRoutes {
     return out;
   }
 
+  /** Whether some connected worker of `org` serves `tool` (draining ones included: their definition still holds). */
+  served(org: string, tool: string): boolean {
+    return (this.route(org, tool, false)?.workers.length ?? 0) > 0;
+  }
+
+  /** The workers of `org` that serve `tool`, in the order they registered it. */
+  workersOf(org: string, tool: string): readonly WorkerConnection[] {
+    return this.route(org, tool, false)?.workers ?? [];
+  }
+
+  /**
+   * Another worker that serves `tool.name` with a definition calls could not
+   * share with `tool`'s: another input schema, or other safety flags. The
+   * workers of one route all agree, so the first other one speaks for all.
+   */
+  conflict(conn: WorkerConnection, tool: WorkerToolDescriptor): { worker: WorkerConnection; differs: "schema" | "safety" } | undefined {
+    const other = this.route(conn.org, tool.name, false)?.workers.find((w) => w !== conn);
+    const theirs = other?.tools.get(tool.name);
+    if (!other || !theirs) return undefined;
+    const differs = differsIn(theirs, tool);
+    return differs ? { worker: other, differs } : undefined;
+  }
+
   /** Wakes every waiter (the gateway is closing). */
   wakeAll(): void {
     for (const byTool of this.byOrg.values()) for (const route of byTool.values()) for (const waiter of [...route.waiters]) waiter();
   }
+}
+
+/**
+ * How two definitions of one tool name differ in what matters to a call: the
+ * input schema (compared with keys in any order) or the safety flags. The
+ * description and title may differ: the latest registered is shown.
+ */
+export function differsIn(a: WorkerToolDescriptor, b: WorkerToolDescriptor): "schema" | "safety" | undefined {
+  if (canonicalJson(a.inputSchema) !== canonicalJson(b.inputSchema)) return "schema";
+  if (a.readOnly !== b.readOnly || a.idempotent !== b.idempotent) return "safety";
+  return undefined;
+}
+
+/** JSON with object keys sorted, so two schemas that say the same thing compare equal. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
 }
