@@ -40,7 +40,7 @@ export async function stopForBudget(d: AgentDriver, turn: TurnRow, caps: BudgetC
   });
 }
 
-/** A rough token count of a prompt (4 characters a token), for budget estimates before a call. */
+/** A rough token count of a model call's input: its messages and tool definitions (4 characters a token), for budget estimates before a call. */
 export function estimateTokens(prompt: unknown[]): number {
   let chars = 0;
   for (const m of prompt) chars += JSON.stringify(m).length;

@@ -42,10 +42,12 @@ export async function modelStep(
   let cache = await d.prompt(turn.conversation_id);
   if (await maybeCompact(d, turn, resolved, cache, signal)) cache = await d.prompt(turn.conversation_id);
   const prompt = cache.build(d.def.instructions);
+  const functionTools = [...tools.values()].map(toFunctionTool);
   const sentMessages = cache.length;
   if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
-    // What the prompt alone will cost: a model call that would pass a cap is not made.
-    const estimate = resolved.price ? (estimateTokens(prompt) * resolved.price.input) / 1_000_000 : 0;
+    // What the input will cost, the tool definitions included (a provider bills them as input tokens):
+    // a model call that would pass a cap is not made.
+    const estimate = resolved.price ? (estimateTokens([...prompt, ...functionTools]) * resolved.price.input) / 1_000_000 : 0;
     const over = await budgetReason(d, turn, caps, estimate);
     if (over) {
       await stopForBudget(d, turn, caps, over, "model call");
@@ -65,7 +67,7 @@ export async function modelStep(
   const request: CallModelOptions = {
     model: resolved.model,
     prompt,
-    tools: [...tools.values()].map(toFunctionTool),
+    tools: functionTools,
     signal,
     retries: d.def.retries,
     price: resolved.price,

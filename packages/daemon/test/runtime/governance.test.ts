@@ -185,18 +185,32 @@ describe("policies in the turn loop", () => {
 describe("budgets", () => {
   it("a model call that would pass the daily cap is refused and the turn ends with budget.exceeded", async () => {
     h = await createHarness();
-    // $1 / $2 per million tokens in the harness; a cap this small is passed by the first reply.
+    // $1 / $2 per million tokens in the harness; the prompt and the files tools' definitions fit this cap, the first reply does not.
     const a = await h.agent({
       name: "a",
-      budget: 0.00005,
-      script: { steps: [{ tool_calls: [call("files/list")], usage: { input: 40, output: 10 } }, { text: "never" }] },
+      budget: 0.001,
+      script: { steps: [{ tool_calls: [call("files/list")], usage: { input: 2000, output: 10 } }, { text: "never" }] },
     });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");
-    expect(String(end.data.reason)).toMatch(/daily budget of \$0.00005 would be passed/);
+    expect(String(end.data.reason)).toMatch(/daily budget of \$0.001 would be passed/);
     const exceeded = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.budget.exceeded");
     expect(exceeded?.data).toMatchObject({ refused: expect.any(String), code: "budget", retryable: false });
     expect(h.models.get("a")!.calls).toHaveLength(1);
+  });
+
+  it("the estimate before a model call counts the tool definitions: a cap the prompt fits but the tools do not refuses the call", async () => {
+    // 20,000 characters of tool description: about 5,000 input tokens, $0.005 at the harness's $1 per million.
+    const big = new FnToolset("big").add("lookup", () => ({ ok: true, output: "found" }), { readOnly: true });
+    big.tools.get("lookup")!.info.description = "Looks things up. ".repeat(1250);
+    h = await createHarness({ toolsets: [big] });
+    const a = await h.agent({ name: "a", tools: ["big/*"], budget: 0.001, script: { steps: [{ text: "never called" }] } });
+    const end = await h.ask(a, "go");
+    expect(end.type).toBe("dev.wardrik.turn.failed");
+    expect(String(end.data.reason)).toMatch(/daily budget of \$0.001 would be passed/);
+    const exceeded = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.budget.exceeded");
+    expect(exceeded?.data).toMatchObject({ refused: "model call" });
+    expect(h.models.get("a")!.calls).toHaveLength(0);
   });
 
   it("tool cost() adds to the spend, and calls add up", async () => {
