@@ -79,9 +79,12 @@ export interface EventDataMap {
   "approval.requested": CallRef & { args: unknown; reason: string; rule: string | null } & (
       { lost?: false } | ({ lost: true; worker?: { name: string; instance: string; node?: string } } & Failure)
     );
-  /** With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them. */
-  "approval.granted": CallRef & { args?: unknown; original_args?: unknown };
-  "approval.denied": CallRef & { reason: string } & Failure;
+  /**
+   * With `args` (what the call runs with) and `original_args` (what the model asked for) when a person edited them.
+   * `by`: who decided: `token:NAME` (the bearer token's name: the CLI, the console, the API) or `slack:USER_ID`.
+   */
+  "approval.granted": CallRef & { args?: unknown; original_args?: unknown; by?: string };
+  "approval.denied": CallRef & { reason: string; by?: string } & Failure;
   "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined } & Failure;
   "conversation.compacted": {
     conversation_id: string;

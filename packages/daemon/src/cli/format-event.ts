@@ -35,6 +35,14 @@ function gist(e: WardrikCloudEvent): string {
       return `${ev.data.call} ${ev.data.tool}: ${clip(ev.data.error)}`;
     case "approval.requested":
       return `${ev.data.call} ${ev.data.tool} ${clip(JSON.stringify(ev.data.args))}: ${ev.data.reason}`;
+    case "approval.granted": {
+      const { call, tool, by, args, original_args } = ev.data;
+      const edited =
+        args !== undefined ? ` edited: ${clip(JSON.stringify(args), 60)} (was ${clip(JSON.stringify(original_args), 60)})` : "";
+      return `${call} ${tool} approved${by ? ` by ${by}` : ""}${edited}`;
+    }
+    case "approval.denied":
+      return `${ev.data.call} ${ev.data.tool} denied${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.reason}`;
     case "turn.completed":
       return clip(ev.data.reply);
     case "turn.failed":

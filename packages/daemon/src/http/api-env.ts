@@ -6,6 +6,8 @@ export type ApiEnv = {
   Variables: {
     org: string;
     admin: boolean;
+    /** Who acts: `token:NAME`, recorded as `by` on the approvals they decide. */
+    actor: string;
     requestId: string;
     /**
      * Set by the Idempotency-Key middleware: a route that stores its work in one

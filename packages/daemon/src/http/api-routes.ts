@@ -23,7 +23,8 @@ import {
 } from "@wardrik/protocol";
 import { validateAgentDefinition } from "../config/index.js";
 import { agentOfOrg, conversationOf } from "./agent-lookup.js";
-import { checkEditedArguments } from "./edited-arguments.js";
+import type { StoredMessage } from "../store/message-format.js";
+import { checkEditedArguments, withEditedArguments } from "./edited-arguments.js";
 import { makeCursor, readCursor } from "./page-cursor.js";
 import { summarise } from "./agent-summary.js";
 import { queueMessage } from "./queue-message.js";
@@ -155,13 +156,17 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const agent = await agentOfOrg(svc, c.get("org"), params.id);
       const conv = await conversationOf(svc, agent, params.key);
       const rows = await svc.store.conversations.historyPage(conv.id, query.after, query.limit);
+      const contents = await withEditedArguments(
+        svc.store,
+        rows.map((r) => JSON.parse(r.content) as StoredMessage),
+      );
       return c.json({
         summary: conv.summary,
-        messages: rows.map((r) => ({
+        messages: rows.map((r, i) => ({
           seq: r.seq,
           role: r.role,
           ...(r.run ? { run: r.run } : {}),
-          content: JSON.parse(r.content) as unknown,
+          content: contents[i] as unknown,
           created_at: r.created_at,
         })),
       });
@@ -231,8 +236,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
           verb === "kill"
             ? await svc.runtime.kill(agent, params.call)
             : verb === "approve"
-              ? await svc.runtime.approve(agent, params.call, edited)
-              : await svc.runtime.deny(agent, params.call, (body as { reason?: string }).reason);
+              ? await svc.runtime.approve(agent, params.call, edited, c.get("actor"))
+              : await svc.runtime.deny(agent, params.call, (body as { reason?: string }).reason, c.get("actor"));
         return c.json({ call: call.id, status: call.status, tool: call.tool });
       },
     });

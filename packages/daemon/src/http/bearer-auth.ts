@@ -4,7 +4,7 @@ import type { ApiEnv } from "./api-env.js";
 import { errorResponse } from "./http-errors.js";
 import { ORG_HEADER, requestOrg } from "./org-scope.js";
 
-export type Authenticate = (token: string) => Promise<{ org: string; admin: boolean } | undefined>;
+export type Authenticate = (token: string) => Promise<{ org: string; admin: boolean; name?: string } | undefined>;
 
 /**
  * Bearer tokens (RFC 6750): a missing or malformed header asks for one with
@@ -32,6 +32,8 @@ export function bearerAuth(authenticate: Authenticate, isPublic: (path: string) 
     }
     c.set("org", requestOrg(who, c.req.header(ORG_HEADER)));
     c.set("admin", who.admin);
+    // Who acts, for the record of what people decide: the token's name.
+    c.set("actor", `token:${who.name ?? "unnamed"}`);
     return next();
   };
 }

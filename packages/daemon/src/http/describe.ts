@@ -137,7 +137,15 @@ export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnVie
     agent: turn.agent_id,
     ...(turn.reply !== null ? { reply: turn.reply } : {}),
     messages: inputs,
-    calls: calls.map((c) => ({ id: c.id, tool: c.tool, status: c.status, round: c.round, ...(c.reason ? { reason: c.reason } : {}) })),
+    calls: calls.map((c) => ({
+      id: c.id,
+      tool: c.tool,
+      status: c.status,
+      round: c.round,
+      ...(c.reason ? { reason: c.reason } : {}),
+      args: parseArgs(c.args),
+      ...(c.original_args !== null ? { original_args: parseArgs(c.original_args), edited: true } : {}),
+    })),
   };
 }
 

@@ -1,7 +1,9 @@
 import type { Schema } from "@cfworker/json-schema";
 import { WardrikError, describeSchemaErrors, schemaDraftOf } from "@wardrik/protocol";
 import { loadOptionalModule } from "../optional-modules.js";
+import type { StoredMessage } from "../store/message-format.js";
 import type { AgentRow } from "../store/rows.js";
+import type { Store } from "../store/store.js";
 import type { ApiServices } from "./services.js";
 
 /**
@@ -47,4 +49,27 @@ export async function schemaProblems(schema: Record<string, unknown>, value: unk
   );
   const result = new Validator(schema as Schema, schemaDraftOf(schema), false).validate(value);
   return result.valid ? [] : describeSchemaErrors(result.errors);
+}
+
+/**
+ * A page of history as people should read it: a tool call a person approved
+ * with edited arguments shows what it ran with (`args`), what the model asked
+ * for (`original_args`) and `edited: true`. The stored message keeps the
+ * model's own words, since that is what the model wrote and reads back.
+ */
+export async function withEditedArguments(store: Store, messages: StoredMessage[]): Promise<StoredMessage[]> {
+  const ids = messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls.map((c) => c.callId) : []));
+  if (ids.length === 0) return messages;
+  const edited = new Map((await store.calls.edited(ids)).map((c) => [c.id, c]));
+  if (edited.size === 0) return messages;
+  return messages.map((m) => {
+    if (m.role !== "assistant" || !m.toolCalls.some((c) => edited.has(c.callId))) return m;
+    const toolCalls = m.toolCalls.map((c) => {
+      const row = edited.get(c.callId);
+      return row
+        ? { ...c, args: JSON.parse(row.args) as unknown, original_args: JSON.parse(row.original_args!) as unknown, edited: true }
+        : c;
+    });
+    return { ...m, toolCalls };
+  });
 }

@@ -89,18 +89,22 @@ export async function approveCall(
   agent: AgentRef,
   call: CallRef,
   edited?: { args: unknown; original: unknown },
+  by?: string,
 ): Promise<boolean> {
   move("waiting", "approve");
   if (!(await store.calls.approve(w, call.id, edited?.args))) return false;
-  const data = edited
-    ? { call: call.id, tool: call.tool, args: edited.args, original_args: edited.original }
-    : { call: call.id, tool: call.tool };
+  const data = {
+    call: call.id,
+    tool: call.tool,
+    ...(edited ? { args: edited.args, original_args: edited.original } : {}),
+    ...(by !== undefined ? { by } : {}),
+  };
   w.emit(agent, "approval.granted", data, { run: call.run, subject: call.id });
   return true;
 }
 
-/** waiting -> denied by a person. */
-export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, reason: string): Promise<boolean> {
+/** waiting -> denied by a person (`by`, when known). */
+export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, reason: string, by?: string): Promise<boolean> {
   const m = move("waiting", "refuse");
   const ended = await store.calls.finish(
     w,
@@ -109,7 +113,12 @@ export async function refuseCall(w: Writer, store: Store, agent: AgentRef, call:
     w.now,
   );
   if (!ended) return false;
-  w.emit(agent, "approval.denied", { call: call.id, tool: call.tool, reason, ...failure("denied") }, { run: call.run, subject: call.id });
+  w.emit(
+    agent,
+    "approval.denied",
+    { call: call.id, tool: call.tool, reason, ...(by !== undefined ? { by } : {}), ...failure("denied") },
+    { run: call.run, subject: call.id },
+  );
   return true;
 }
 

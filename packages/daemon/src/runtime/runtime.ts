@@ -153,7 +153,10 @@ export class Runtime {
     await d.load();
     if (this.closed) d.closed = true;
     this.drivers.set(agentId, d);
-    if (row.status === "asleep" || this.sleep.wasAsleep(agentId)) {
+    // Awake again: after sleeping, or driven before by a daemon that is gone (a restart, a crash, a node that died)
+    // whose lease was never given up; an agent that never ran has no owner.
+    const drivenBefore = row.owner_node !== undefined && row.owner_node !== null;
+    if (this.sleep.wasAsleep(agentId) || row.status === "asleep" || drivenBefore) {
       await this.store.tx(async (w) => {
         await this.store.agents.markAwake(w, row.id);
         w.emit(d.ref, "agent.awake", {});
@@ -180,13 +183,13 @@ export class Runtime {
     return this.fenced(agent.id, () => clear(this, agent, conversationKey));
   }
 
-  /** `args`: arguments a person edited, already checked against the tool's schema. */
-  approve(agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
-    return this.fenced(agent.id, () => approve(this, agent, callId, args));
+  /** `args`: arguments a person edited, already checked against the tool's schema. `by`: who decided (`token:NAME`, `slack:USER`). */
+  approve(agent: AgentRow, callId: string, args?: Record<string, unknown>, by?: string): Promise<CallRow> {
+    return this.fenced(agent.id, () => approve(this, agent, callId, args, by));
   }
 
-  deny(agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {
-    return this.fenced(agent.id, () => deny(this, agent, callId, reason));
+  deny(agent: AgentRow, callId: string, reason?: string, by?: string): Promise<CallRow> {
+    return this.fenced(agent.id, () => deny(this, agent, callId, reason, by));
   }
 
   /**

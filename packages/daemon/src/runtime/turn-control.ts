@@ -111,22 +111,24 @@ export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: stri
 }
 
 /** `args`: arguments a person edited (already checked against the tool's schema); the call runs with them. */
-export function approve(rt: Runtime, agent: AgentRow, callId: string, args?: Record<string, unknown>): Promise<CallRow> {
-  return resolveApproval(rt, agent, callId, "approve", undefined, args);
+export function approve(rt: Runtime, agent: AgentRow, callId: string, args?: Record<string, unknown>, by?: string): Promise<CallRow> {
+  return resolveApproval(rt, agent, callId, { verdict: "approve", args, by });
 }
 
-export function deny(rt: Runtime, agent: AgentRow, callId: string, reason?: string): Promise<CallRow> {
-  return resolveApproval(rt, agent, callId, "deny", reason);
+export function deny(rt: Runtime, agent: AgentRow, callId: string, reason?: string, by?: string): Promise<CallRow> {
+  return resolveApproval(rt, agent, callId, { verdict: "deny", reason, by });
 }
 
-async function resolveApproval(
-  rt: Runtime,
-  agent: AgentRow,
-  callId: string,
-  verdict: "approve" | "deny",
-  reason?: string,
-  args?: Record<string, unknown>,
-): Promise<CallRow> {
+/** A person's decision on a waiting call: `by` names them (`token:NAME`, `slack:USER`) on the record. */
+interface Decision {
+  verdict: "approve" | "deny";
+  reason?: string | undefined;
+  args?: Record<string, unknown> | undefined;
+  by?: string | undefined;
+}
+
+async function resolveApproval(rt: Runtime, agent: AgentRow, callId: string, decision: Decision): Promise<CallRow> {
+  const { verdict, reason, args, by } = decision;
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
   const { d, ref } = await reach(rt, agent);
@@ -139,8 +141,9 @@ async function resolveApproval(
           ref,
           call,
           args && { args, original: parseStored(call.original_args ?? call.args, `call ${call.id} arguments`) },
+          by,
         )
-      : refuseCall(w, rt.store, ref, call, why),
+      : refuseCall(w, rt.store, ref, call, why, by),
   );
   if (conversation === undefined) {
     const now = await rt.store.calls.get(callId);

@@ -111,8 +111,8 @@ export class SlackInbound {
     // On the message before the decision commits: the node that shows the decision (maybe another one, after a crash) names them.
     await this.o.store.slack.noteDecider(callId, user);
     try {
-      if (action.action_id === APPROVE_ACTION) await this.o.runtime.approve(agent, callId);
-      else await this.o.runtime.deny(agent, callId, `Denied in Slack by user ${user}.`);
+      if (action.action_id === APPROVE_ACTION) await this.o.runtime.approve(agent, callId, undefined, `slack:${user}`);
+      else await this.o.runtime.deny(agent, callId, `Denied in Slack by user ${user}.`, `slack:${user}`);
       this.o.log("info", "a call was decided in Slack", { call: callId, user, verdict: action.action_id });
     } catch (err) {
       await this.o.store.slack.forgetDecider(callId, user);

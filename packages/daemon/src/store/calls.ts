@@ -73,6 +73,22 @@ export class CallsTable {
     return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? ORDER BY round, position", [run]);
   }
 
+  /** Of the calls `ids`, those whose arguments a person edited at approval: what they ran with (`args`) and what the model asked for. */
+  async edited(ids: readonly string[]): Promise<Pick<CallRow, "id" | "args" | "original_args">[]> {
+    const out: Pick<CallRow, "id" | "args" | "original_args">[] = [];
+    // In slices: a statement takes a bounded number of parameters.
+    for (let i = 0; i < ids.length; i += 500) {
+      const slice = ids.slice(i, i + 500);
+      out.push(
+        ...(await this.db.all<Pick<CallRow, "id" | "args" | "original_args"> & Row>(
+          `SELECT id, args, original_args FROM calls WHERE id IN (${slice.map(() => "?").join(", ")}) AND original_args IS NOT NULL`,
+          slice,
+        )),
+      );
+    }
+    return out;
+  }
+
   waiting(agentId: string): Promise<CallRow[]> {
     return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE agent_id = ? AND status = 'waiting' ORDER BY id", [agentId]);
   }

@@ -20,6 +20,8 @@ export interface AgentRow {
   message_seq: number;
   running_turns: number;
   parked_turns: number;
+  /** The node that holds the agent's lease (drives it), or null when nobody does: it sleeps, or was never woken. */
+  owner_node?: string | null;
 }
 
 /**

@@ -26,9 +26,12 @@ export class TokensTable {
     );
   }
 
-  async authenticate(token: string): Promise<{ org: string; admin: boolean } | undefined> {
-    const row = await this.db.get<{ org: string; admin: number }>("SELECT org, admin FROM tokens WHERE hash = ?", [hashToken(token)]);
-    return row ? { org: row.org, admin: row.admin === 1 } : undefined;
+  /** The org and the name of a token (the name says who decided an approval). */
+  async authenticate(token: string): Promise<{ org: string; admin: boolean; name: string } | undefined> {
+    const row = await this.db.get<{ org: string; admin: number; name: string }>("SELECT org, admin, name FROM tokens WHERE hash = ?", [
+      hashToken(token),
+    ]);
+    return row ? { org: row.org, admin: row.admin === 1, name: row.name } : undefined;
   }
 
   /** Every org the daemon knows of: those with a token or an agent (for the admin token's org switch). */

@@ -55,7 +55,7 @@ beforeAll(async () => {
       "policies/careful.yaml": POLICY,
       "agents/refunds.md": agentFile({ description: "Refunds orders", model: "refunder", tools: ["workers/*"], policy: "careful" }),
       ...Object.fromEntries(
-        ["api-editor", "bad-editor", "cli-editor"].map((n) => [
+        ["api-editor", "bad-editor", "cli-editor", "by-editor"].map((n) => [
           `agents/${n}.md`,
           agentFile({ description: "Writes notes with approval", model: "noter", tools: ["files"], policy: "careful" }),
         ]),
@@ -100,11 +100,67 @@ describe("approve with edited arguments", () => {
       tool: "files/write",
       args: { path: "note.md", content: "edited by a person" },
       original_args: { path: "note.md", content: "model draft" },
+      by: "token:admin",
     });
     const requested = ofType(events, "approval.requested").find((e) => e.data.call === call)!;
     expect(requested.data.args).toEqual({ path: "note.md", content: "model draft" });
     const completed = ofType(events, "call.completed").find((e) => e.data.call === call)!;
     expect(completed.data.output).toEqual({ path: "note.md", bytes: "edited by a person".length });
+  });
+
+  it("afterwards the history, the turn and the event log show the edited arguments, marked edited", async () => {
+    const id = await p.agentId("api-editor");
+    const history = await p.cli(["history", "api-editor"]);
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.stdout).toContain(
+      '[calls files/write {"path":"note.md","content":"edited by a person"} (edited at approval; the model asked for {"path":"note.md","content":"model draft"})]',
+    );
+    const page = await p.apiOk<{ messages: { role: string; content: { toolCalls?: Record<string, unknown>[] } }[] }>(
+      "GET",
+      `/v1/agents/${id}/conversations/main/messages`,
+    );
+    const write = page.messages.flatMap((m) => m.content.toolCalls ?? []).find((c) => c.tool === "files/write")!;
+    expect(write).toMatchObject({
+      args: { path: "note.md", content: "edited by a person" },
+      original_args: { path: "note.md", content: "model draft" },
+      edited: true,
+    });
+    // An unedited call of the same turn is as the model wrote it.
+    const read = page.messages.flatMap((m) => m.content.toolCalls ?? []).find((c) => c.tool === "files/read")!;
+    expect(read).not.toHaveProperty("edited");
+
+    const granted = ofType(await p.events(id), "approval.granted")[0]!;
+    const turn = await p.apiOk<{ calls: Record<string, unknown>[] }>("GET", `/v1/agents/${id}/turns/${granted.run}`);
+    expect(turn.calls.find((c) => c.tool === "files/write")).toMatchObject({
+      args: { content: "edited by a person" },
+      original_args: { content: "model draft" },
+      edited: true,
+    });
+    const events = await p.cli(["events", "api-editor"]);
+    expect(events.stdout).toMatch(
+      /approval\.granted .* files\/write approved by token:admin edited: \{"path":"note\.md","content":"edited by a person"\} \(was \{"path":"note\.md","content":"model draft"\}\)/,
+    );
+  });
+
+  it("approval.granted and approval.denied name who decided: the name of the token used", async () => {
+    const minted = await p.cli(["token", "default", "--name", "alice", "--json"]);
+    expect(minted.code, minted.stderr).toBe(0);
+    const alice = (JSON.parse(minted.stdout) as { token: string }).token;
+    const first = await parkedCall("by-editor", "one");
+    const denied = await p.api("POST", `/v1/agents/${first.id}/calls/${first.call}/deny`, { reason: "not today" }, { token: alice });
+    expect(denied.status).toBe(200);
+    await p.waitForTurnEnd(first.id, first.run);
+    const refusal = ofType(await p.events(first.id), "approval.denied").find((e) => e.data.call === first.call)!;
+    expect(refusal.data).toMatchObject({ reason: "not today", by: "token:alice", code: "denied" });
+
+    await p.apiOk("POST", `/v1/agents/${first.id}/messages`, { text: "two" });
+    const asked = await p.waitForEvent(first.id, (e) => short(e.type) === "approval.requested" && e.run !== first.run);
+    const second = { id: first.id, call: asked.data.call as string, run: asked.run! };
+    const approved = await p.cli(["approve", "by-editor", second.call]);
+    expect(approved.code, approved.stderr).toBe(0);
+    await p.waitForTurnEnd(second.id, second.run);
+    const grant = ofType(await p.events(second.id), "approval.granted").find((e) => e.data.call === second.call)!;
+    expect(grant.data).toEqual({ call: second.call, tool: "files/write", by: "token:admin" });
   });
 
   it("edited arguments that do not fit the schema are refused with what is wrong, and the call keeps waiting", async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { agentStatus } from "../../src/store/rows.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Policy } from "../../src/policy/types.js";
@@ -42,6 +45,34 @@ describe("sleeping agents", () => {
     // Once per burst: quiet afterwards means no further collections.
     await new Promise((r) => setTimeout(r, 400));
     expect(logged.filter((l) => l.msg === "memory collected after agents fell asleep")).toHaveLength(1);
+  });
+
+  it("an agent awake when its daemon stopped is said to wake when the next daemon runs it; one never run is not", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-awake-"));
+    try {
+      const script = { steps: [{ text: "hi {{message}}" }] };
+      const first = await createHarness({ dir });
+      const a = await first.agent({ name: "a", script });
+      const fresh = await first.agent({ name: "fresh", script });
+      await first.ask(a, "before");
+      // A fresh agent's first turn is no waking: it never ran anywhere.
+      await first.ask(fresh, "first");
+      expect(first.events.filter((e) => e.type === "dev.wardrik.agent.awake")).toEqual([]);
+      await first.close();
+
+      h = await createHarness({ dir });
+      h.script("a", script);
+      const end = await h.ask((await h.store.agents.get(a.id))!, "after");
+      expect(end.data.reply).toBe("hi after");
+      const types = h.events.map((e) => e.type.replace("dev.wardrik.", ""));
+      const awake = h.events.findIndex((e) => e.type === "dev.wardrik.agent.awake");
+      expect(awake, types.join(", ")).toBeGreaterThanOrEqual(0);
+      expect(awake).toBeLessThan(h.events.findIndex((e) => e.type === "dev.wardrik.turn.started"));
+    } finally {
+      await h?.close();
+      h = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("infinity keeps an agent awake", async () => {

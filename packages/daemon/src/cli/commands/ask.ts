@@ -257,11 +257,15 @@ class TurnWatch {
         this.progress.waiting(`waiting for approval of ${tool} (${call})`, { quiet: true });
         break;
       }
-      case "approval.granted":
-        this.progress.line(`✓ ${ev.data.call} approved`);
+      case "approval.granted": {
+        const { call, by, args, original_args } = ev.data;
+        const edited =
+          args !== undefined ? ` with edited arguments ${JSON.stringify(args)} (the model asked for ${JSON.stringify(original_args)})` : "";
+        this.progress.line(`✓ ${call} approved${by ? ` by ${by}` : ""}${edited}`);
         break;
+      }
       case "approval.denied":
-        this.progress.line(`✗ ${ev.data.call} denied: ${ev.data.reason}`);
+        this.progress.line(`✗ ${ev.data.call} denied${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.reason}`);
         break;
       case "budget.exceeded":
         this.progress.line(`✗ budget exceeded: ${ev.data.reason}`);

@@ -24,10 +24,13 @@ function historyText(content: unknown): string {
   const m = content as {
     role?: string;
     text?: string;
-    toolCalls?: { tool: string; args: unknown }[];
+    toolCalls?: { tool: string; args: unknown; original_args?: unknown; edited?: boolean }[];
     results?: { tool: string; output: unknown; isError: boolean }[];
   };
   if (m.results) return m.results.map((r) => `${r.tool} ${r.isError ? "error" : "->"} ${JSON.stringify(r.output)}`).join("; ");
-  const calls = m.toolCalls?.length ? ` [calls ${m.toolCalls.map((c) => `${c.tool} ${JSON.stringify(c.args)}`).join(", ")}]` : "";
+  // A call a person edited at approval shows what it ran with, and what the model had asked for.
+  const call = (c: NonNullable<typeof m.toolCalls>[number]) =>
+    `${c.tool} ${JSON.stringify(c.args)}${c.edited ? ` (edited at approval; the model asked for ${JSON.stringify(c.original_args)})` : ""}`;
+  const calls = m.toolCalls?.length ? ` [calls ${m.toolCalls.map(call).join(", ")}]` : "";
   return `${m.text ?? ""}${calls}`;
 }
