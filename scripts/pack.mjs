@@ -6,7 +6,7 @@
 //
 // Prints one JSON line per tarball: {"name", "version", "file"}.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,9 +20,27 @@ mkdirSync(out, { recursive: true });
 for (const pkg of PUBLIC_PACKAGES) checkBuilt(join(root, pkg));
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-const args = ["pack", "--json", "--pack-destination", out, ...PUBLIC_PACKAGES.flatMap((p) => ["--workspace", p])];
-const packed = JSON.parse(execFileSync(npm, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
-for (const p of packed) console.log(JSON.stringify({ name: p.name, version: p.version, file: join(out, p.filename) }));
+const pack = (packages) => {
+  const args = ["pack", "--json", "--pack-destination", out, ...packages.flatMap((p) => ["--workspace", p])];
+  return JSON.parse(execFileSync(npm, args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
+};
+const DAEMON = "packages/daemon";
+const libraries = pack(PUBLIC_PACKAGES.filter((p) => p !== DAEMON));
+// The CLI carries the SDK's tarball and the protocol's (which the SDK needs): `wardrik init` copies them into a
+// new project, whose `npm install` then works although the packages are not on the npm registry.
+const bundled = join(root, DAEMON, "sdk-tarballs");
+rmSync(bundled, { recursive: true, force: true });
+mkdirSync(bundled);
+for (const p of libraries.filter((l) => l.name === "@wardrik/sdk" || l.name === "@wardrik/protocol")) {
+  copyFileSync(join(out, p.filename), join(bundled, p.filename));
+}
+let daemon;
+try {
+  daemon = pack([DAEMON]);
+} finally {
+  rmSync(bundled, { recursive: true, force: true });
+}
+for (const p of [...libraries, ...daemon]) console.log(JSON.stringify({ name: p.name, version: p.version, file: join(out, p.filename) }));
 
 /**
  * A tarball must hold this checkout's build: dist/ must exist, and output

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { ensureAdminToken } from "../admin-token.js";
 import { withSchemaComment } from "../schema-files.js";
 import { VERSION } from "../version.js";
+import type { SdkTarballs } from "./sdk-tarballs.js";
 
 const CONFIG = `# Wardrik daemon settings. Changes take effect when the daemon restarts.
 org: default
@@ -85,20 +86,21 @@ steps:
 `;
 
 const WORKER = `// An example worker: \`npm install\` once, then \`npm run worker\` while the daemon runs.
-// In this folder it finds the daemon as the CLI does: the address from config.yaml
-// and the admin token in .wardrik/admin-token. Elsewhere, set WARDRIK_URL and
-// WARDRIK_TOKEN (a token of the org from \`wardrik token ORG\`).
+// In this folder it finds the daemon as the CLI does: its address in .wardrik/daemon.json
+// (written by the running daemon) or config.yaml, and the admin token in .wardrik/admin-token.
+// Elsewhere, set WARDRIK_URL and WARDRIK_TOKEN (a token of the org from \`wardrik token ORG\`).
 import { readFileSync } from "node:fs";
 import { Wardrik } from "@wardrik/sdk";
 import { z } from "zod";
 
 const wardrik = new Wardrik({
-  url: process.env.WARDRIK_URL ?? \`http://127.0.0.1:\${listenPort()}\`,
+  url: process.env.WARDRIK_URL ?? daemonUrl(),
   token: process.env.WARDRIK_TOKEN ?? readFileSync(".wardrik/admin-token", "utf8").trim(),
 });
 
 wardrik.tool({
   name: "find_order",
+  title: "Find order",
   description: "Find an order by its ID, with its status and total.",
   input: z.object({ order_id: z.string().describe("Order ID, such as ord_1234") }),
   readOnly: true,
@@ -107,30 +109,59 @@ wardrik.tool({
 
 wardrik.tool({
   name: "refund_order",
+  title: "Refund order",
   description: "Refund an order in full.",
   input: z.object({ order_id: z.string(), amount: z.number().describe("Amount in USD") }),
   idempotent: true,
   run: ({ order_id, amount }, { idempotencyKey }) => ({ refunded: order_id, amount, key: idempotencyKey }),
 });
 
-await wardrik.listen();
+// listen() rejects only when retrying cannot help (a refused token, a wrong URL): say why and stop.
+await wardrik.listen().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});
 
-/** The port of config.yaml's \`listen:\` ("host:port", ":port" or a port). */
-function listenPort(): string {
+/** The running daemon's address (.wardrik/daemon.json, also after \`wardrik daemon --port N\`), else config.yaml's \`listen:\`. */
+function daemonUrl(): string {
+  try {
+    const running = JSON.parse(readFileSync(".wardrik/daemon.json", "utf8")) as { url?: unknown; pid?: unknown };
+    if (typeof running.url === "string" && typeof running.pid === "number" && alive(running.pid)) return running.url;
+  } catch {
+    // No daemon.json: the daemon has not started yet, or stopped.
+  }
   const listen = /^listen:[ \\t]*["']?([^"'\\s#]+)/m.exec(readFileSync("config.yaml", "utf8"))?.[1] ?? "7373";
-  return listen.slice(listen.lastIndexOf(":") + 1);
+  return \`http://127.0.0.1:\${listen.slice(listen.lastIndexOf(":") + 1)}\`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 `;
 
-/** The project's own package.json: what its worker needs, so `npm install` works outside the Wardrik checkout. */
-function packageJson(dir: string): string {
+/** Where the project's SDK tarballs are copied, so the project installs wherever it is moved or cloned. */
+export const VENDOR_DIR = "vendor";
+
+/**
+ * The project's own package.json: what its worker needs, so `npm install` works outside the Wardrik checkout.
+ * With `vendored` the SDK (and the protocol package it needs) install from the copies in vendor/.
+ */
+function packageJson(dir: string, vendored: { protocol: string; sdk: string } | undefined): string {
+  const sdk = vendored
+    ? { "@wardrik/protocol": `file:${VENDOR_DIR}/${vendored.protocol}`, "@wardrik/sdk": `file:${VENDOR_DIR}/${vendored.sdk}` }
+    : { "@wardrik/sdk": VERSION };
   const pkg = {
     name: packageName(basename(dir)),
     version: "0.0.0",
     private: true,
     type: "module",
     scripts: { worker: "tsx workers/tools.ts" },
-    dependencies: { "@wardrik/sdk": VERSION, tsx: "^4.23.0", zod: "^4.6.7" },
+    dependencies: { ...sdk, tsx: "^4.23.0", zod: "^4.6.7" },
     devDependencies: { "@types/node": "^20.19.0" },
     // npm 11 asks before it runs install scripts: tsx's esbuild checks its binary in one.
     allowScripts: { esbuild: true },
@@ -162,19 +193,25 @@ const TSCONFIG = `{
 }
 `;
 
+export interface InitOptions {
+  /** The SDK's tarballs (see sdk-tarballs.ts): copied to vendor/ and named by file: in package.json. */
+  sdk?: SdkTarballs | undefined;
+}
+
 /** Writes a working example project; refuses to overwrite a non-empty directory. */
-export function initProject(target: string): { dir: string; files: string[] } {
+export function initProject(target: string, options: InitOptions = {}): { dir: string; files: string[]; sdk: "vendored" | "registry" } {
   const dir = resolve(target);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new Error(`${dir} is not empty; wardrik init needs a new or empty directory.`);
   }
+  const vendored = options.sdk && { protocol: basename(options.sdk.protocol), sdk: basename(options.sdk.sdk) };
   const files: [string, string][] = [
     ["config.yaml", CONFIG],
     [join("agents", "helper.md"), AGENT],
     [join("policies", "default.yaml"), POLICY],
     [join("scripts", "demo.yaml"), DEMO_SCRIPT],
     [join("workers", "tools.ts"), WORKER],
-    ["package.json", packageJson(dir)],
+    ["package.json", packageJson(dir, vendored)],
     ["tsconfig.json", TSCONFIG],
     [".gitignore", ".wardrik/\nnode_modules/\n"],
   ];
@@ -182,6 +219,17 @@ export function initProject(target: string): { dir: string; files: string[] } {
     mkdirSync(join(dir, path, ".."), { recursive: true });
     writeFileSync(join(dir, path), withSchemaComment(path, text));
   }
+  const copied: string[] = [];
+  if (options.sdk && vendored) {
+    mkdirSync(join(dir, VENDOR_DIR), { recursive: true });
+    for (const [from, name] of [
+      [options.sdk.protocol, vendored.protocol],
+      [options.sdk.sdk, vendored.sdk],
+    ] as const) {
+      copyFileSync(from, join(dir, VENDOR_DIR, name));
+      copied.push(join(VENDOR_DIR, name));
+    }
+  }
   ensureAdminToken(dir);
-  return { dir, files: [...files.map(([p]) => p), ".wardrik/admin-token"] };
+  return { dir, files: [...files.map(([p]) => p), ...copied, ".wardrik/admin-token"], sdk: vendored ? "vendored" : "registry" };
 }

@@ -1,9 +1,13 @@
 /** `wardrik init`: the project layout it writes, and refusing a non-empty directory. */
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { runWardrik } from "../helpers/spawn-daemon.js";
+import { REPO_ROOT, runWardrik } from "../helpers/spawn-daemon.js";
+
+const run = promisify(execFile);
 
 const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-init-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -59,7 +63,46 @@ describe.concurrent("wardrik init", () => {
     const script = readFileSync(join(dir, "scripts", "demo.yaml"), "utf8");
     expect(script).toMatch(/tool: workers\/find_order/);
     expect(script).toMatch(/tool: workers\/refund_order/);
-    expect(r.stdout).toContain("npm install && npm run worker");
+    // Run from a checkout, the CLI has no SDK tarballs beside it: the Next lines give the exact commands.
+    const dist = join(REPO_ROOT, "dist").replace(/\/+$/, "");
+    const root = REPO_ROOT.replace(/\/+$/, "");
+    expect(r.stdout).toContain(
+      `  (cd ${root} && npm run pack) && npm install ${dist}/wardrik-protocol-${version}.tgz ${dist}/wardrik-sdk-${version}.tgz && npm run worker\n`,
+    );
+    expect(r.stdout).not.toMatch(/^Worker tools: npm install && npm run worker/m);
+  });
+
+  it("--sdk-from DIR: the SDK's tarballs are copied to vendor/ and named with file:, and npm install installs them", async () => {
+    const version = (await runWardrik(["--version"], { cwd: tmp })).stdout.trim();
+    const from = join(tmp, "packed");
+    mkdirSync(from);
+    const npmArgs = ["pack", "--pack-destination", from, "--workspace", "packages/protocol", "--workspace", "packages/sdk"];
+    await run("npm", npmArgs, { cwd: REPO_ROOT });
+    const r = await runWardrik(["init", "vendored", "--sdk-from", from], { cwd: tmp });
+    expect(r.code, r.stderr).toBe(0);
+    const dir = join(tmp, "vendored");
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies).toMatchObject({
+      "@wardrik/protocol": `file:vendor/wardrik-protocol-${version}.tgz`,
+      "@wardrik/sdk": `file:vendor/wardrik-sdk-${version}.tgz`,
+    });
+    expect(readdirSync(join(dir, "vendor")).sort()).toEqual([`wardrik-protocol-${version}.tgz`, `wardrik-sdk-${version}.tgz`]);
+    expect(r.stdout).toContain("Worker tools: npm install && npm run worker (the SDK installs from vendor/)");
+    // The project installs as it is, with nothing from the npm registry that is not there.
+    const env = { ...process.env };
+    for (const key of Object.keys(env)) if (key.startsWith("npm_")) delete env[key];
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env, timeout: 600_000 });
+    const installed = JSON.parse(readFileSync(join(dir, "node_modules", "@wardrik", "sdk", "package.json"), "utf8")) as { version: string };
+    expect(installed.version).toBe(version);
+  }, 600_000);
+
+  it("--sdk-from a folder without the tarballs: says which files it needs (exit 1) and writes nothing", async () => {
+    const empty = join(tmp, "no-tarballs");
+    mkdirSync(empty);
+    const r = await runWardrik(["init", "never", "--sdk-from", empty], { cwd: tmp });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--sdk-from .*no-tarballs: wardrik-protocol-[\d.]+\.tgz and wardrik-sdk-[\d.]+\.tgz are not both there/);
+    expect(existsSync(join(tmp, "never"))).toBe(false);
   });
 
   it("accepts an existing empty directory", async () => {
