@@ -1,16 +1,13 @@
 import type { Server } from "node:http";
-import { join } from "node:path";
 import type { Script } from "@wardrik/testing/scripted-model";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
-import { DEFAULT_LEASE_SECONDS, loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
+import { DEFAULT_LEASE_SECONDS, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { LiveDeltas } from "./events/live-deltas.js";
 import { EventsIO } from "./events-io.js";
-import { keyLocation } from "./config/key-location.js";
 import { positiveNumber } from "./config/positive-number.js";
 import { createLogger, resolveLogThreshold, type Logger } from "./log/index.js";
 import { systemClock, ulidIds, type Clock } from "./ids.js";
-import { resolveModel as resolveModelRef, type ModelProvider } from "./models/resolve-model.js";
 import { warmProviderPackages } from "./models/provider-packages.js";
 import { onOptionalModuleLoaded } from "./optional-modules.js";
 import { decide, type CompiledPolicy } from "./policy/index.js";
@@ -18,7 +15,7 @@ import { loadProjectPolicies as loadPolicies } from "./policy/load-project-polic
 import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describers } from "./http/describe.js";
-import { Runtime, type FileAgent } from "./runtime/runtime.js";
+import { Runtime } from "./runtime/runtime.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import type { SlackService } from "./slack/slack-service.js";
@@ -26,7 +23,9 @@ import { loadSlack } from "./slack/load-slack.js";
 import { advertisedUrl } from "./cluster/advertised-url.js";
 import { nodeOwnership } from "./cluster/node-ownership.js";
 import { clusterCallHost } from "./cluster/cluster-call-host.js";
+import { localUrl, writeDaemonFile } from "./daemon-file.js";
 import { openProject } from "./open-project.js";
+import { ProjectAgents } from "./project-agents.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
@@ -118,17 +117,9 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await store.tokens.add(config.org, "admin", token, true, clock.now().toISOString());
 
   const policies = loadPolicies(dir, log);
-  // With each model's provider, whose package loads once the daemon listens.
-  const models = new Map<string, ResolvedModelRef & { provider: ModelProvider }>();
-  const modelFor = (ref: string): ResolvedModelRef => {
-    let m = models.get(ref);
-    if (!m) {
-      const r = resolveModelRef(ref, config, { env, ...(options.scripts ? { scripts: options.scripts } : {}) });
-      m = { ref, provider: r.provider, model: r.model, contextWindow: r.contextWindow, price: r.price };
-      models.set(ref, m);
-    }
-    return m;
-  };
+  // Agent files and the models they name; each model's provider package loads once the daemon listens.
+  const project = new ProjectAgents({ dir, config, env, scripts: options.scripts, policies, redactor });
+  const modelFor = (ref: string): ResolvedModelRef => project.modelFor(ref);
   const policyOf = (def: AgentDefinition): CompiledPolicy | undefined => {
     const name = def.policy ?? config.policy;
     if (!name) return undefined;
@@ -218,55 +209,27 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   if (slack && config.slack)
     integrations.slack = slack.slackService(config.slack, config.org, { store, runtime, bus, log, node: node.node, env, metrics });
 
-  /** Agent files, checked against the policies and models they name. */
-  const readAgents = (known: { values: Map<string, string>; unreadable: Map<string, string> }): FileAgent[] =>
-    loadAgentsDir(dir, {
-      references: { env, secret: (name) => known.values.get(name), unreadableSecret: (name) => known.unreadable.get(name) },
-    }).map((a): FileAgent => {
-      if (!a.definition) return { name: a.name, file: a.file, error: a.error ?? "unreadable" };
-      // A webhook secret written into the file itself must not show in the agent's events either.
-      for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) redactor.add(t.secret);
-      const problem = checkReferences(a.definition, a.file);
-      return problem ? { name: a.name, file: a.file, error: problem } : { name: a.name, file: a.file, definition: a.definition };
-    });
-  const checkReferences = (def: AgentDefinition, file: string): string | undefined => {
-    // Where the name was written: the agent file's key, or config.yaml's default.
-    const where = (key: "policy" | "model", own: string | undefined) =>
-      own !== undefined ? keyLocation(join(dir, file), file, key) : keyLocation(join(dir, "config.yaml"), "config.yaml", key);
-    const policyName = def.policy ?? config.policy;
-    if (policyName) {
-      const p = policies.get(policyName);
-      if (!p)
-        return `${where("policy", def.policy)}: policy "${policyName}" does not exist (policies/ has ${[...policies.keys()].join(", ") || "no policies"})`;
-      if ("error" in p) return `${where("policy", def.policy)}: policy "${policyName}" is invalid: ${p.error}`;
-      for (const rule of p.policy.rules) {
-        if (!rule.judge) continue;
-        try {
-          modelFor(rule.judge.model);
-        } catch (err) {
-          return `${rule.source ?? `policies/${policyName}.yaml`}: judge.model "${rule.judge.model}": ${(err as Error).message}`;
-        }
-      }
-    }
-    const ref = def.model ?? config.model;
-    if (!ref) return `${file}: no model: set model in the agent file or a default model in config.yaml`;
-    try {
-      modelFor(ref);
-    } catch (err) {
-      return `${where("model", def.model)}: model "${ref}": ${(err as Error).message}`;
-    }
-    return undefined;
-  };
-
-  /** Loads agents/, warning about tool patterns that match nothing (in the log and in reload's answer). */
-  const syncAgents = async () => {
-    const agents = readAgents(await secrets.readable(config.org));
+  /**
+   * Loads agents/ (and scripts/ again), saying in the log what keeps an agent from working: an unreadable
+   * file (at start every one, on reload those that changed), a model without an API key, tool patterns
+   * that match nothing. Reload's answer says the same.
+   */
+  const syncAgents = async (at: "start" | "reload") => {
+    const { agents, modelWarnings } = project.read(await secrets.readable(config.org));
     const result = await runtime.syncFileAgents(config.org, agents);
     const warnings = agents.flatMap((a) =>
       a.definition ? toolPatternProblems(a.definition.tools ?? [], registry, config.org).map((p) => ({ agent: a.name, ...p })) : [],
     );
+    const unreadable = agents.filter((a) => a.error !== undefined && (at === "start" || result.unreadable.includes(a.name)));
+    for (const a of unreadable) log("warn", `agent ${a.name} is unreadable: ${a.error}`, { agent: a.name, file: a.file });
+    for (const w of modelWarnings) log("warn", `agent ${w.agent} cannot call its model: ${w.reason}`, { agent: w.agent, model: w.model });
     for (const w of warnings) log("warn", "tool pattern matches nothing", w);
-    return { ...result, warnings };
+    return {
+      ...result,
+      warnings,
+      model_warnings: modelWarnings,
+      unreadable_reasons: unreadable.map((a) => ({ agent: a.name, reason: a.error! })),
+    };
   };
 
   const svc: ApiServices = {
@@ -280,13 +243,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     bus,
     events: { deliveries: eventsIO.admin, acceptWebhook: (req) => eventsIO.acceptWebhook(req) },
     slack: integrations.slack,
-    reload: syncAgents,
+    reload: () => syncAgents("reload"),
     ...describers({ store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r), policy: (d) => policyOf(d)?.policy }),
     mcp: new McpServers(mcpServers, oauth),
     onDelta: (agentId, listener) => deltas.subscribe(agentId, listener),
   };
 
-  await syncAgents();
+  await syncAgents("start");
 
   const httpOpts = {
     authenticate: (t: string) => store.tokens.authenticate(t),
@@ -329,11 +292,18 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await eventsIO.start();
   if (slack && integrations.slack) await slack.startSlack(integrations.slack, config, store, log);
   lock?.describe({ url });
+  // Where this daemon listens, for the CLI and workers of the project (also with --port).
+  const removeDaemonFile = writeDaemonFile(dir, {
+    url: localUrl(options.host ?? config.listen.host, port),
+    node: node.node,
+    version: VERSION,
+    started: new Date().toISOString(),
+  });
   // The OAuth callback follows the address the daemon listens on; remote servers say now whether they want a login.
   oauth.setDaemonUrl(url);
   void oauth.probeUnknown();
   // The provider packages of the models agents name load now, rather than in their first turn.
-  warmProviderPackages(models.values(), log);
+  warmProviderPackages(project.resolvedModels(), log);
   // Tools and tests find the address in this line's text, JSON or not.
   log("info", `wardrik daemon listening on ${url} (org ${config.org})`, {
     url,
@@ -374,6 +344,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
         await Promise.race([closed, new Promise((r) => setTimeout(r, 1000).unref())]);
         await db.close();
         lock?.release();
+        removeDaemonFile();
         stopLoadLog();
         log("info", "shutdown: done");
       })()),

@@ -4,10 +4,11 @@
  * daemon owns it), the stored secrets loaded into the redactor, then
  * config.yaml read again with the secrets it names.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { CONFIG_FILE, loadConfig, type ProjectConfig } from "./config/index.js";
 import { carriesCredentials } from "./config/credential-keys.js";
+import { SECRET_STAND_IN } from "./config/references.js";
 import { setAside, type UnreadableUse } from "./config/unreadable-secrets.js";
 import type { Logger } from "./log/index.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
@@ -29,8 +30,7 @@ export async function openProject(
   const { env, redactor, log } = o;
   // Secrets live in the database, which config names: read config once to find
   // the database (a secret there is an error), then again with the secrets.
-  // A stand-in every secret-valued key accepts (a webhook secret must look like "whsec_" + base64).
-  const PLACEHOLDER = "whsec_d2FyZHJpay1ib290c3RyYXA=";
+  const PLACEHOLDER = SECRET_STAND_IN;
   // A secret in database: is refused for what it is, before the stand-in fails the URL's own check.
   if (/^database:.*\$\{secret:/m.test(readConfigText(dir)))
     throw new Error("config.yaml database: cannot use ${secret:...}, since secrets are stored in the database; use ${env:...}.");
@@ -40,6 +40,9 @@ export async function openProject(
   // One daemon per SQLite database: a second one would run the first one's turns again.
   // (On PostgreSQL several daemons form a cluster; leases keep each agent on one node.)
   const sqlite = bootstrap.database.startsWith("sqlite:");
+  // A project cloned without its .wardrik/ (it is ignored by git) starts with a new database there.
+  if (sqlite && bootstrap.database !== "sqlite::memory:")
+    mkdirSync(dirname(bootstrap.database.slice("sqlite:".length)), { recursive: true, mode: 0o700 });
   const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
   let db: OpenedDb;
   try {

@@ -4,6 +4,7 @@ import type { AgentSummary } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
 import { ADMIN_TOKEN_FILE } from "../admin-token.js";
 import { CONFIG_FILE } from "../config/config-file.js";
+import { DAEMON_FILE, localUrl, readLiveDaemonFile } from "../daemon-file.js";
 import { DaemonClient, type RequestOptions } from "./daemon-client.js";
 import { err } from "./output.js";
 import { readProjectAddress, type AddressRead, type ProjectAddress } from "./project-address.js";
@@ -46,8 +47,8 @@ export function findProject(cwd = process.cwd()): { dir: string; settings: Proje
 }
 
 /**
- * Inside a project: the address from config.yaml and the local admin token,
- * unless WARDRIK_URL / WARDRIK_TOKEN say otherwise. Elsewhere: those two.
+ * Inside a project: the daemon's address (daemonUrl) and the local admin
+ * token, unless WARDRIK_TOKEN says otherwise. Elsewhere: WARDRIK_URL and WARDRIK_TOKEN.
  */
 export function connect(cwd = process.cwd(), project = findProject(cwd)): DaemonClient {
   if (project) {
@@ -57,9 +58,7 @@ export function connect(cwd = process.cwd(), project = findProject(cwd)): Daemon
     if (!token && !existsSync(tokenPath)) {
       throw new WardrikError("unauthorized", `${tokenPath} does not exist yet; start the daemon once (wardrik daemon) to create it.`);
     }
-    const host = settings.listen.host === "0.0.0.0" || settings.listen.host === "::" ? "127.0.0.1" : settings.listen.host;
-    const url = process.env.WARDRIK_URL ?? `http://${host.includes(":") ? `[${host}]` : host}:${settings.listen.port}`;
-    return new DaemonClient(url, token || readFileSync(tokenPath, "utf8").trim());
+    return new DaemonClient(daemonUrl(dir, settings), token || readFileSync(tokenPath, "utf8").trim());
   }
   if (!process.env.WARDRIK_URL || !process.env.WARDRIK_TOKEN) {
     throw new WardrikError(
@@ -68,6 +67,30 @@ export function connect(cwd = process.cwd(), project = findProject(cwd)): Daemon
     );
   }
   return new DaemonClient(process.env.WARDRIK_URL, process.env.WARDRIK_TOKEN);
+}
+
+/**
+ * The one place that decides where the CLI finds a project's daemon, in this order:
+ *   1. WARDRIK_URL, when set (the user said so);
+ *   2. the URL the running daemon wrote to .wardrik/daemon.json, while its pid
+ *      lives (it may listen elsewhere than config.yaml says: `wardrik daemon --port N`);
+ *   3. config.yaml's `listen` (read through the CLI's memo, .wardrik/cli-settings.json,
+ *      which only caches config.yaml and never outranks daemon.json).
+ * Says on stderr when the chosen one differs from the running daemon's.
+ */
+export function daemonUrl(dir: string, settings: ProjectAddress, warn: (message: string) => void = err): string {
+  const configured = localUrl(settings.listen.host, settings.listen.port);
+  const running = readLiveDaemonFile(dir)?.url;
+  const given = process.env.WARDRIK_URL;
+  if (given) {
+    if (running !== undefined && running !== given.replace(/\/+$/, ""))
+      warn(`note: WARDRIK_URL is ${given}, but this project's daemon runs at ${running} (${DAEMON_FILE}); using WARDRIK_URL.`);
+    return given;
+  }
+  if (running === undefined) return configured;
+  if (running !== configured)
+    warn(`note: this project's daemon runs at ${running} (${DAEMON_FILE}), not at config.yaml's ${configured}; using ${running}.`);
+  return running;
 }
 
 /** An agent, found by `name` or `org/name`, and a client that acts in its org. */

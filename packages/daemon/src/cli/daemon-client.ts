@@ -13,6 +13,7 @@ import type {
   TurnView,
   WardrikCloudEvent,
   ModelRetry,
+  ReloadResult,
   NodeList,
   SecretNames,
 } from "@wardrik/protocol";
@@ -226,13 +227,8 @@ export class DaemonClient {
     return this.request<SecretNames>("GET", "/v1/secrets");
   }
 
-  reload(): Promise<{
-    added: string[];
-    updated: string[];
-    removed: string[];
-    unreadable: string[];
-    warnings?: { agent: string; pattern: string; reason: string }[];
-  }> {
+  /** Older daemons leave out the lists added since. */
+  reload(): Promise<Omit<ReloadResult, "warnings"> & { warnings?: ReloadResult["warnings"] }> {
     return this.request("POST", "/v1/reload", {});
   }
 

@@ -29,6 +29,13 @@ export interface ResolvedReference {
   path: KeyPath;
 }
 
+/**
+ * What a `${secret:NAME}` stands for where its value cannot be known yet (the
+ * daemon before it opens the database, the CLI which never reads secrets):
+ * a value every secret-valued key accepts, a webhook's "whsec_" + base64 too.
+ */
+export const SECRET_STAND_IN = "whsec_d2FyZHJpay1ib290c3RyYXA=";
+
 const REFERENCE = /\$(\$?)\{(env|secret):([^}]*)\}/g;
 
 /** A copy of `src.value` with every string value resolved (keys stay as written). */

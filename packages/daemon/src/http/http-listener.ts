@@ -48,13 +48,43 @@ export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts
     else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => void explainListenError(err, host, port).then(reject, reject));
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.removeAllListeners("error");
       resolve();
     });
   });
   return server;
+}
+
+/** Why the daemon cannot listen, with what to do; the error's code stays in the text (EADDRINUSE). */
+async function explainListenError(err: NodeJS.ErrnoException, host: string, port: number): Promise<Error> {
+  const where = `${host}:${port}`;
+  const fix = "set another port in config.yaml's listen:, or run wardrik daemon --port N (--port 0 picks a free one)";
+  if (err.code === "EADDRINUSE") {
+    const wardrik = await wardrikAt(host, port);
+    const who = wardrik ? `another Wardrik daemon (version ${wardrik}) listens there` : "another program listens there";
+    return new Error(`Cannot listen on ${where}: the port is in use (EADDRINUSE): ${who}. Stop it, or ${fix}.`, { cause: err });
+  }
+  if (err.code === "EACCES")
+    return new Error(`Cannot listen on ${where}: ports below 1024 need privileges (EACCES); ${fix}.`, { cause: err });
+  if (err.code === "EADDRNOTAVAIL")
+    return new Error(`Cannot listen on ${where}: ${host} is not an address of this machine (EADDRNOTAVAIL); fix config.yaml's listen:.`, {
+      cause: err,
+    });
+  return err;
+}
+
+/** The version of the Wardrik daemon that answers at host:port, if one does (within a second). */
+async function wardrikAt(host: string, port: number): Promise<string | undefined> {
+  const at = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  try {
+    const res = await fetch(`http://${at}:${port}/v1/health`, { signal: AbortSignal.timeout(1000) });
+    const body = (await res.json()) as { ok?: unknown; version?: unknown };
+    return body.ok === true && typeof body.version === "string" ? body.version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function jsonError(err: WardrikError): Response {

@@ -6,7 +6,7 @@ import type {
   DeliveryView,
   HookAccepted,
   ModelRetry,
-  ToolPatternProblem,
+  ReloadResult,
   TurnView,
 } from "@wardrik/protocol";
 import type { ClusterCallHost } from "../cluster/cluster-call-host.js";
@@ -47,14 +47,8 @@ export interface ApiServices {
   events: EventsIOServices;
   /** Set when config.yaml has a slack: section. */
   slack?: SlackService | undefined;
-  /** `warnings`: tool patterns of the loaded agents that match nothing. */
-  reload(): Promise<{
-    added: string[];
-    updated: string[];
-    removed: string[];
-    unreadable: string[];
-    warnings: (ToolPatternProblem & { agent: string })[];
-  }>;
+  /** Rereads agents/ (and scripts/); `warnings`: tool patterns of the loaded agents that match nothing. */
+  reload(): Promise<ReloadResult>;
   describeAgent(row: AgentRow): Promise<AgentDetail>;
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;

@@ -26,6 +26,8 @@ export interface ResolvedModel {
   contextWindow?: number;
   /** USD per million tokens. */
   price?: ModelPrice;
+  /** Why every call of this model will fail (no API key), known before the first call. */
+  problem?: string;
 }
 
 export interface ModelConfig {
@@ -63,7 +65,21 @@ export function resolveModel(ref: string, config: ModelConfig, opts: ResolveMode
   if (contextWindow !== undefined) resolved.contextWindow = contextWindow;
   const price = entry.price ?? known?.price;
   if (price !== undefined) resolved.price = price;
+  const problem = missingApiKey(entry, name, opts.env ?? process.env);
+  if (problem !== undefined) resolved.problem = problem;
   return resolved;
+}
+
+/** What is wrong when a provider that needs an API key has none, in config.yaml or the environment. */
+function missingApiKey(entry: ModelEntry, name: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const keyVar = KEY_ENV[entry.provider];
+  if (keyVar === undefined || nonEmpty(entry.api_key) !== undefined || nonEmpty(env[keyVar]) !== undefined) return undefined;
+  const label = name === undefined ? `"${entry.provider}/${entry.model}"` : `"${name}" (${entry.provider}/${entry.model})`;
+  const fix =
+    name === undefined
+      ? `set ${keyVar}, or add an entry with api_key under models: in config.yaml`
+      : `set api_key in config.yaml models.${name} or ${keyVar}`;
+  return `Model ${label} has no API key: ${fix}`;
 }
 
 function entryFromRef(ref: string, config: ModelConfig): ModelEntry {
@@ -88,14 +104,9 @@ function createModel(entry: ModelEntry, name: string | undefined, dir: string, o
   const apiKey = nonEmpty(entry.api_key) ?? (keyVar === undefined ? undefined : nonEmpty(env[keyVar]));
   const baseURL = nonEmpty(entry.base_url);
 
-  if (keyVar !== undefined && apiKey === undefined) {
-    // Not an error yet: a daemon with an unused, keyless model must still start.
-    const fix =
-      name === undefined
-        ? `set ${keyVar}, or add an entry with api_key under models: in config.yaml`
-        : `set api_key in config.yaml models.${name} or ${keyVar}`;
-    return failingModel(entry, `Model ${label} has no API key: ${fix}`);
-  }
+  // Not an error yet: a daemon with an unused, keyless model must still start (agents using it are warned about).
+  const noKey = missingApiKey(entry, name, env);
+  if (noKey !== undefined) return failingModel(entry, noKey);
 
   // The provider's package loads on the model's first call; `Model ${label}` is what its error names.
   const needs = `Model ${label}`;

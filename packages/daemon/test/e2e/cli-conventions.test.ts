@@ -64,7 +64,15 @@ describe("--json", () => {
 
   it("ls, reload, token, init", async () => {
     expect(await json(["ls"])).toEqual(expect.arrayContaining([expect.objectContaining({ name: "parker", status: "idle" })]));
-    expect(await json(["reload"])).toEqual({ warnings: [], added: [], updated: [], removed: [], unreadable: [] });
+    expect(await json(["reload"])).toEqual({
+      warnings: [],
+      added: [],
+      updated: [],
+      removed: [],
+      unreadable: [],
+      model_warnings: [],
+      unreadable_reasons: [],
+    });
     expect(await json(["token", "acme", "--name", "ci"])).toEqual({ org: "acme", name: "ci", token: expect.stringMatching(/^wdk_/) });
     const init = (await json(["init", join(tmp, "made")])) as { dir: string; files: string[] };
     expect(init.dir).toBe(join(tmp, "made"));

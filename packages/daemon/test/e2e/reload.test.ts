@@ -12,6 +12,7 @@ let removedId = "";
 beforeAll(async () => {
   p = await createProject({
     files: { "agents/keeper.md": agentFile({ description: "Keeps its history", model: "script/echo" }) },
+    env: { ANTHROPIC_API_KEY: undefined },
   });
 });
 
@@ -38,7 +39,7 @@ describe("wardrik reload", () => {
 
   it("an unchanged directory reloads to nothing", async () => {
     const r = await p.apiOk("POST", "/v1/reload", {});
-    expect(r).toEqual({ added: [], updated: [], removed: [], unreadable: [], warnings: [] });
+    expect(r).toEqual({ added: [], updated: [], removed: [], unreadable: [], warnings: [], model_warnings: [], unreadable_reasons: [] });
   });
 
   it("updates an edited agent: same ID, conversation history kept, new definition used", async () => {
@@ -88,6 +89,31 @@ describe("wardrik reload", () => {
     expect(h.messages).toHaveLength(4);
   });
 
+  it("says why an agent is unreadable, every problem of its file, and warns about a model without an API key", async () => {
+    p.write("agents/typos.md", "---\ndescription: Typos\nmodle: demo\ntimeuot: 5\n---\nHi.\n");
+    p.write("agents/keyless.md", agentFile({ description: "A real provider, no key", model: "anthropic/claude-sonnet-4-5" }));
+    const r = await p.cli(["reload"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("unreadable: typos:\n");
+    expect(r.stdout).toMatch(/^ {2}agents\/typos\.md:3: key "modle" is not allowed: did you mean "model"\?/m);
+    expect(r.stdout).toMatch(/^ {2}agents\/typos\.md:4: key "timeuot" is not allowed: did you mean "timeout"\?/m);
+    expect(r.stdout).toContain('warning: keyless: Model "anthropic/claude-sonnet-4-5" has no API key: set ANTHROPIC_API_KEY');
+    p.remove("agents/typos.md");
+    p.remove("agents/keyless.md");
+    await p.apiOk("POST", "/v1/reload", {});
+  });
+
+  it("rereads scripts/: an edited script plays from the next turn", async () => {
+    p.write("scripts/talker.yaml", 'steps:\n  - text: "first version"\n');
+    p.write("agents/talker.md", agentFile({ description: "Plays a script", model: "script/talker" }));
+    await p.apiOk("POST", "/v1/reload", {});
+    expect((await p.send("talker", "hi")).end.data.reply).toBe("first version");
+    p.write("scripts/talker.yaml", 'steps:\n  - text: "second version"\n');
+    const r = await p.cli(["reload"]);
+    expect(r.stdout).toContain("Reloaded agents/ and scripts/");
+    expect((await p.send("talker", "hi again")).end.data.reply).toBe("second version");
+  });
+
   it("removes the agent of a deleted file; its ID is gone", async () => {
     const id = await p.agentId("newbie");
     removedId = id;
@@ -95,7 +121,7 @@ describe("wardrik reload", () => {
     const r = await p.cli(["reload"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/added none; updated none; removed newbie/);
-    expect(await names()).toEqual(["helper", "keeper"]);
+    expect(await names()).toEqual(["helper", "keeper", "talker"]);
     const gone = await p.api<{ error: { code: string } }>("GET", `/v1/agents/${id}`);
     expect(gone.status).toBe(404);
     expect(gone.json.error.code).toBe("not_found");

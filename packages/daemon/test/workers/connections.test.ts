@@ -62,7 +62,7 @@ test("a worker whose token is refused makes listen() reject with a clear message
   const daemon = await daemonFor();
   const worker = spawn(daemon, "token-wrong");
   const failed = await worker.waitFor((e) => e.event === "listen_failed");
-  expect(failed.message).toContain("The daemon refused the worker token (401");
+  expect(failed.message).toMatch(/^The daemon at ws:\/\/\S+ refused the worker token \(401/);
   expect(await worker.exited).toBe(1);
 });
 

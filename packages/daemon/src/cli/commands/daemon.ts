@@ -1,4 +1,8 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Option, type Command } from "commander";
+import { CONFIG_FILE } from "../../config/index.js";
+import { findProjectDir } from "../connect.js";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../../log/log-level.js";
 import { examples, UsageError } from "../output.js";
 
@@ -14,6 +18,7 @@ export function registerDaemon(program: Command): void {
     "wardrik daemon --port 0 --log-level debug",
     "wardrik daemon --port 7374 --node node-b   # a second node on the same PostgreSQL database",
   ).action(async (opts: { port?: number; node?: string; logLevel?: LogThreshold }) => {
+    checkProjectDir(process.cwd());
     // Loaded here so other commands start without the daemon's dependencies.
     const { startDaemon } = await import("../../daemon.js");
     const { runUntilSignalled } = await import("../../daemon-signals.js");
@@ -46,6 +51,17 @@ export function registerDaemon(program: Command): void {
     // Everything durable is closed (or the deadline passed); do not wait for stray timers or sockets.
     process.exit(await stopped);
   });
+}
+
+/** The daemon serves the project in the current directory: anywhere else, say where a project is or how to make one. */
+function checkProjectDir(cwd: string): void {
+  if (existsSync(join(cwd, CONFIG_FILE)) || existsSync(join(cwd, ".wardrik"))) return;
+  const above = findProjectDir(dirname(cwd));
+  if (above !== undefined && above !== cwd)
+    throw new Error(`wardrik daemon runs in a project directory: ${cwd} is not one, but ${above} is (cd ${above} first).`);
+  throw new Error(
+    `wardrik daemon runs in a project directory, and ${cwd} is not one (it has no ${CONFIG_FILE}). Make one with wardrik init DIR, then run wardrik daemon inside it.`,
+  );
 }
 
 function parsePort(v: string): number {
