@@ -50,6 +50,7 @@ const COMMANDS: { words: readonly string[]; load: () => Promise<Register> }[] = 
   { words: ["reload"], load: async () => (await import("./commands/reload.js")).registerReload },
   { words: ["ask"], load: async () => (await import("./commands/ask.js")).registerAsk },
   { words: ["ls"], load: async () => (await import("./commands/ls.js")).registerLs },
+  { words: ["doctor"], load: async () => (await import("./commands/doctor.js")).registerDoctor },
   { words: ["agent"], load: async () => (await import("./commands/agent.js")).registerAgent },
   { words: ["approve", "deny"], load: async () => (await import("./commands/approvals.js")).registerApprovals },
   { words: ["events"], load: async () => (await import("./commands/events.js")).registerEvents },
@@ -65,8 +66,8 @@ const COMMANDS: { words: readonly string[]; load: () => Promise<Register> }[] = 
   { words: ["completion"], load: async () => (await import("./commands/completion.js")).registerCompletion },
 ];
 
-/** Commands that never read the project's config.yaml (or read it themselves, as the daemon does). */
-const WITHOUT_PROJECT = new Set(["init", "daemon", "schema", "completion"]);
+/** Commands that never read the project's config.yaml (or read it themselves, as the daemon and doctor do). */
+const WITHOUT_PROJECT = new Set(["init", "daemon", "doctor", "schema", "completion"]);
 
 /**
  * The modules `argv` needs: the one of the command it names, none for a bare
