@@ -1,5 +1,7 @@
 /** The README's example script for the scripted model is a valid script, so the documented format cannot drift from the parser. */
 import { readFileSync } from "node:fs";
+import * as sdk from "@wardrik/sdk";
+import * as testing from "@wardrik/testing";
 import { parseScript } from "@wardrik/testing";
 import { expect, test } from "vitest";
 
@@ -14,4 +16,21 @@ test("the README's scripted model example parses, with the keys it documents", (
     steps: [{ tool_calls: [{ tool: "workers/find_order" }] }, { text: "Found: {{result}}" }],
   });
   expect(script.steps).toEqual([{ text: "You said: {{message}}" }]);
+});
+
+test("the SDK README places invokeTool in @wardrik/sdk, which exports it (the testing package does not)", () => {
+  const readme = readFileSync(new URL("../packages/sdk/README.md", import.meta.url), "utf8");
+  expect(readme).toContain('import { invokeTool } from "@wardrik/sdk";');
+  expect(readme).toMatch(/`invokeTool\(tool, args, ctx\)`, from `@wardrik\/sdk` itself/);
+  expect(typeof sdk.invokeTool).toBe("function");
+  expect("invokeTool" in testing).toBe(false);
+});
+
+test("the README says how long the global install takes and why: SQLite's driver compiled when no prebuilt binary can be fetched", () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const install = readme.slice(readme.indexOf("## Install and run"), readme.indexOf("## A project"));
+  expect(install).not.toContain("a minute or two");
+  expect(install).toMatch(/\*\*How long the global install takes\.\*\*/);
+  for (const fact of ["better-sqlite3", "prebuilt binary", "node-gyp", "9 minutes", "--foreground-scripts", "python3"])
+    expect(install).toContain(fact);
 });

@@ -4,8 +4,9 @@
  * --prefix) give a `wardrik` on PATH; `wardrik init` makes a project with its
  * own package.json; `npm install` and `npm run worker` there run the project's
  * worker, which serves the example agent's calls (the refund after an
- * approval through the CLI). The packages are not on the registry, so the
- * project installs the SDK from the tarballs.
+ * approval through the CLI), and `wardrik doctor` finds nothing to fix. The
+ * packages are not on the registry: the installed CLI carries the SDK's
+ * tarballs, and `wardrik init` copies them into the project's vendor/.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import { basename, delimiter, join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { freePort } from "../../packages/daemon/test/helpers/free-port.js";
 import { waitFor } from "../../packages/daemon/test/helpers/wait.js";
-import { REPO_ROOT, assertBuilt, exec, npmInstall, outsideEnv, packAll, readJson, tarballOf, type Packed } from "./pack-helpers.js";
+import { REPO_ROOT, assertBuilt, exec, npmInstall, outsideEnv, packAll, readJson, type Packed } from "./pack-helpers.js";
 
 let tmp: string;
 let packed: Packed[];
@@ -62,14 +63,16 @@ test("wardrik init, npm install and npm run worker work in a folder outside the 
   );
   expect(pkg.type).toBe("module");
   expect(pkg.scripts.worker).toBeDefined();
-  expect(pkg.dependencies["@wardrik/sdk"]).toBe(version());
+  // The SDK is not on the registry: it comes from the tarballs the CLI carries, copied into the project.
+  expect(pkg.dependencies["@wardrik/sdk"]).toBe(`file:vendor/wardrik-sdk-${version()}.tgz`);
+  expect(pkg.dependencies["@wardrik/protocol"]).toBe(`file:vendor/wardrik-protocol-${version()}.tgz`);
   expect(Object.keys(pkg.dependencies)).toEqual(expect.arrayContaining(["zod", "tsx"]));
 
-  // The SDK is not on the registry: install it from the tarballs; the rest of package.json comes along.
-  const installed = await npmInstall(project, [tarballOf(packed, "@wardrik/protocol"), tarballOf(packed, "@wardrik/sdk")], env);
-  await npmInstall(project, [], env);
+  // The README's one command, nothing more.
+  const installed = await npmInstall(project, [], env);
   // The project's package.json allows the install script its dependencies need (npm 11 asks otherwise).
   expect(installed.stderr).not.toMatch(/install-scripts/);
+  expect(readJson<{ version: string }>(join(project, "node_modules", "@wardrik", "sdk", "package.json")).version).toBe(version());
 
   const port = await freePort();
   const configPath = join(project, "config.yaml");
@@ -92,6 +95,12 @@ test("wardrik init, npm install and npm run worker work in a folder outside the 
   const code = await ask.exited;
   expect(code, ask.stderr()).toBe(0);
   expect(ask.stdout()).toMatch(/Order ord_1234 is refunded: \{"refunded":"ord_1234","amount":42/);
+  // The worker said it connected, and what it serves.
+  expect(worker.stderr()).toMatch(
+    /Wardrik: worker \S+ connected to ws:\/\/127\.0\.0\.1:\d+\/v1\/workers; serving find_order, refund_order\./,
+  );
+  const doctor = await exec("wardrik", ["doctor"], { cwd: project, env });
+  expect(doctor.stdout).toMatch(/^Nothing to fix/m);
 });
 
 interface Started {
