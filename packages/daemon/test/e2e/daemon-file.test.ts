@@ -43,7 +43,9 @@ describe(".wardrik/daemon.json", () => {
     const other = p.url.replace("127.0.0.1", "localhost");
     const r = await cli(["ls"], { WARDRIK_URL: other });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe(`note: WARDRIK_URL is ${other}, but this project's daemon runs at ${p.url} (.wardrik/daemon.json); using WARDRIK_URL.\n`);
+    expect(r.stderr).toBe(
+      `note: WARDRIK_URL is ${other}, but this project's daemon runs at ${p.url} (.wardrik/daemon.json); using WARDRIK_URL.\n`,
+    );
     const same = await cli(["ls"], { WARDRIK_URL: p.url });
     expect(same.stderr).toBe("");
   });
