@@ -147,6 +147,19 @@ export const AgentDetail = AgentSummary.extend({
       rule: z.string().optional().describe("The policy rule that asked for approval, when one did"),
     }),
   ),
+  edited_calls: z
+    .array(
+      z.object({
+        call: z.string(),
+        tool: z.string(),
+        run: z.string(),
+        status: z.string(),
+        args: z.unknown().describe("The arguments a person gave at approval, which the call ran with"),
+        original_args: z.unknown().describe("What the model asked for"),
+      }),
+    )
+    .optional()
+    .describe("The agent's latest calls (at most 5) a person approved with edited arguments, the latest first"),
   spend: z.object({
     today_usd: z.number(),
     model_usd: z.number(),

@@ -38,6 +38,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
   const convs = await deps.store.conversations.list(row.id);
   const open = await deps.store.turns.open(row.id);
   const waiting = await deps.store.calls.waiting(row.id);
+  const edited = await deps.store.calls.latestEdited(row.id, 5);
   const spend = await deps.store.spend.on(row.id, dayOf(deps.store.clock.now()));
   const lastActivity = await deps.store.events.lastTime(row.id);
   const caps = def.name ? deps.hooks.budget(def as AgentDefinition) : {};
@@ -75,6 +76,18 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
       ...(c.reason ? { reason: c.reason } : {}),
       ...(c.rule ? { rule: c.rule } : {}),
     })),
+    ...(edited.length > 0
+      ? {
+          edited_calls: edited.map((c) => ({
+            call: c.id,
+            tool: c.tool,
+            run: c.run,
+            status: c.status,
+            args: parseArgs(c.args),
+            original_args: parseArgs(c.original_args ?? "null"),
+          })),
+        }
+      : {}),
     spend: {
       today_usd: toUsd(spend.model_micros + spend.tools_micros),
       model_usd: toUsd(spend.model_micros),

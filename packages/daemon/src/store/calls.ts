@@ -89,6 +89,14 @@ export class CallsTable {
     return out;
   }
 
+  /** The agent's latest calls a person approved with edited arguments, the latest first. */
+  latestEdited(agentId: string, limit: number): Promise<CallRow[]> {
+    return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE agent_id = ? AND original_args IS NOT NULL ORDER BY id DESC LIMIT ?", [
+      agentId,
+      limit,
+    ]);
+  }
+
   waiting(agentId: string): Promise<CallRow[]> {
     return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE agent_id = ? AND status = 'waiting' ORDER BY id", [agentId]);
   }

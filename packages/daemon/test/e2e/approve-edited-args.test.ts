@@ -108,7 +108,7 @@ describe("approve with edited arguments", () => {
     expect(completed.data.output).toEqual({ path: "note.md", bytes: "edited by a person".length });
   });
 
-  it("afterwards the history, the turn and the event log show the edited arguments, marked edited", async () => {
+  it("afterwards the history, the turn, agent show and the event log show the edited arguments, marked edited", async () => {
     const id = await p.agentId("api-editor");
     const history = await p.cli(["history", "api-editor"]);
     expect(history.code, history.stderr).toBe(0);
@@ -136,6 +136,21 @@ describe("approve with edited arguments", () => {
       original_args: { content: "model draft" },
       edited: true,
     });
+    const show = await p.cli(["agent", "show", "api-editor"]);
+    expect(show.stdout).toContain(`  edited at approval: ${granted.data.call as string} files/write (completed)`);
+    expect(show.stdout).toMatch(/^ {4}ran with: \{[\s\S]*"content": "edited by a person"/m);
+    expect(show.stdout).toMatch(/^ {4}model asked for: \{[\s\S]*"content": "model draft"/m);
+    const detail = await p.apiOk<{ edited_calls: Record<string, unknown>[] }>("GET", `/v1/agents/${id}`);
+    expect(detail.edited_calls).toEqual([
+      {
+        call: granted.data.call,
+        tool: "files/write",
+        run: granted.run,
+        status: "completed",
+        args: { path: "note.md", content: "edited by a person" },
+        original_args: { path: "note.md", content: "model draft" },
+      },
+    ]);
     const events = await p.cli(["events", "api-editor"]);
     expect(events.stdout).toMatch(
       /approval\.granted .* files\/write approved by token:admin edited: \{"path":"note\.md","content":"edited by a person"\} \(was \{"path":"note\.md","content":"model draft"\}\)/,

@@ -102,6 +102,11 @@ function printAgent(d: AgentDetail, ref: string): void {
   for (const s of d.tool_sources) out(`  tool source ${s.name}: ${s.status}${s.reason ? ` (${s.reason})` : ""}`);
   if (d.conversations.length) out(`  conversations: ${d.conversations.map((c) => `${c.key} (${c.status})`).join(", ")}`);
   for (const t of d.triggers ?? []) out(`  trigger ${describeTrigger(t)}`);
+  for (const c of d.edited_calls ?? []) {
+    out(`  edited at approval: ${c.call} ${c.tool} (${c.status})`);
+    out(`    ran with: ${formatArgs(c.args, "              ")}`);
+    out(`    model asked for: ${formatArgs(c.original_args, "                     ")}`);
+  }
   for (const c of d.waiting_calls) {
     out(`  waiting: ${c.call} ${c.tool}${c.reason ? ` — ${c.reason}` : ""}`);
     if (c.rule) out(`    rule:    ${c.rule}`);
