@@ -70,7 +70,11 @@ export class ProjectAgents {
       unreadableSecret: (name: string) => known.unreadable.get(name),
     };
     const agents = loadAgentsDir(this.o.dir, { references }).map((a): FileAgent => {
-      if (!a.definition) return { name: a.name, file: a.file, error: a.error ?? "unreadable" };
+      if (!a.definition) {
+        // The policy and model a broken file names may be wrong too: say so at once, not after the next fix.
+        const more = a.named ? this.checkReferences({ ...a.named }, a.file) : [];
+        return { name: a.name, file: a.file, error: [a.error ?? "unreadable", ...more].join("\n") };
+      }
       // A webhook secret written into the file itself must not show in the agent's events either.
       for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) this.o.redactor.add(t.secret);
       const problems = this.checkReferences(a.definition, a.file);
@@ -84,7 +88,7 @@ export class ProjectAgents {
   }
 
   /** Every problem with the policy and the model an agent names (its own or config.yaml's default). */
-  private checkReferences(def: AgentDefinition, file: string): string[] {
+  private checkReferences(def: Pick<AgentDefinition, "policy" | "model">, file: string): string[] {
     const { dir, config, policies } = this.o;
     const problems: string[] = [];
     // Where the name was written: the agent file's key, or config.yaml's default.

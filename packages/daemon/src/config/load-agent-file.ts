@@ -44,6 +44,12 @@ export interface AgentFileResult {
   definition?: AgentDefinition;
   /** Why the file cannot be used; set instead of `definition`. */
   error?: string;
+  /**
+   * With `error`: the `policy` and `model` the frontmatter names, when they are
+   * strings, so whoever knows the policies and models can say what is wrong
+   * with them too (every problem of a file at once).
+   */
+  named?: { policy?: string; model?: string };
 }
 
 /** Reads every `agents/*.md` of a project, sorted by file name; a bad file gets `error`, never a throw. */
@@ -64,14 +70,29 @@ export function loadAgentsDir(dir: string, options: AgentFileOptions = {}): Agen
   return names.map((entry) => {
     const file = `agents/${entry}`;
     const name = entry.slice(0, -".md".length);
+    let text = "";
     try {
-      return { name, file, definition: parseAgentFile(readFileSync(path.join(agentsDir, entry), "utf8"), file, options) };
+      text = readFileSync(path.join(agentsDir, entry), "utf8");
+      return { name, file, definition: parseAgentFile(text, file, options) };
     } catch (error) {
-      if (ConfigError.isInstance(error)) return { name, file, error: error.message };
+      if (ConfigError.isInstance(error)) return { name, file, error: error.message, ...namedIn(text) };
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       return { name, file, error: `${file}: cannot be read (${code})` };
     }
   });
+}
+
+/** The policy and model a frontmatter names, read without checking the rest (it has problems of its own). */
+function namedIn(text: string): { named?: { policy?: string; model?: string } } {
+  try {
+    const { frontmatter } = splitFrontmatter(text, "");
+    const value = parseYamlSource(frontmatter, "").value as Record<string, unknown> | null;
+    const pick = (key: string) => (typeof value?.[key] === "string" ? { [key]: value[key] } : {});
+    const named = { ...pick("policy"), ...pick("model") };
+    return Object.keys(named).length > 0 ? { named } : {};
+  } catch {
+    return {};
+  }
 }
 
 function splitFrontmatter(text: string, file: string): { frontmatter: string; body: string } {

@@ -90,13 +90,15 @@ describe("wardrik reload", () => {
   });
 
   it("says why an agent is unreadable, every problem of its file, and warns about a model without an API key", async () => {
-    p.write("agents/typos.md", "---\ndescription: Typos\nmodle: demo\ntimeuot: 5\n---\nHi.\n");
+    p.write("agents/typos.md", "---\ndescription: Typos\nmodle: demo\ntimeuot: 5\npolicy: carefull\n---\nHi.\n");
     p.write("agents/keyless.md", agentFile({ description: "A real provider, no key", model: "anthropic/claude-sonnet-4-5" }));
     const r = await p.cli(["reload"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("unreadable: typos:\n");
     expect(r.stdout).toMatch(/^ {2}agents\/typos\.md:3: key "modle" is not allowed: did you mean "model"\?/m);
     expect(r.stdout).toMatch(/^ {2}agents\/typos\.md:4: key "timeuot" is not allowed: did you mean "timeout"\?/m);
+    // The policy it names is wrong too: said now, not after the keys are fixed.
+    expect(r.stdout).toMatch(/^ {2}agents\/typos\.md:5: policy "carefull" does not exist \(policies\/ has default\)$/m);
     expect(r.stdout).toContain('warning: keyless: Model "anthropic/claude-sonnet-4-5" has no API key: set ANTHROPIC_API_KEY');
     p.remove("agents/typos.md");
     p.remove("agents/keyless.md");
