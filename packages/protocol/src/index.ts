@@ -46,7 +46,6 @@ export {
   CloudEvent,
   ConversationKey,
   ConversationList,
-  AgentTools,
   ApproveBody,
   PolicyView,
   CreateAgentBody,
@@ -74,10 +73,10 @@ export {
   SecretNames,
   SetSecretBody,
   StoredSecret,
-  ToolPatternProblem,
   TriggerView,
 } from "./http.js";
 export { TurnList, TurnListQuery, TurnStatus, TurnSummary, TurnView } from "./turns.js";
+export { AgentTools, ToolPatternProblem } from "./agent-tools.js";
 export { describeSchemaErrors, schemaDraftOf } from "./schema-problems.js";
 export type { SchemaDraftName, SchemaErrorUnit } from "./schema-problems.js";
 export {
