@@ -27,14 +27,23 @@ export function localUrl(host: string, port: number): string {
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
 
-/** Writes the file (replacing it whole); returns what removes it again, if it is still this process's. */
-export function writeDaemonFile(dir: string, info: Omit<DaemonFile, "pid" | "host">): () => void {
+/**
+ * Writes the file (replacing it whole); returns what removes it again, if it
+ * is still this process's. A file that cannot be written is a warning, not a
+ * failure: the daemon serves anyway, and the CLI falls back to config.yaml.
+ */
+export function writeDaemonFile(dir: string, info: Omit<DaemonFile, "pid" | "host">, warn: (message: string) => void): () => void {
   const path = join(dir, DAEMON_FILE);
   const content: DaemonFile = { ...info, pid: process.pid, host: hostname() };
-  mkdirSync(join(dir, ".wardrik"), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(content, null, 2) + "\n");
-  renameSync(tmp, path);
+  try {
+    mkdirSync(join(dir, ".wardrik"), { recursive: true, mode: 0o700 });
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(content, null, 2) + "\n");
+    renameSync(tmp, path);
+  } catch (err) {
+    warn(`${path} cannot be written (${(err as Error).message}); the CLI will look for the daemon at config.yaml's address`);
+    return () => undefined;
+  }
   return () => {
     // Another daemon of a cluster may have written it since: leave theirs.
     if (readDaemonFile(dir)?.pid === process.pid) rmSync(path, { force: true });

@@ -293,12 +293,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   if (slack && integrations.slack) await slack.startSlack(integrations.slack, config, store, log);
   lock?.describe({ url });
   // Where this daemon listens, for the CLI and workers of the project (also with --port).
-  const removeDaemonFile = writeDaemonFile(dir, {
-    url: localUrl(options.host ?? config.listen.host, port),
-    node: node.node,
-    version: VERSION,
-    started: new Date().toISOString(),
-  });
+  const removeDaemonFile = writeDaemonFile(
+    dir,
+    { url: localUrl(options.host ?? config.listen.host, port), node: node.node, version: VERSION, started: new Date().toISOString() },
+    (message) => log("warn", message),
+  );
   // The OAuth callback follows the address the daemon listens on; remote servers say now whether they want a login.
   oauth.setDaemonUrl(url);
   void oauth.probeUnknown();
