@@ -8,8 +8,9 @@ import { AGENT_ID, agentFile, createProject, type TestProject } from "../helpers
 let p: TestProject;
 
 const BAD = `---
-description: Has a typo in its frontmatter
+description: Has a typo in its frontmatter, and a wrong value
 colour: blue
+timeout: soon
 ---
 Never loads.
 `;
@@ -75,7 +76,8 @@ describe.concurrent("wardrik ls", () => {
     expect([...byName.keys()].sort()).toEqual(["bad", "badyaml", "echoer", "helper", "nomodel", "nopolicy", "wrongtype"]);
     expect(byName.get("helper")).toMatch(/^helper\s+idle\s+A small helper/);
     expect(byName.get("echoer")).toMatch(/^echoer\s+idle\s+Echoes$/);
-    expect(byName.get("bad")).toMatch(/^bad\s+unreadable\s+agents\/bad\.md:3: .*colour/);
+    // One line per agent: the first problem, and how many more agent show lists.
+    expect(byName.get("bad")).toMatch(/^bad\s+unreadable\s+agents\/bad\.md:3: .*colour.* \(and 1 more: wardrik agent show\)$/);
     expect(byName.get("wrongtype")).toMatch(/^wrongtype\s+unreadable\s+agents\/wrongtype\.md:3: .*max_iterations/);
     expect(byName.get("badyaml")).toMatch(/^badyaml\s+unreadable\s+agents\/badyaml\.md:\d+: .*YAML/);
   });
@@ -119,6 +121,12 @@ describe.concurrent("wardrik ls", () => {
 });
 
 describe.concurrent("wardrik agent show", () => {
+  it("lists every problem of an unreadable agent's file, one a line", async () => {
+    const r = await p.cli(["agent", "show", "bad"]);
+    expect(r.stdout).toMatch(/^ {2}unreadable: agents\/bad\.md:3: key "colour" is not allowed/m);
+    expect(r.stdout).toMatch(/^ {14}agents\/bad\.md:4: timeout must be a number$/m);
+  });
+
   it("shows an agent's details in text", async () => {
     const r = await p.cli(["agent", "show", "echoer"]);
     expect(r.code, r.stderr).toBe(0);

@@ -85,7 +85,11 @@ export function registerAgent(program: Command): void {
 
 function printAgent(d: AgentDetail, ref: string): void {
   out(`${d.name} (${d.id})  ${d.status}`);
-  if (d.reason) out(`  unreadable: ${d.reason}`);
+  if (d.reason) {
+    const [first, ...more] = d.reason.split("\n");
+    out(`  unreadable: ${first}`);
+    for (const line of more) out(`              ${line}`);
+  }
   out(`  ${d.description}`);
   if (d.file) out(`  file: ${d.file}`);
   out(`  model: ${d.model ?? "(config default)"}   policy: ${d.policy ?? "(default)"}`);

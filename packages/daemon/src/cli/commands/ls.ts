@@ -2,6 +2,12 @@ import type { Command } from "commander";
 import { connect } from "../connect.js";
 import { examples, json, out, UsageError } from "../output.js";
 
+/** One line per agent: the first problem of a file, and how many more `agent show` lists. */
+function firstProblem(reason: string | undefined): string {
+  const [first = "", ...more] = (reason ?? "").split("\n");
+  return more.length === 0 ? first : `${first} (and ${more.length} more: wardrik agent show)`;
+}
+
 export function registerLs(program: Command): void {
   examples(
     program
@@ -20,6 +26,6 @@ export function registerLs(program: Command): void {
     const w = Math.max(4, ...agents.map((a) => a.name.length));
     out(`${"NAME".padEnd(w)}  ${"STATUS".padEnd(10)}  DESCRIPTION`);
     for (const a of agents)
-      out(`${a.name.padEnd(w)}  ${a.status.padEnd(10)}  ${a.status === "unreadable" ? (a.reason ?? "") : a.description}`);
+      out(`${a.name.padEnd(w)}  ${a.status.padEnd(10)}  ${a.status === "unreadable" ? firstProblem(a.reason) : a.description}`);
   });
 }
