@@ -1,4 +1,4 @@
--- Version 12 (SQLite). Never edit a shipped migration: add a new file.
+-- Version 16 (SQLite). Never edit a shipped migration: add a new file.
 -- `wardrik agent show` lists an agent's latest calls a person approved with
 -- edited arguments. Few calls are edited, so the index holds only those and
 -- costs the other calls nothing.
