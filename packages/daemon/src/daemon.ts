@@ -215,7 +215,11 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
    * that match nothing. Reload's answer says the same.
    */
   const syncAgents = async (at: "start" | "reload") => {
-    const { agents, modelWarnings } = project.read(await secrets.readable(config.org));
+    const known = await secrets.readable(config.org);
+    const { agents, modelWarnings } = project.read({
+      secret: (name) => known.values.get(name),
+      unreadableSecret: (name) => known.unreadable.get(name),
+    });
     const result = await runtime.syncFileAgents(config.org, agents);
     const warnings = agents.flatMap((a) =>
       a.definition ? toolPatternProblems(a.definition.tools ?? [], registry, config.org).map((p) => ({ agent: a.name, ...p })) : [],

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Script } from "@wardrik/testing/scripted-model";
 import { loadAgentsDir, type AgentDefinition, type ProjectConfig } from "./config/index.js";
 import { keyLocation } from "./config/key-location.js";
+import type { ReferenceSources } from "./config/references.js";
 import { resolveModel, type ModelProvider } from "./models/resolve-model.js";
 import type { CompiledPolicy } from "./policy/index.js";
 import type { Policy } from "./policy/types.js";
@@ -57,18 +58,14 @@ export class ProjectAgents {
   }
 
   /**
-   * Reads agents/ again (triggers' `${secret:NAME}` looked up in the org's
-   * stored secrets: those that decrypt, and why the others do not), and
-   * scripts/: a turn's next model call plays the script as it is now.
+   * Reads agents/ again (triggers' `${secret:NAME}` looked up with `secrets`:
+   * the value, or why a stored one cannot be decrypted), and scripts/: a
+   * turn's next model call plays the script as it is now.
    */
-  read(known: { values: Map<string, string>; unreadable: Map<string, string> }): { agents: FileAgent[]; modelWarnings: ModelWarning[] } {
+  read(secrets: Pick<ReferenceSources, "secret" | "unreadableSecret">): { agents: FileAgent[]; modelWarnings: ModelWarning[] } {
     for (const [ref, m] of this.models) if (m.provider === "script") this.models.delete(ref);
     const modelWarnings: ModelWarning[] = [];
-    const references = {
-      env: this.o.env,
-      secret: (name: string) => known.values.get(name),
-      unreadableSecret: (name: string) => known.unreadable.get(name),
-    };
+    const references = { env: this.o.env, ...secrets };
     const agents = loadAgentsDir(this.o.dir, { references }).map((a): FileAgent => {
       if (!a.definition) {
         // The policy and model a broken file names may be wrong too: say so at once, not after the next fix.

@@ -8,6 +8,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadScriptFile } from "@wardrik/testing/scripted-model";
 import { CONFIG_FILE, ConfigError, loadConfig, type ProjectConfig } from "./config/index.js";
+import type { ReferenceSources } from "./config/references.js";
 import { silentLogger } from "./log/logger.js";
 import { loadProjectPolicies } from "./policy/load-project-policies.js";
 import { ProjectAgents, type ProjectPolicies } from "./project-agents.js";
@@ -31,16 +32,21 @@ export const fail = (name: string, detail: string, fix?: string): Check => ({ na
 export const warn = (name: string, detail: string, fix?: string): Check => ({ name, level: "warn", detail, ...(fix ? { fix } : {}) });
 
 /**
- * Every file check; `secret` says whether a `${secret:NAME}` exists (a stand-in
- * value) or not (undefined). Returns the config (when it reads) and the names
- * of the agents whose files are usable.
+ * Whether a `${secret:NAME}` exists: `secret` gives a stand-in value or
+ * undefined; `unreadableSecret` says why a stored one cannot be decrypted.
+ */
+export type ProjectSecrets = Pick<ReferenceSources, "secret" | "unreadableSecret">;
+
+/**
+ * Every file check, with the secrets `secrets` says exist. Returns the config
+ * (when it reads) and the names of the agents whose files are usable.
  */
 export function checkProjectFiles(
   dir: string,
-  secret: (name: string) => string | undefined,
+  secrets: ProjectSecrets,
   checks: Check[],
 ): { config?: ProjectConfig; readable?: Set<string> } {
-  const config = checkConfig(dir, secret, checks);
+  const config = checkConfig(dir, secrets, checks);
   const policies = loadProjectPolicies(dir, silentLogger);
   checkPolicies(policies, checks);
   checkScripts(dir, checks);
@@ -48,7 +54,7 @@ export function checkProjectFiles(
     checks.push(warn("agents/", "not checked: config.yaml has problems (agents name its models and policies)"));
     return {};
   }
-  return { config, readable: checkAgents(dir, config, policies, secret, checks) };
+  return { config, readable: checkAgents(dir, config, policies, secrets, checks) };
 }
 
 /** The database config.yaml names, opened read-only. */
@@ -58,9 +64,9 @@ export async function checkProjectDatabase(config: ProjectConfig): Promise<Check
 }
 
 /** config.yaml, read as the daemon reads it (this shell's environment; secrets it cannot see stand in). */
-function checkConfig(dir: string, secret: (name: string) => string | undefined, checks: Check[]): ProjectConfig | undefined {
+function checkConfig(dir: string, secrets: ProjectSecrets, checks: Check[]): ProjectConfig | undefined {
   try {
-    const config = loadConfig(dir, { env: process.env, secret });
+    const config = loadConfig(dir, { env: process.env, ...secrets });
     checks.push(
       ok(
         CONFIG_FILE,
@@ -107,15 +113,9 @@ function checkScripts(dir: string, checks: Check[]): void {
 }
 
 /** Every agent file, checked against the policies and models it names; returns the names of the usable ones. */
-function checkAgents(
-  dir: string,
-  config: ProjectConfig,
-  policies: ProjectPolicies,
-  secret: (name: string) => string | undefined,
-  checks: Check[],
-): Set<string> {
+function checkAgents(dir: string, config: ProjectConfig, policies: ProjectPolicies, secrets: ProjectSecrets, checks: Check[]): Set<string> {
   const project = new ProjectAgents({ dir, config, env: process.env, policies, redactor: new SecretRedactor() });
-  const { agents, modelWarnings } = project.read(secret);
+  const { agents, modelWarnings } = project.read(secrets);
   const readable = new Set<string>();
   for (const a of agents) {
     if (a.error !== undefined) checks.push(fail(a.file, a.error, "fix the file, then wardrik reload"));

@@ -10,7 +10,7 @@ import type { AgentSummary, AgentTools } from "@wardrik/protocol";
 import { ADMIN_TOKEN_FILE } from "../admin-token.js";
 import { CONFIG_FILE } from "../config/index.js";
 import { SECRET_STAND_IN } from "../config/references.js";
-import { checkProjectDatabase, checkProjectFiles, fail, ok, warn, type Check } from "../project-check.js";
+import { checkProjectDatabase, checkProjectFiles, fail, ok, warn, type Check, type ProjectSecrets } from "../project-check.js";
 import { VERSION } from "../version.js";
 import { daemonUrl, findProjectDir } from "./connect.js";
 import { DaemonClient } from "./daemon-client.js";
@@ -32,11 +32,13 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
   const daemonChecks: Check[] = [];
   const daemon = await checkDaemon(dir, daemonChecks);
   // The secrets the daemon holds (when it answers): a ${secret:NAME} that names none is found here.
-  const secretNames = daemon ? await daemon.listSecrets().catch(() => undefined) : undefined;
-  const secret = (name: string): string | undefined =>
-    secretNames === undefined || secretNames.includes(name) ? SECRET_STAND_IN : undefined;
+  const listed = daemon ? await daemon.listSecrets().catch(() => undefined) : undefined;
+  const secrets: ProjectSecrets = {
+    secret: (name) => (listed === undefined || listed.secrets.includes(name) ? SECRET_STAND_IN : undefined),
+    unreadableSecret: (name) => listed?.unreadable.find((u) => u.name === name)?.error,
+  };
 
-  const { config, readable } = checkProjectFiles(dir, secret, checks);
+  const { config, readable } = checkProjectFiles(dir, secrets, checks);
   if (!existsSync(join(dir, ADMIN_TOKEN_FILE)))
     checks.push(
       fail(
