@@ -1,13 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import {
-  WORKER_CLOSE_CODES,
-  WORKER_PROTOCOL_VERSION,
-  WorkerMessage,
-  type WorkerHello,
-  type WorkerRegister,
-} from "@wardrik/protocol";
+import { WORKER_CLOSE_CODES, WORKER_PROTOCOL_VERSION, WorkerMessage, type WorkerHello, type WorkerRegister } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
 import type { LateAnswer, RecallAnswer, RecallQuestion, ToolCallContext, ToolInfo, ToolOutcome, ToolScope } from "../toolset.js";
