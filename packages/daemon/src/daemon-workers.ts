@@ -11,18 +11,19 @@ import { WorkerGateway } from "./tools/workers/worker-gateway.js";
  * the store; the worker each call leaves for noted in the record (a person
  * asked about a lost answer learns where it ran); answers nobody here waits
  * for handed to the runtime, which exists only after the gateway
- * (`attach`).
+ * (`attach`). `limits`: config.yaml `worker_grace` and `limits.json_depth`.
  */
 export function daemonWorkers(
   deps: { store: Store; node: NodeOwnership; redactor: SecretRedactor; log: Logger },
-  workerGraceMs: number,
+  limits: { workerGraceMs: number; maxJsonDepth: number },
 ): { workers: WorkerGateway; attach(runtime: Runtime): void } {
   const { store, node, redactor, log } = deps;
   let runtime: Runtime | undefined;
   const workers = new WorkerGateway({
     authenticate: (t) => store.tokens.authenticate(t),
     log,
-    reconnectGraceMs: workerGraceMs,
+    reconnectGraceMs: limits.workerGraceMs,
+    maxJsonDepth: limits.maxJsonDepth,
     ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
     onDispatched: (_org, callId, worker) => {
       // Not worth holding the call for: a crash before this write only leaves the prompt without the worker's name.

@@ -163,7 +163,10 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   });
   // config.yaml `worker_grace`: calls to a worker tool wait this long after a start or takeover for workers to reconnect.
   const reconnectGraceMs = config.worker_grace * 1000;
-  const { workers, attach: attachWorkers } = daemonWorkers({ store, node, redactor, log }, reconnectGraceMs);
+  const { workers, attach: attachWorkers } = daemonWorkers(
+    { store, node, redactor, log },
+    { workerGraceMs: reconnectGraceMs, maxJsonDepth: config.limits.json_depth },
+  );
   registry.add(workers);
   // OAuth grants of remote MCP servers, per org; every stored token joins the redactor here.
   const oauth = new McpOAuth({
@@ -197,9 +200,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   });
   traceFields = observed.tracing.logFields;
   const runtime = new Runtime(store, registry, hooks, {
-    log,
-    toolTimeoutMs,
-    reconnectGraceMs,
+    ...{ log, toolTimeoutMs, reconnectGraceMs, jsonDepth: config.limits.json_depth },
     ownership: node.ownership,
     telemetry: observed.tracing.telemetry,
     orgRunningTurns: config.limits.org_running_turns,
@@ -267,6 +268,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     metrics: () => metrics.render(),
     orgRequestsPerS: config.limits.org_requests_per_s,
+    jsonDepth: config.limits.json_depth,
   };
   const { app } = buildApp(svc, httpOpts);
   // Nothing ran yet when a listen fails (the metrics address, then the API's): give back the database (and its lock) before saying why.

@@ -5,6 +5,7 @@
 export const ERROR_CODES = [
   "bad_request",
   "invalid_json",
+  "json_too_deep",
   "body_too_large",
   "headers_too_large",
   "unauthorized",
@@ -61,6 +62,7 @@ function defaultStatus(code: ErrorCode): number {
   switch (code) {
     case "bad_request":
     case "invalid_json":
+    case "json_too_deep":
       return 400;
     case "unauthorized":
       return 401;

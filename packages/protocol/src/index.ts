@@ -35,6 +35,8 @@ export type {
   UnsafeCharacter,
   WardrikCloudEvent,
 } from "./base.js";
+export { DEFAULT_JSON_DEPTH, parseJsonWithin, tooDeep, tooDeepAt, valueTooDeep } from "./bounded-json.js";
+export type { JsonLimits } from "./bounded-json.js";
 export {
   AgentDetail,
   AgentPage,

@@ -4,12 +4,15 @@
  * beside these without touching them.
  */
 import { z } from "zod";
+import { DEFAULT_JSON_DEPTH } from "@wardrik/protocol";
 import { positiveInt, positiveNumber } from "./schema-kit.js";
 
 /** Requests a second an org's tokens may send to one daemon; as many may come at once. */
 export const DEFAULT_ORG_REQUESTS_PER_S = 50;
 /** Turns of one org that run at once on one daemon; more wait for a place. */
 export const DEFAULT_ORG_RUNNING_TURNS = 64;
+/** Deeper than this, the daemon's own recursive code (validation, redaction, storage) would run out of stack. */
+export const MAX_JSON_DEPTH = 1000;
 
 export const limitsSchema = z
   .strictObject({
@@ -23,7 +26,15 @@ export const limitsSchema = z
       .describe(
         `Turns of one org that run at once on this daemon; a turn past it waits (its agent shows as queued) and starts when one of the org's turns ends or parks. Default ${DEFAULT_ORG_RUNNING_TURNS}.`,
       ),
+    json_depth: positiveInt()
+      .max(MAX_JSON_DEPTH, { error: `must be at most ${MAX_JSON_DEPTH}` })
+      .default(DEFAULT_JSON_DEPTH)
+      .describe(
+        `How deep objects and arrays may nest in JSON from outside (request bodies, worker frames, MCP messages, Slack and webhook payloads, a model's tool arguments, tool results); deeper is refused with 400 json_too_deep (a worker's connection is closed). Default ${DEFAULT_JSON_DEPTH}.`,
+      ),
   })
-  .describe("Per-org limits, so that no org slows the others; each daemon of a cluster applies them to what it serves.");
+  .describe(
+    "Per-org limits, so that no org slows the others (each daemon of a cluster applies them to what it serves), and bounds on what one request may make the daemon do.",
+  );
 
 export type LimitsSettings = z.output<typeof limitsSchema>;

@@ -9,6 +9,8 @@ export type ApiEnv = {
     /** Who acts: `token:NAME`, recorded as `by` on the approvals they decide. */
     actor: string;
     requestId: string;
+    /** How deep JSON from outside may nest on this daemon (config.yaml `limits.json_depth`); see untrusted-json.ts. */
+    jsonDepth: number;
     /**
      * Set by the Idempotency-Key middleware: a route that stores its work in one
      * transaction stores its answer in that same transaction through this, so a

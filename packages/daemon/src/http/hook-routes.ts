@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HookAccepted, WardrikError, isValidName } from "@wardrik/protocol";
 import { errorResponse, toWardrikError } from "./http-errors.js";
+import { parseRequestJson } from "./untrusted-json.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 
@@ -31,19 +32,20 @@ export function registerHookRoutes(routes: RouteTable, svc: ApiServices): void {
     public: true,
     params: { org: Name, name: Name },
     headers: HookHeaders,
-    body: z.unknown().describe("Any JSON"),
-    bodyOptional: true,
+    // Read raw: the signature is checked over these bytes before anything parses them.
+    rawBody: { contentType: "application/json", description: "Any JSON (empty counts as {}), exactly as it was signed" },
     response: HookAccepted,
     status: 202,
     errors: [401, 409],
-    handler: async (c, { params, body }) => {
+    handler: async (c, { params }) => {
       try {
+        const text = await c.req.text();
         const accepted = await svc.events.acceptWebhook({
           org: params.org,
           name: params.name,
           header: (name) => c.req.header(name),
-          body: await c.req.text(),
-          json: body,
+          body: text,
+          json: () => (text.trim() === "" ? {} : parseRequestJson(c, text)),
         });
         return c.json(accepted, 202);
       } catch (err) {

@@ -12,6 +12,8 @@ export interface HttpOptions {
   /** WebSocket upgrades (the worker gateway) by path. */
   upgrades?: Record<string, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
   log?: HttpLog;
+  /** How deep JSON in requests may nest (config.yaml `limits.json_depth`); default DEFAULT_JSON_DEPTH. */
+  jsonDepth?: number;
   /** Renders Prometheus metrics for GET /metrics (admin token); without it the route does not exist. */
   metrics?: () => Promise<string>;
   /** Requests a second each org's tokens may send (config `limits.org_requests_per_s`); without it, no limit. */

@@ -1,7 +1,9 @@
 import type { Hono } from "hono";
+import { WardrikError } from "@wardrik/protocol";
 import { loadOptionalModule } from "../optional-modules.js";
 import type { ApiEnv } from "./api-env.js";
 import type { ApiServices } from "./services.js";
+import { parseRequestJson } from "./untrusted-json.js";
 
 export const MCP_PATH = "/v1/mcp";
 
@@ -28,11 +30,19 @@ function loadServerSide() {
  * for GET nor a session to DELETE: both answer 405, as the MCP spec allows.
  *
  * Mounted on the app directly rather than through RouteTable: the body is
- * JSON-RPC, which the SDK's transport reads and answers itself. The SDK
- * loads with the first request: most daemons never serve one.
+ * JSON-RPC, which the SDK's transport answers itself. The body is parsed
+ * here, within the daemon's limits, and handed to the transport parsed. The
+ * SDK loads with the first request: most daemons never serve one.
  */
 export function registerMcpEndpoint(app: Hono<ApiEnv>, svc: ApiServices): void {
   app.post(MCP_PATH, async (c) => {
+    let parsedBody: unknown;
+    try {
+      parsedBody = parseRequestJson(c, await c.req.text(), "The message");
+    } catch (err) {
+      if (!WardrikError.isInstance(err)) throw err;
+      return rpcError(err.status, -32700, err.message);
+    }
     const { agentsMcpServer, WebStandardStreamableHTTPServerTransport } = await loadServerSide();
     const server = agentsMcpServer(svc, c.get("org"));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -42,20 +52,21 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, svc: ApiServices): void {
     const signal = c.req.raw.signal;
     if (signal.aborted) close();
     else signal.addEventListener("abort", close, { once: true });
-    const res = await transport.handleRequest(c.req.raw);
+    const res = await transport.handleRequest(c.req.raw, { parsedBody });
     // A notification's 202 or a JSON error ends the exchange at once; a stream ends when its last answer is sent.
     if (!(res.headers.get("content-type") ?? "").includes("text/event-stream")) close();
     return res;
   });
   const notAllowed = () =>
-    new Response(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        error: { code: -32000, message: "Method not allowed: this endpoint keeps no sessions; send every message with POST." },
-        id: null,
-      }),
-      { status: 405, headers: { allow: "POST", "content-type": "application/json" } },
-    );
+    rpcError(405, -32000, "Method not allowed: this endpoint keeps no sessions; send every message with POST.", { allow: "POST" });
   app.get(MCP_PATH, notAllowed);
   app.delete(MCP_PATH, notAllowed);
+}
+
+/** An answer in JSON-RPC's error shape, as MCP clients read it (not the API's error body). */
+function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { ...headers, "content-type": "application/json" },
+  });
 }

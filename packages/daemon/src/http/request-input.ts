@@ -1,7 +1,9 @@
 import type { Context } from "hono";
+import type { ApiEnv } from "./api-env.js";
 import type { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
 import { describeIssues, type InputPart } from "./http-errors.js";
+import { parseRequestJson } from "./untrusted-json.js";
 
 export interface InputSchemas {
   params: z.ZodObject;
@@ -22,7 +24,7 @@ export interface RequestInput {
 }
 
 /** Reads and validates every part of a request with the route's schemas; the first bad part is a 400. */
-export async function readRequestInput(c: Context, schemas: InputSchemas): Promise<RequestInput> {
+export async function readRequestInput(c: Context<ApiEnv>, schemas: InputSchemas): Promise<RequestInput> {
   const params = check("path", schemas.params, c.req.param());
   const query = check("query", schemas.query, queryObject(c.req.url));
   const headers: Record<string, string | undefined> = {};
@@ -52,7 +54,7 @@ function queryObject(url: string): Record<string, string> {
   return out;
 }
 
-async function readBody(c: Context, optional: boolean): Promise<unknown> {
+async function readBody(c: Context<ApiEnv>, optional: boolean): Promise<unknown> {
   // GET and friends rarely carry a body: do not wait for one that is not announced.
   const announced = Number(c.req.header("content-length") ?? 0) > 0 || c.req.header("transfer-encoding") !== undefined;
   const text = announced ? await c.req.text() : "";
@@ -60,9 +62,5 @@ async function readBody(c: Context, optional: boolean): Promise<unknown> {
     if (optional) return {};
     throw new WardrikError("bad_request", "The request needs a JSON body.");
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new WardrikError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
-  }
+  return parseRequestJson(c, text);
 }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { Health, WardrikError } from "@wardrik/protocol";
+import { DEFAULT_JSON_DEPTH, Health, WardrikError } from "@wardrik/protocol";
 import { IdempotencyKeys } from "../store/idempotency-keys.js";
 import { VERSION } from "../version.js";
 import { registerAdminRoutes } from "./admin-routes.js";
@@ -68,6 +68,11 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
   });
 
   app.use("*", requestIds(opts.log));
+  const jsonDepth = opts.jsonDepth ?? DEFAULT_JSON_DEPTH;
+  app.use("*", async (c, next) => {
+    c.set("jsonDepth", jsonDepth);
+    await next();
+  });
   app.use("/v1/*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => errorResponse(c, bodyTooLarge()) }));
   app.use(
     "/v1/*",

@@ -29,7 +29,8 @@ export interface EventsIOServices {
     name: string;
     header(name: string): string | undefined;
     body: string;
-    json: unknown;
+    /** The body parsed within the limits; the signature is checked before it is called. */
+    json(): unknown;
   }): Promise<HookAccepted>;
 }
 

@@ -1,4 +1,4 @@
-import type { FailureCode } from "@wardrik/protocol";
+import { WardrikError, tooDeep, valueTooDeep, type FailureCode } from "@wardrik/protocol";
 import { toMicros } from "../store/money.js";
 import type { CallRow, TurnRow } from "../store/rows.js";
 import { dayOf } from "../store/spend.js";
@@ -214,10 +214,14 @@ async function settleOutcome(
   const from = call.status === "approved" ? "running" : call.status;
   if (outcome.ok) {
     let output: unknown;
+    // Measured before anything serialises it: a result from an MCP server or another node may nest without end.
     try {
+      if (valueTooDeep(outcome.output, d.opts.jsonDepth)) throw tooDeep(`The result of ${call.tool}`, d.opts.jsonDepth);
       output = JSON.parse(JSON.stringify(outcome.output ?? null)) as unknown;
     } catch (err) {
-      const error = `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`;
+      const error = WardrikError.isInstance(err)
+        ? err.message
+        : `The tool returned a result that is not JSON-serialisable: ${(err as Error).message}`;
       await settle(d, turn, call, { isError: true, output: error }, (w) =>
         failCall(w, d.store, d.ref, call, error, "bad_result", costMicros),
       );

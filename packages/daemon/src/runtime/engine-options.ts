@@ -13,6 +13,8 @@ export interface EngineOptions {
    * (default 30 s).
    */
   reconnectGraceMs: number;
+  /** How deep a model's tool arguments and a tool's result may nest (config.yaml `limits.json_depth`; default 64). */
+  jsonDepth: number;
   /** Test hook: base of the model retry backoff. */
   modelBackoffMs?: number;
   log: Logger;

@@ -1,3 +1,4 @@
+import { WardrikError, parseJsonWithin } from "@wardrik/protocol";
 import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { judgeCall } from "../policy/judge-call.js";
 import { compileToolPattern } from "../policy/match-tool.js";
@@ -145,13 +146,15 @@ function planCall(d: AgentDriver, tc: ModelReply["toolCalls"][number], tools: Ma
   };
   let args: unknown;
   try {
-    args = tc.input === "" ? {} : JSON.parse(tc.input);
-  } catch {
+    // A model's output is not to be trusted more than a request: the same depth limit holds.
+    args = tc.input === "" ? {} : parseJsonWithin(tc.input, { maxDepth: d.opts.jsonDepth }, "The JSON of the arguments");
+  } catch (err) {
+    const tooDeep = WardrikError.isInstance(err) && err.code === "json_too_deep";
     return {
       ...base,
       args: {},
       status: "failed",
-      result: `The arguments were not valid JSON: ${tc.input.slice(0, 200)}`,
+      result: tooDeep ? err.message : `The arguments were not valid JSON: ${tc.input.slice(0, 200)}`,
       errorCode: "invalid_args",
     };
   }

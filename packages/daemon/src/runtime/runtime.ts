@@ -1,4 +1,4 @@
-import { WardrikError } from "@wardrik/protocol";
+import { DEFAULT_JSON_DEPTH, WardrikError } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import { LeaseLostError, type Store } from "../store/store.js";
@@ -58,6 +58,7 @@ export class Runtime {
     this.opts = {
       toolTimeoutMs: options.toolTimeoutMs ?? 60_000,
       reconnectGraceMs: options.reconnectGraceMs ?? 30_000,
+      jsonDepth: options.jsonDepth ?? DEFAULT_JSON_DEPTH,
       log: options.log ?? silentLogger,
       telemetry: options.telemetry ?? noTelemetry,
       turnSlots: new OrgTurnSlots(options.orgRunningTurns ?? Number.POSITIVE_INFINITY),

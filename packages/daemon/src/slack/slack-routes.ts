@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
 import { errorResponse } from "../http/http-errors.js";
+import { parseRequestJson } from "../http/untrusted-json.js";
 import type { ApiEnv, RouteTable } from "../http/route-table.js";
 import type { ApiServices } from "../http/services.js";
 import { EventInput, InteractionPayload } from "./slack-payloads.js";
@@ -34,13 +35,7 @@ export function registerSlackRoutes(routes: RouteTable, svc: ApiServices): void 
     handler: async (c) => {
       const read = await signed(c, svc.slack);
       if (read instanceof Response) return read;
-      let body: unknown;
-      try {
-        body = JSON.parse(read.text);
-      } catch (err) {
-        throw new WardrikError("invalid_json", `The body is not valid JSON: ${(err as Error).message}`);
-      }
-      const parsed = EventInput.safeParse(body);
+      const parsed = EventInput.safeParse(parseRequestJson(c, read.text));
       if (!parsed.success) throw new WardrikError("bad_request", "The body is not an Events API request (it needs a type).");
       return c.json(await read.slack.inbound.event(parsed.data));
     },
@@ -62,13 +57,7 @@ export function registerSlackRoutes(routes: RouteTable, svc: ApiServices): void 
       if (read instanceof Response) return read;
       const raw = new URLSearchParams(read.text).get("payload");
       if (raw === null) throw new WardrikError("bad_request", "The body needs a payload field (form-encoded JSON).");
-      let payload: unknown;
-      try {
-        payload = JSON.parse(raw);
-      } catch (err) {
-        throw new WardrikError("invalid_json", `The payload is not valid JSON: ${(err as Error).message}`);
-      }
-      const parsed = InteractionPayload.safeParse(payload);
+      const parsed = InteractionPayload.safeParse(parseRequestJson(c, raw, "The payload"));
       if (!parsed.success) throw new WardrikError("bad_request", "The payload is not an interaction (it needs type and user.id).");
       await read.slack.inbound.interaction(parsed.data);
       return c.body(null, 200);

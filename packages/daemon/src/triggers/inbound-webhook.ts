@@ -13,8 +13,8 @@ export interface InboundRequest {
   header(name: string): string | undefined;
   /** The body exactly as sent: signatures are over these bytes. */
   body: string;
-  /** The body as JSON (the template's data). */
-  json: unknown;
+  /** The body as JSON (the template's data), parsed within the daemon's limits; called only once a signature holds. */
+  json(): unknown;
 }
 
 export interface InboundDeps {
@@ -67,11 +67,12 @@ export async function acceptInbound(deps: InboundDeps, req: InboundRequest): Pro
       `The webhook's signature is missing or wrong (${why || "no secret to check it with"}). Sign it with the webhook's secret: Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) or GitHub's X-Hub-Signature-256.`,
     );
   }
+  const data = req.json();
   const fireKey = await deliveryFireKey(deps, format, req, nowMs);
   const messages: HookAccepted["messages"] = [];
   let replayed = true;
   for (const t of verified) {
-    const { result, existing } = await deps.firer.fireNew(t, fireKey, req.json);
+    const { result, existing } = await deps.firer.fireNew(t, fireKey, data);
     let message: string;
     if (result.queued) {
       message = result.message;

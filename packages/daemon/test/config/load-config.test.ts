@@ -41,7 +41,7 @@ describe("loadConfig defaults", () => {
       mcp: {},
       subscribers: [],
       tool_timeout: 60,
-      limits: { org_requests_per_s: 50, org_running_turns: 64 },
+      limits: { org_requests_per_s: 50, org_running_turns: 64, json_depth: 64 },
       worker_grace: 30,
     });
     expect(DEFAULT_PORT).toBe(7373);
@@ -138,7 +138,7 @@ worker_grace: 2.5
       ],
       tool_timeout: 60,
       // A key left out keeps its default.
-      limits: { org_requests_per_s: 50, org_running_turns: 8 },
+      limits: { org_requests_per_s: 50, org_running_turns: 8, json_depth: 64 },
       worker_grace: 2.5,
     });
   });

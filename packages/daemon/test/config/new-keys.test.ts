@@ -1,10 +1,11 @@
 /**
  * Keys that later features read (tool_timeout, cluster, subscribers' agents,
- * slack, telemetry, agent triggers): accepted with their defaults now, and
+ * slack, telemetry, agent triggers, limits): accepted with their defaults now, and
  * wrong values rejected with the file, the line and the key like any other.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseAgentFile, parseConfig } from "../../src/config/index.js";
+import { jsonSchemaFor } from "../../src/editor-schemas.js";
 
 function configError(fn: () => unknown): ConfigError {
   try {
@@ -112,5 +113,29 @@ describe("agent triggers", () => {
     ],
   ])("makes %j an error with file and line", (text, message) => {
     expect(configError(() => agent(`${text}\n`)).message).toBe(message);
+  });
+});
+
+describe("limits in config.yaml", () => {
+  it("defaults json_depth to 64, with or without a limits: section", () => {
+    expect(parse("").limits).toEqual({ json_depth: 64 });
+    expect(parse("limits: {}\n").limits).toEqual({ json_depth: 64 });
+    expect(parse("limits:\n  json_depth: 16\n").limits).toEqual({ json_depth: 16 });
+  });
+
+  it.each([
+    ["limits:\n  json_depth: 0", "config.yaml:3: limits.json_depth must be a positive integer"],
+    ["limits:\n  json_depth: 2.5", "config.yaml:3: limits.json_depth must be a positive integer"],
+    ["limits:\n  json_depth: 5000", "config.yaml:3: limits.json_depth must be at most 1000"],
+    ["limits:\n  jsn_depth: 8", 'config.yaml:3: key "limits.jsn_depth" is not allowed (allowed: json_depth)'],
+  ])("refuses %j, saying where", (text, message) => {
+    expect(configError(() => parse(`org: a\n${text}\n`)).message).toBe(message);
+  });
+
+  it("is in the JSON Schema of config.yaml, with its default and what it bounds", () => {
+    const schema = jsonSchemaFor("config") as { properties: Record<string, { properties?: Record<string, Record<string, unknown>> }> };
+    const depth = schema.properties.limits?.properties?.json_depth;
+    expect(depth).toMatchObject({ type: "integer", default: 64, maximum: 1000 });
+    expect(String(depth?.description)).toContain("json_too_deep");
   });
 });

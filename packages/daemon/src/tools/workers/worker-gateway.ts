@@ -1,7 +1,14 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { WORKER_CLOSE_CODES, WORKER_PROTOCOL_VERSION, WorkerMessage, type WorkerHello, type WorkerRegister } from "@wardrik/protocol";
+import {
+  DEFAULT_JSON_DEPTH,
+  WORKER_CLOSE_CODES,
+  WORKER_PROTOCOL_VERSION,
+  WorkerMessage,
+  type WorkerHello,
+  type WorkerRegister,
+} from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
 import type { LateAnswer, RecallAnswer, RecallQuestion, ToolCallContext, ToolInfo, ToolOutcome, ToolScope } from "../toolset.js";
@@ -12,7 +19,7 @@ import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRegistration } from "./worker-registration.js";
 import { WorkerRoutes } from "./worker-routes.js";
-import { checkUpgrade, errorMessage, isRecord, isResultMessage } from "./worker-wire.js";
+import { checkUpgrade, isRecord, isResultMessage, readFrame } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -26,6 +33,8 @@ export interface WorkerGatewayOptions {
   maxMessageBytes?: number;
   /** Largest serialised result; a bigger one fails the call. Default 1 MiB. */
   maxResultBytes?: number;
+  /** How deep a message may nest (config.yaml `limits.json_depth`); a deeper one closes the connection. Default 64. */
+  maxJsonDepth?: number;
   /**
    * config.yaml `worker_grace`: after the gateway starts, calls to a tool no
    * worker serves yet wait this long for workers to reconnect; and a call
@@ -64,6 +73,7 @@ export class WorkerGateway implements Toolset {
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
   private readonly maxResultBytes: number;
+  private readonly maxJsonDepth: number;
   private readonly graceEndsAt: number;
   private readonly graceMs: number;
   private closed = false;
@@ -74,6 +84,7 @@ export class WorkerGateway implements Toolset {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 30_000;
     this.maxResultBytes = options.maxResultBytes ?? 1024 * 1024;
+    this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_JSON_DEPTH;
     const graceMs = options.reconnectGraceMs ?? 30_000;
     this.graceMs = graceMs;
     this.graceEndsAt = Date.now() + graceMs;
@@ -128,17 +139,11 @@ export class WorkerGateway implements Toolset {
   private onFrame(conn: WorkerConnection, data: RawData, isBinary: boolean): void {
     if (conn.gone) return;
     conn.lastSeen = Date.now();
-    if (isBinary) return conn.fail("invalid_message", "Send JSON text frames, not binary ones.");
-    const text = data.toString();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      return conn.fail("invalid_message", `The message is not valid JSON (${errorMessage(err)}).`);
-    }
-    const items = Array.isArray(parsed) ? parsed : [parsed];
+    const frame = readFrame(data, isBinary, this.maxJsonDepth);
+    if ("problem" in frame) return conn.fail("invalid_message", frame.problem);
     // Result sizes are only measured when the frame itself is big enough to hold an oversized one.
-    const checkSizes = (Buffer.isBuffer(data) ? data.length : Buffer.byteLength(text)) > this.maxResultBytes;
+    const checkSizes = frame.bytes > this.maxResultBytes;
+    const items = frame.items;
     for (const item of items) {
       if (conn.gone) return;
       // Results are most of the traffic; a hand check of their shape spares a schema pass and a copy.

@@ -1,7 +1,8 @@
-/** The worker endpoint's wire-level checks: the bearer token, refusing an upgrade, and a result message's shape. */
+/** The worker endpoint's wire-level checks: the bearer token, refusing an upgrade, reading a frame, and a result message's shape. */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WORKER_PATH, type WorkerResult } from "@wardrik/protocol";
+import type { RawData } from "ws";
+import { parseJsonWithin, WORKER_PATH, type WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 
 export interface UpgradeGate {
@@ -51,6 +52,24 @@ export function refuse(socket: Duplex, status: number, code: string, message: st
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * A frame's messages (one, or a JSON array of them) and its size, or what is
+ * wrong with it. Parsed within the depth limit before anything else reads
+ * it: results are measured, redacted and stored by recursive code.
+ */
+export function readFrame(data: RawData, isBinary: boolean, maxDepth: number): { items: unknown[]; bytes: number } | { problem: string } {
+  if (isBinary) return { problem: "Send JSON text frames, not binary ones." };
+  const text = data.toString();
+  let parsed: unknown;
+  try {
+    parsed = parseJsonWithin(text, { maxDepth }, "The message");
+  } catch (err) {
+    return { problem: errorMessage(err) };
+  }
+  const bytes = Buffer.isBuffer(data) ? data.length : Buffer.byteLength(text);
+  return { items: Array.isArray(parsed) ? parsed : [parsed], bytes };
 }
 
 /** Exactly what the WorkerResult schema accepts, checked by hand for the hot path. */
