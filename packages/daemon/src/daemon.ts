@@ -181,7 +181,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
   const mcpServers = Object.entries(config.mcp).map(
-    ([name, entry]) => new McpToolset(name, entry, { homeOrg: config.org, log, cwd: config.dir, redactor, oauth, ...unusableMcp(name) }),
+    ([name, entry]) =>
+      new McpToolset(name, entry, {
+        homeOrg: config.org,
+        ...{ log, cwd: config.dir, redactor, oauth, jsonDepth: config.limits.json_depth },
+        ...unusableMcp(name),
+      }),
   );
   for (const mcp of mcpServers) registry.add(mcp);
 

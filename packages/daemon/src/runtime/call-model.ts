@@ -1,4 +1,5 @@
 import { APICallError, type LanguageModelV3, type LanguageModelV3FunctionTool, type LanguageModelV3Prompt } from "@ai-sdk/provider";
+import { TimeSlices } from "./time-slices.js";
 
 export interface ModelPrice {
   input: number;
@@ -85,8 +86,10 @@ async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
   let usage = { input: 0, output: 0, cached: 0 };
   let finishReason = "stop";
   const reader = stream.getReader();
+  const slices = new TimeSlices();
   try {
     for (;;) {
+      await slices.yieldIfDue();
       const { done, value: part } = await reader.read();
       if (done) break;
       switch (part.type) {

@@ -1,3 +1,4 @@
+import { tooDeep, valueTooDeep } from "@wardrik/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
@@ -39,6 +40,7 @@ export interface InstanceOptions {
   stableAfterMs: number;
   stopGraceMs: number;
   holderIdleMs: number;
+  jsonDepth: number;
   /** The org's OAuth grant, for a remote server that may ask for a login. */
   auth?: McpOAuthSession;
   /** Why the server cannot run at all: it is never started, and is down with this reason. */
@@ -178,6 +180,9 @@ export class McpServerInstance {
         ctx.traceparent,
       );
       if (this.isCurrent(conn)) this.failures = 0;
+      // Measured before anything serialises or redacts it (recursive code): the server's answer is outside input.
+      if (valueTooDeep(result, this.o.jsonDepth))
+        return { ok: false, kind: "failed", error: tooDeep(`The result of ${this.namespace}/${tool}`, this.o.jsonDepth).message };
       return toToolOutcome(this.namespace, tool, result);
     } catch (err) {
       if (ctx.signal.aborted) return this.stopped(tool);

@@ -16,6 +16,8 @@ export interface McpToolsetOptions {
   cwd?: string;
   /** Milliseconds for each of the initialize handshake and the first `tools/list`; a server slower than this is down. Default 30 s. */
   startTimeoutMs?: number;
+  /** How deep a server's answer to a call may nest (config.yaml `limits.json_depth`); a deeper one fails the call. Default 64. */
+  jsonDepth?: number;
   /** Milliseconds for a re-list after `notifications/tools/list_changed`. Default 30 s. */
   listTimeoutMs?: number;
   /**

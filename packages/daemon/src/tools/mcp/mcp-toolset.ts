@@ -1,3 +1,4 @@
+import { DEFAULT_JSON_DEPTH } from "@wardrik/protocol";
 import type { McpServerEntry } from "../../config/types.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from "../toolset.js";
@@ -193,6 +194,7 @@ export class McpToolset implements Toolset {
       stableAfterMs: o.stableAfterMs ?? MCP_DEFAULTS.stableAfterMs,
       stopGraceMs: o.stopGraceMs ?? MCP_DEFAULTS.stopGraceMs,
       holderIdleMs: o.holderIdleMs ?? MCP_DEFAULTS.holderIdleMs,
+      jsonDepth: o.jsonDepth ?? DEFAULT_JSON_DEPTH,
     });
   }
 }
