@@ -118,7 +118,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, opts: Htt
   }
   const body = JSON.stringify(error.toJSON());
   opts.log?.("debug", "request refused by the HTTP parser", { request_id: requestId, status: error.status, code: err.code });
-  socket.end(
+  socket.write(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\n` +
       "Content-Type: application/json\r\n" +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -126,4 +126,38 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, opts: Htt
       "Connection: close\r\n\r\n" +
       body,
   );
+  dropTheRest(socket);
+}
+
+/** A refused client that sends nothing for this long is done: its connection is closed. */
+const REFUSED_IDLE_MS = 1_000;
+/** However it goes on, a refused client's connection is closed after this long. */
+const REFUSED_DRAIN_MS = 5_000;
+
+/**
+ * After the answer, what the client still sends (the rest of an oversized
+ * head) is read and dropped; the connection closes when the client closes it
+ * (the answer says `Connection: close`), once it has sent nothing for
+ * REFUSED_IDLE_MS, or after DRAIN_LIMIT bytes or REFUSED_DRAIN_MS. Closing
+ * while it still writes would reset the connection, and the client would see
+ * the reset (EPIPE, ECONNRESET) instead of the answer.
+ */
+function dropTheRest(socket: Socket): void {
+  let dropped = 0;
+  const close = () => socket.destroy();
+  const cut = setTimeout(close, REFUSED_DRAIN_MS);
+  let idle = setTimeout(close, REFUSED_IDLE_MS);
+  cut.unref();
+  socket.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_LIMIT) return close();
+    clearTimeout(idle);
+    idle = setTimeout(close, REFUSED_IDLE_MS);
+  });
+  socket.once("end", () => socket.end());
+  socket.once("close", () => {
+    clearTimeout(cut);
+    clearTimeout(idle);
+  });
+  socket.resume();
 }

@@ -26,6 +26,7 @@ import { MAX_BODY_BYTES } from "./limits.js";
 import { buildDocument } from "./openapi-document.js";
 import { registerMetricsRoute } from "./metrics-route.js";
 import { requestIds } from "./request-id.js";
+import { closeWhenBodyUnread } from "./unread-body.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
@@ -68,6 +69,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
   });
 
   app.use("*", requestIds(opts.log));
+  app.use("*", closeWhenBodyUnread());
   const jsonDepth = opts.jsonDepth ?? DEFAULT_JSON_DEPTH;
   app.use("*", async (c, next) => {
     c.set("jsonDepth", jsonDepth);

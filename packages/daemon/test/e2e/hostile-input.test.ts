@@ -189,4 +189,17 @@ describe("2 MB of nesting at each entry point", () => {
     expect(small.status).toBe(400);
     expect(await small.text()).toContain("The login did not finish");
   });
+
+  it("a body refused before it is read (a bad token) ends its connection, so the client's next request is not dropped", async () => {
+    const refused = await fetch(`${s.p.url}/v1/agents`, {
+      method: "POST",
+      headers: { authorization: "Bearer not-a-token", "content-type": "application/json" },
+      body: BRACKETS,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("connection")).toBe("close");
+    await refused.text();
+    // fetch reuses a kept-alive connection for this one; before, the daemon dropped it while draining the refused body.
+    for (let i = 0; i < 3; i++) expect((await fetch(`${s.p.url}/v1/health`)).status).toBe(200);
+  });
 });

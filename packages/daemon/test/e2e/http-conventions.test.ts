@@ -3,7 +3,8 @@
  * (and the daemon's log line for the request carries it), 401 says how to
  * authenticate, a wrong method is 405 with Allow, HEAD answers like GET
  * without the body, and what node's parser refuses (an oversized or broken
- * request head) still gets the API's JSON error.
+ * request head) still gets the API's JSON error, even while the client is
+ * still sending.
  */
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -199,6 +200,30 @@ describe.concurrent("requests node's parser refuses", () => {
     expect(e.code).toBe("headers_too_large");
     expect(e.message).toMatch(/16384 bytes/);
     expect((await p.api("GET", "/v1/health")).status).toBe(200);
+  });
+
+  it("a client still sending an oversized head after the 431 reads the answer, not a reset connection", async () => {
+    const socket = connect(p.port, "127.0.0.1");
+    let data = "";
+    const errors: string[] = [];
+    socket.setEncoding("utf8");
+    socket.on("error", (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    const answered = new Promise<void>((resolve) =>
+      socket.on("data", (c: string) => {
+        data += c;
+        if (data.includes("\r\n\r\n")) resolve();
+      }),
+    );
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write(`GET /v1/health?state=${"[".repeat(20_000)}`);
+    await answered;
+    // Like a client that writes its whole request before it reads: 8 MB more of the head after the answer came.
+    for (let i = 0; i < 128 && !socket.destroyed; i++)
+      await new Promise<void>((resolve) => socket.write("[".repeat(64 * 1024), () => resolve()));
+    socket.end(" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    await closed;
+    expect(errors).toEqual([]);
+    expect(data).toMatch(/^HTTP\/1\.1 431 /);
   });
 
   it("a request that is not HTTP gets 400 with the JSON error", async () => {
