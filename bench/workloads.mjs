@@ -35,6 +35,8 @@ export const WORKLOADS = {
   cluster: ["cluster.ts"],
   webhooks: ["webhooks.ts"],
   telemetry: ["telemetry.js"],
+  // npm run bench -- isolation [--seconds N] [--only KIND,KIND]; the kinds are the files of bench/isolation/
+  isolation: ["isolation.js"],
   // npm run bench -- peer-langgraph W1|W2|W3 [state-graph|prebuilt] [async|sync|exit]
   "peer-langgraph": ["peers/langgraph/bench.mjs"],
 };
@@ -42,13 +44,18 @@ export const WORKLOADS = {
 /** What `all` runs: every figure of the performance goals. */
 export const ALL = ["W1", "W2", "W3", "W4", "W1-http", "W2-http", "W3-http", "W4-http", "tools", "recovery", "sleep"];
 
-/** Compiles bench/*.ts to bench/dist/ when a source is newer than the output (needs `npm run build` first). */
+/** Folders of bench/ whose .ts files are compiled too (each file a kind of one workload). */
+const SOURCE_FOLDERS = [".", "isolation"];
+
+/** Compiles bench/*.ts (and SOURCE_FOLDERS) to bench/dist/ when a source is newer than the output (needs `npm run build` first). */
 export function buildBench(benchDir) {
   const stamp = join(benchDir, "dist", "turns.js");
   const newest = Math.max(
-    ...readdirSync(benchDir)
-      .filter((f) => f.endsWith(".ts"))
-      .map((f) => statSync(join(benchDir, f)).mtimeMs),
+    ...SOURCE_FOLDERS.flatMap((folder) =>
+      readdirSync(join(benchDir, folder))
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => statSync(join(benchDir, folder, f)).mtimeMs),
+    ),
   );
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= newest) return;
   const tsc = join(benchDir, "..", "node_modules", "typescript", "bin", "tsc");
