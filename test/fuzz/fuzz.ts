@@ -4,7 +4,8 @@
  * inbound webhooks) for N seconds (default 30) from seed S (default: the
  * time). Prints the report as JSON; exits 1 when something crashed (a 5xx, a
  * dropped connection, no answer, the daemon dying). `--trace` prints every
- * exchange on stderr. Needs `npm run build`.
+ * exchange on stderr; `--exchanges N` stops after N, to replay the start of a
+ * seed's run. Needs `npm run build`.
  */
 import type { Outcome } from "./exchange.js";
 import { crashed, runFuzz } from "./run-fuzz.js";
@@ -28,6 +29,7 @@ const report = await runFuzz({
   seconds: option("--seconds", 30),
   seed: option("--seed", Date.now() % 2 ** 31),
   ...(trace ? { trace } : {}),
+  ...(args.includes("--exchanges") ? { maxExchanges: option("--exchanges", 0) } : {}),
 });
 console.log(JSON.stringify(report, null, 2));
 process.exit(crashed(report) ? 1 : 0);
