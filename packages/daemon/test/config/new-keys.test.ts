@@ -118,16 +118,19 @@ describe("agent triggers", () => {
 
 describe("limits in config.yaml", () => {
   it("defaults json_depth to 64, with or without a limits: section", () => {
-    expect(parse("").limits).toEqual({ json_depth: 64 });
-    expect(parse("limits: {}\n").limits).toEqual({ json_depth: 64 });
-    expect(parse("limits:\n  json_depth: 16\n").limits).toEqual({ json_depth: 16 });
+    expect(parse("").limits.json_depth).toBe(64);
+    expect(parse("limits: {}\n").limits.json_depth).toBe(64);
+    expect(parse("limits:\n  json_depth: 16\n").limits).toMatchObject({ json_depth: 16, org_running_turns: 64 });
   });
 
   it.each([
     ["limits:\n  json_depth: 0", "config.yaml:3: limits.json_depth must be a positive integer"],
     ["limits:\n  json_depth: 2.5", "config.yaml:3: limits.json_depth must be a positive integer"],
     ["limits:\n  json_depth: 5000", "config.yaml:3: limits.json_depth must be at most 1000"],
-    ["limits:\n  jsn_depth: 8", 'config.yaml:3: key "limits.jsn_depth" is not allowed (allowed: json_depth)'],
+    [
+      "limits:\n  jsn_depth: 8",
+      'config.yaml:3: key "limits.jsn_depth" is not allowed (allowed: org_requests_per_s, org_running_turns, json_depth)',
+    ],
   ])("refuses %j, saying where", (text, message) => {
     expect(configError(() => parse(`org: a\n${text}\n`)).message).toBe(message);
   });
