@@ -50,6 +50,19 @@ describe("MCP conversions", () => {
     expect(withImage).toMatchObject({ ok: false, error: "bad\n(with 1 attachment(s): image image/png, 3 bytes)" });
   });
 
+  it("a result nested deeper than the limit fails the call before anything serialises it, even as an error", () => {
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    for (const isError of [false, true]) {
+      const out = toToolOutcome("s", "t", { isError, content: [], structuredContent: deep });
+      expect(out).toMatchObject({ ok: false, kind: "failed" });
+      expect((out as { error: string }).error).toContain("The result of s/t nests objects and arrays deeper than 64 levels");
+    }
+    // The limit is the daemon's limits.json_depth: the result object, structuredContent and one level inside it are 3.
+    expect(toToolOutcome("s", "t", { content: [], structuredContent: { a: {} } }, 3)).toMatchObject({ ok: true });
+    expect(toToolOutcome("s", "t", { content: [], structuredContent: { a: { b: {} } } }, 3)).toMatchObject({ ok: false });
+  });
+
   it("sizes base64 without decoding", () => {
     for (const n of [0, 1, 2, 3, 4, 5, 100]) expect(base64Bytes(Buffer.alloc(n).toString("base64"))).toBe(n);
   });

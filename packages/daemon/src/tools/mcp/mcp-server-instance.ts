@@ -1,4 +1,3 @@
-import { tooDeep, valueTooDeep } from "@wardrik/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerEntry } from "../../config/types.js";
 import type { Logger } from "../../log/logger.js";
@@ -180,10 +179,7 @@ export class McpServerInstance {
         ctx.traceparent,
       );
       if (this.isCurrent(conn)) this.failures = 0;
-      // Measured before anything serialises or redacts it (recursive code): the server's answer is outside input.
-      if (valueTooDeep(result, this.o.jsonDepth))
-        return { ok: false, kind: "failed", error: tooDeep(`The result of ${this.namespace}/${tool}`, this.o.jsonDepth).message };
-      return toToolOutcome(this.namespace, tool, result);
+      return toToolOutcome(this.namespace, tool, result, this.o.jsonDepth);
     } catch (err) {
       if (ctx.signal.aborted) return this.stopped(tool);
       return this.callFailed(conn, tool, err, ctx.timeoutMs);

@@ -1,4 +1,5 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_JSON_DEPTH, tooDeep, valueTooDeep } from "@wardrik/protocol";
 import type { ToolOutcome } from "../toolset.js";
 
 /** How a non-text content block reaches the model: described, never dropped. */
@@ -17,9 +18,14 @@ const BINARY_NOTE = "binary content; the model is given this description, not th
  *   more (servers also send structured results as text, for older clients);
  * - images, audio and resources become attachments that describe them (type, MIME type, size, URI);
  * - `isError: true` fails the call with the server's text.
- * A result that is only text is passed on as that string.
+ * A result that is only text is passed on as that string. A result nested
+ * deeper than `maxDepth` (config.yaml `limits.json_depth`) fails the call: the
+ * server's answer is outside input, and what reads it next (serialising,
+ * redaction, storage) would walk it.
  */
-export function toToolOutcome(server: string, tool: string, result: CallToolResult): ToolOutcome {
+export function toToolOutcome(server: string, tool: string, result: CallToolResult, maxDepth = DEFAULT_JSON_DEPTH): ToolOutcome {
+  if (valueTooDeep(result, maxDepth))
+    return { ok: false, kind: "failed", error: tooDeep(`The result of ${server}/${tool}`, maxDepth).message };
   const texts: string[] = [];
   const attachments: Attachment[] = [];
   for (const block of result.content ?? []) {
