@@ -6,6 +6,7 @@
  * answers for its predecessor; a worker that never answers (an SDK older than
  * the question) counts as not knowing. A call sent again while in flight
  * joins it, and an earlier attempt's plain answer does not settle a later one.
+ * An answer nested deeper than the depth limit is refused with its connection.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -188,4 +189,21 @@ test("a person's kill of a call that two callers wait for stops it at the worker
   expect(await pending1).toMatchObject({ ok: false, kind: "killed" });
   while (raw.aborts.length === 0) await new Promise((r) => setTimeout(r, 10));
   expect(raw.aborts).toEqual([{ type: "abort", callId: call.callId, reason: "killed" }]);
+});
+
+test("a 'finished' answer nested deeper than limits.json_depth closes the worker's connection and settles nothing", async () => {
+  const d = await startDaemon({ maxJsonDepth: 8 });
+  daemons.push(d);
+  const raw = await connectRawWorker(d.url, "token-a", [{ name: "send_email" }], "raw-deep");
+  const asking = d.gateway.recall(question("call_deep", "call_deep"), SCOPE);
+  while (raw.recalls.length === 0) await new Promise((r) => setTimeout(r, 10));
+  let output: unknown = "bottom";
+  for (let i = 0; i < 20; i++) output = { more: output };
+  raw.answerRecall(raw.recalls[0]!.ask, "call_deep", { state: "finished", attempt: 1, output });
+  expect(await asking).toEqual({ known: false, unknownTo: [] });
+  const until = Date.now() + 10_000;
+  while (d.gateway.status(SCOPE).length > 0) {
+    if (Date.now() > until) throw new Error("the worker that sent the deep answer is still connected");
+    await new Promise((r) => setTimeout(r, 10));
+  }
 });
