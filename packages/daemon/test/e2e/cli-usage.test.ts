@@ -18,6 +18,7 @@ const cases: [string, string[], RegExp][] = [
   ["ask without a message", ["ask", "helper"], /missing required argument 'message'/],
   ["an unknown option", ["ls", "--bogus"], /unknown option '--bogus'/],
   ["a bad --port", ["daemon", "--port", "seventy"], /port/],
+  ["a bad --retry-for", ["ask", "helper", "hi", "--retry-for", "soon"], /--retry-for must be a number of seconds \(0 or more\), got soon/],
 ];
 
 describe("usage errors exit 2 with a message on stderr", () => {

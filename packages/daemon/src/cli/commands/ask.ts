@@ -5,16 +5,17 @@ import { typedEvent } from "@wardrik/protocol/base";
 import { AskProgress, summaryLine, type TurnUsage } from "../ask-progress.js";
 import { agentByName, connect, type AgentRef } from "../connect.js";
 import { formatArgs } from "../format-args.js";
-import { err, out, setExitCode } from "../output.js";
+import { err, out, setExitCode, UsageError } from "../output.js";
 
 interface AskOptions {
   conversation: string;
   wait: boolean;
   json?: boolean;
+  retryFor: number;
 }
 
-/** How long `ask` keeps trying, from its start, until the daemon has accepted the message (down, restarting, frozen). */
-const RETRY_FOR_MS = 30_000;
+/** How long `ask` keeps trying, from its start, until the daemon has accepted the message (down, restarting, frozen), unless --retry-for says otherwise. */
+const RETRY_FOR_S = 30;
 /** How often a long wait for the model looks at the agent's tool sources (an MCP server starting). */
 const SOURCE_POLL_MS = 2000;
 /** Runs whose early text is kept while the turn of the message is not known yet (other conversations may stream too). */
@@ -28,6 +29,7 @@ export function registerAsk(program: Command): void {
     .option("--conversation <id>", "conversation to use", "main")
     .option("--no-wait", "only queue the message")
     .option("--json", "print the result as JSON")
+    .option("--retry-for <seconds>", "how long to keep resending while the daemon is unreachable", retrySeconds, RETRY_FOR_S)
     .description("send a message and wait for the reply (progress on stderr, reply on stdout)")
     .addHelpText(
       "after",
@@ -35,7 +37,7 @@ export function registerAsk(program: Command): void {
 Exit status: 0 the turn completed (with --no-wait: the daemon accepted the message),
 1 it failed or was cancelled, or the message was not accepted; 2 usage error.
 While the daemon is unreachable or restarting, the message is resent for up to
-${RETRY_FOR_MS / 1000} s with the same Idempotency-Key, so it is queued once.
+${RETRY_FOR_S} s (--retry-for) with the same Idempotency-Key, so it is queued once.
 
 Examples:
   wardrik ask helper "What changed today?"
@@ -47,13 +49,20 @@ Examples:
     });
 }
 
+function retrySeconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || v.trim() === "")
+    throw new UsageError(`--retry-for must be a number of seconds (0 or more), got ${v}`);
+  return n;
+}
+
 async function ask(name: string, message: string, opts: AskOptions): Promise<number> {
   const started = Date.now();
   const progress = new AskProgress(process.stderr);
   const base = connect();
-  base.onRetry = (_attempt, e) => progress.waiting(`no answer from the daemon (${e.message}); retrying for up to ${RETRY_FOR_MS / 1000} s`);
+  base.onRetry = (_attempt, e) => progress.waiting(`no answer from the daemon (${e.message}); retrying for up to ${opts.retryFor} s`);
   // One deadline for every request until the message is accepted, however the time is spent.
-  const retry = { deadline: started + RETRY_FOR_MS };
+  const retry = { deadline: started + opts.retryFor * 1000 };
   const target = await agentByName(base, name, retry);
   const { agent, client } = target;
   // One key for every attempt: a retry after a lost answer can never queue the message twice.
