@@ -24,7 +24,13 @@ let silent: Receiver;
 
 const echo = (description: string) => agentFile({ description, model: "script/echo" });
 
-async function deliveries(args: string[] = []): Promise<DeliveryView[]> {
+/** The deliveries through the API: waits poll this, a CLI process per look would cost a node start each time. */
+async function deliveries(status?: "pending" | "failed"): Promise<DeliveryView[]> {
+  return (await p.apiOk<{ deliveries: DeliveryView[] }>("GET", `/v1/deliveries?limit=1000${status ? `&status=${status}` : ""}`)).deliveries;
+}
+
+/** The same list as `wardrik deliveries --json` prints it. */
+async function cliDeliveries(args: string[] = []): Promise<DeliveryView[]> {
   const r = await p.cli(["deliveries", "--json", "--limit", "1000", ...args]);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as DeliveryView[];
@@ -126,6 +132,7 @@ describe("webhook subscribers", () => {
     expect(mine.attempts).toBe(3);
     expect(mine.attempt_log.map((a) => a.status)).toEqual([503, 500, 200]);
     expect(mine.attempt_log[1]!.error).toBe("HTTP 500: busy");
+    expect((await cliDeliveries()).find((d) => d.id === mine.id)).toEqual(mine);
 
     const text = await p.cli(["deliveries"]);
     expect(text.code, text.stderr).toBe(0);
@@ -147,11 +154,7 @@ describe("webhook subscribers", () => {
 
   it("dead-letters a delivery after its retry window; deliveries retry sends it again", async () => {
     await p.send("doomed", "nobody will take this");
-    const failed = await waitFor(
-      async () => (await deliveries(["--failed"])).find((d) => d.subscriber === dead.url),
-      "a dead letter",
-      30_000,
-    );
+    const failed = await waitFor(async () => (await deliveries("failed")).find((d) => d.subscriber === dead.url), "a dead letter", 30_000);
     expect(failed.status).toBe("failed");
     expect(failed.attempts).toBeGreaterThanOrEqual(2);
     expect(failed.last_error).toBe("HTTP 500: down for maintenance");
@@ -167,7 +170,7 @@ describe("webhook subscribers", () => {
       return d?.status === "delivered" ? d : undefined;
     }, "the retried delivery to be delivered");
     expect(done.attempt_log.at(-1)!.status).toBe(200);
-    expect((await deliveries(["--failed"])).some((d) => d.id === failed.id)).toBe(false);
+    expect((await cliDeliveries(["--failed"])).some((d) => d.id === failed.id)).toBe(false);
 
     // The same through the API; an unknown ID is a 404 that says where to look.
     const again = await p.api<DeliveryView>("POST", `/v1/deliveries/${failed.id}/retry`, {});
@@ -186,7 +189,7 @@ describe("webhook subscribers", () => {
     // The first delivery still waits for its answer; the rest queue behind it, in order.
     expect(silent.requests.length).toBe(1);
     expect(silent.requests[0]!.status).toBeUndefined();
-    const pending = (await deliveries(["--pending"])).filter((d) => d.subscriber === silent.url);
+    const pending = (await cliDeliveries(["--pending"])).filter((d) => d.subscriber === silent.url);
     expect(pending.length).toBeGreaterThanOrEqual(15);
   });
 
