@@ -46,7 +46,12 @@ const URL_NOTE = "test-database-url";
 
 /** A fresh, empty database of this run's dialect (not yet migrated: `openDb` does that). */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  const database = TEST_DIALECT === "postgres" ? await createPostgres(options.dir) : createSqlite(options.dir);
+  return createDatabase(options, false);
+}
+
+/** `migrated`: on PostgreSQL, a copy of the run's migrated template instead of an empty database (openDb then has nothing to apply). */
+async function createDatabase(options: TestDatabaseOptions, migrated: boolean): Promise<TestDatabase> {
+  const database = TEST_DIALECT === "postgres" ? await createPostgres(options.dir, migrated) : createSqlite(options.dir);
   if (!database.fresh) return database;
   if (options.scope) options.scope.onTestFinished(() => database.drop());
   else afterThisFile(() => database.drop(), "databases");
@@ -55,7 +60,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 
 /** A fresh database of this run's dialect, opened and migrated. Close `db` yourself; the database is deleted later. */
 export async function openTestDb(options: TestDatabaseOptions & OpenDbOptions = {}): Promise<{ db: OpenedDb; database: TestDatabase }> {
-  const database = await createTestDatabase(options);
+  const database = await createDatabase(options, true);
   return { db: await openDb(database.url, options), database };
 }
 
@@ -84,14 +89,15 @@ function createSqlite(dir: string | undefined): TestDatabase & { fresh: boolean 
   };
 }
 
-async function createPostgres(dir: string | undefined): Promise<TestDatabase & { fresh: boolean }> {
+async function createPostgres(dir: string | undefined, migrated: boolean): Promise<TestDatabase & { fresh: boolean }> {
   const note = dir === undefined ? undefined : join(dir, URL_NOTE);
   if (note && existsSync(note)) {
     const url = readFileSync(note, "utf8").trim();
     return { dialect: "postgres", url, fresh: false, drop: () => dropPostgres(new URL(url).pathname.slice(1)) };
   }
   const name = `t_${randomBytes(6).toString("hex")}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+  const template = migrated ? ` TEMPLATE ${pg.escapeIdentifier(inject("postgresTemplate"))}` : "";
+  await admin((client) => client.query(`CREATE DATABASE ${name}${template}`));
   const url = postgresUrl(name);
   if (dir !== undefined && note !== undefined) {
     mkdirSync(dir, { recursive: true });
