@@ -14,7 +14,6 @@ import {
   scopeToMessages,
   settle,
   short,
-  sleep,
   waitUntil,
   type FaultEvent,
   type FaultWorker,
@@ -179,8 +178,12 @@ describe("failover", () => {
     } finally {
       owner.resume();
     }
-    // Thawed, the old owner finds its lease gone: its calls' answers and its timers commit nothing.
-    await sleep(3000);
+    // Thawed, the old owner finds its lease gone (it says so once it tried to renew or commit): its calls' answers and its timers commit nothing.
+    await waitUntil(
+      () => /lost the lease of an agent to another node/.test(owner.stderr()),
+      "the thawed owner to notice its lost lease",
+      20_000,
+    );
     expect(owner.alive).toBe(true);
     const after = await eventsOf(others[0]!, agent);
     expect(after.filter((e) => short(e.type) === "message.queued")).toHaveLength(1);
