@@ -14,6 +14,7 @@ import {
   scopeToMessages,
   settle,
   short,
+  sleep,
   waitUntil,
   type FaultEvent,
   type FaultWorker,
