@@ -148,12 +148,12 @@ describe.sequential("wardrik ask across a daemon crash", () => {
     expect(await queuedTexts("nowaiter")).toEqual([]);
   });
 
-  it("ask --no-wait keeps its 30 s when the daemon takes connections but never answers (frozen): it gives up with exit 1", async () => {
+  it("ask --no-wait keeps its window (30 s, here --retry-for 3) when the daemon takes connections but never answers (frozen): it gives up with exit 1", async () => {
     const daemon = p.child!;
     daemon.kill("SIGSTOP");
     try {
       // Without a deadline on each attempt the request would wait for the frozen daemon for minutes.
-      const r = await p.cli(["ask", "frozen", "anyone there?", "--no-wait"], { timeoutMs: 80_000 });
+      const r = await p.cli(["ask", "frozen", "anyone there?", "--no-wait", "--retry-for", "3"], { timeoutMs: 80_000 });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/did not answer before the deadline; gave up/);
       expect(r.stdout).toBe("");
