@@ -23,7 +23,7 @@ export const STILL_TRYING_EVERY_MS = 30_000;
  * is back.
  */
 export class ConnectionReport {
-  private down: { since: number; attempts: number; lastSaid: number } | undefined;
+  private down: { since: number; attempts: number; lastSaid: number; waitingSaid: number } | undefined;
   private everConnected = false;
 
   constructor(
@@ -55,8 +55,9 @@ export class ConnectionReport {
     const next = info.url;
     const waiting = info.waiting > 0 ? ` ${info.waiting} finished call message(s) wait for the connection.` : "";
     const reason = info.reason;
-    if (welcomed) {
-      this.down = { since: now, attempts: 0, lastSaid: now };
+    // A connection welcomed but lost again before its tools were registered (a daemon still shutting down) is one more attempt, not a new loss.
+    if (welcomed && this.down === undefined) {
+      this.down = { since: now, attempts: 0, lastSaid: now, waitingSaid: info.waiting };
       const retry = next === url ? "reconnecting" : `trying ${next}`;
       this.say.warn(
         `Wardrik: lost the connection to ${url} (${reason}); ${retry}. Calls resume once it is back; until then this worker says so every ${STILL_TRYING_EVERY_MS / 1000} s.${waiting}`,
@@ -65,7 +66,7 @@ export class ConnectionReport {
     }
     const retry = next === url ? "retrying" : `trying ${next}`;
     const first = this.down === undefined;
-    const down = (this.down ??= { since: now, attempts: 0, lastSaid: now });
+    const down = (this.down ??= { since: now, attempts: 0, lastSaid: now, waitingSaid: 0 });
     down.attempts += 1;
     if (first) {
       const hint = this.everConnected ? "" : " Is `wardrik daemon` running, and is WARDRIK_URL its address?";
@@ -74,6 +75,11 @@ export class ConnectionReport {
       down.lastSaid = now;
       const secs = Math.round((now - down.since) / 1000);
       this.say.warn(`Wardrik: still cannot reach ${url} after ${down.attempts} attempts in ${secs} s (${reason}); ${retry}.${waiting}`);
+      down.waitingSaid = info.waiting;
+    } else if (info.waiting > 0 && down.waitingSaid === 0) {
+      // Results held for the daemon are worth a line of their own, once: whoever reads this knows to bring the daemon back.
+      down.waitingSaid = info.waiting;
+      this.say.warn(`Wardrik: ${info.waiting} finished call message(s) wait for the connection to ${url}.`);
     }
   }
 }
