@@ -12,7 +12,7 @@ export const DEFAULT_ORG_REQUESTS_PER_S = 50;
 /** Turns of one org that run at once on one daemon; more wait for a place. */
 export const DEFAULT_ORG_RUNNING_TURNS = 64;
 /** Deeper than this, the daemon's own recursive code (validation, redaction, storage) would run out of stack. */
-export const MAX_JSON_DEPTH = 1000;
+export const MAX_JSON_DEPTH = 10_000;
 
 export const limitsSchema = z
   .strictObject({

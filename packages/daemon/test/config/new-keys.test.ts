@@ -126,10 +126,10 @@ describe("limits in config.yaml", () => {
   it.each([
     ["limits:\n  json_depth: 0", "config.yaml:3: limits.json_depth must be a positive integer"],
     ["limits:\n  json_depth: 2.5", "config.yaml:3: limits.json_depth must be a positive integer"],
-    ["limits:\n  json_depth: 5000", "config.yaml:3: limits.json_depth must be at most 1000"],
+    ["limits:\n  json_depth: 50000", "config.yaml:3: limits.json_depth must be at most 10000"],
     [
       "limits:\n  jsn_depth: 8",
-      'config.yaml:3: key "limits.jsn_depth" is not allowed (allowed: org_requests_per_s, org_running_turns, json_depth)',
+      'config.yaml:3: key "limits.jsn_depth" is not allowed: did you mean "json_depth"? (allowed: org_requests_per_s, org_running_turns, json_depth)',
     ],
   ])("refuses %j, saying where", (text, message) => {
     expect(configError(() => parse(`org: a\n${text}\n`)).message).toBe(message);
@@ -138,7 +138,7 @@ describe("limits in config.yaml", () => {
   it("is in the JSON Schema of config.yaml, with its default and what it bounds", () => {
     const schema = jsonSchemaFor("config") as { properties: Record<string, { properties?: Record<string, Record<string, unknown>> }> };
     const depth = schema.properties.limits?.properties?.json_depth;
-    expect(depth).toMatchObject({ type: "integer", default: 64, maximum: 1000 });
+    expect(depth).toMatchObject({ type: "integer", default: 64, maximum: 10_000 });
     expect(String(depth?.description)).toContain("json_too_deep");
   });
 });

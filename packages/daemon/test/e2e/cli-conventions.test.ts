@@ -112,7 +112,13 @@ describe("wardrik completion", () => {
     expect(await complete("wardrik", "")).toEqual(expect.arrayContaining(ALL.filter((p) => p.length === 1).map((p) => p[0])));
     expect(await complete("wardrik", "ag")).toEqual(["agent"]);
     expect(await complete("wardrik", "agent", "")).toEqual(["show", "cancel", "kill", "clear", "rm", "--help"]);
-    expect(await complete("wardrik", "ask", "helper", "hi", "--")).toEqual(["--conversation", "--no-wait", "--json", "--help"]);
+    expect(await complete("wardrik", "ask", "helper", "hi", "--")).toEqual([
+      "--conversation",
+      "--no-wait",
+      "--json",
+      "--retry-for",
+      "--help",
+    ]);
     expect(await complete("wardrik", "secret", "ls", "--j")).toEqual(["--json"]);
   });
 

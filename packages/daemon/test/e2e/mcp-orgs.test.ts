@@ -38,7 +38,8 @@ beforeAll(async () => {
   expect((await p.api("POST", "/v1/secrets/PRIVATE_TOKEN", { value: SECRET })).status).toBe(200);
   await p.stop();
   const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "no-secret-here")}    orgs: [acme]\n`;
-  p.write("config.yaml", `${p.read("config.yaml")}\n${mcp}`);
+  // The fixture server's `deep` tool nests 1,000 levels: past the default limits.json_depth (64).
+  p.write("config.yaml", `${p.read("config.yaml")}\nlimits:\n  json_depth: 2000\n${mcp}`);
   await p.start();
   for (const org of ["acme", "other"]) {
     const made = await p.cli(["token", org, "--json"]);

@@ -18,7 +18,8 @@ export async function addLeakyServer(p: TestProject, secret: string, name: strin
   await p.stop();
   p.write(
     "config.yaml",
-    `${p.read("config.yaml")}\nmcp:\n  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify(args)}\n`,
+    // The leaky fixtures nest 1,000 levels: past the default limits.json_depth (64), which would refuse them before redaction is tested.
+    `${p.read("config.yaml")}\nlimits:\n  json_depth: 2000\nmcp:\n  ${name}:\n    command: ${JSON.stringify(process.execPath)}\n    args: ${JSON.stringify(args)}\n`,
   );
   await p.start();
 }
