@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 /**
- * The daemon's layers: http and cli -> cluster -> runtime -> (models, tools,
+ * The daemon's layers: http and cli -> cluster, replay -> runtime -> (models, tools,
  * policy) -> store. A folder may import the ones below it, never one above:
  * the rule for each folder lists what it must not reach. config, events, log,
  * secrets and ids are shared by all. (test/lint/layer-rules.test.ts shows the
@@ -9,17 +9,19 @@ import tseslint from "typescript-eslint";
  */
 const SRC = "packages/daemon/src";
 const ABOVE = {
-  store: ["runtime", "http", "cli", "tools", "models", "policy", "cluster", "daemon"],
-  tools: ["runtime", "http", "cli", "cluster", "daemon"],
-  models: ["runtime", "http", "cli", "cluster", "daemon"],
-  policy: ["runtime", "http", "cli", "cluster", "daemon"],
+  store: ["runtime", "http", "cli", "tools", "models", "policy", "cluster", "replay", "daemon"],
+  tools: ["runtime", "http", "cli", "cluster", "replay", "daemon"],
+  models: ["runtime", "http", "cli", "cluster", "replay", "daemon"],
+  policy: ["runtime", "http", "cli", "cluster", "replay", "daemon"],
   // The runtime learns of other nodes through the ownership interface it defines; cluster/ implements it.
-  runtime: ["http", "cli", "cluster", "daemon"],
+  runtime: ["http", "cli", "cluster", "replay", "daemon"],
+  // Replays drive a runtime of their own in a scratch copy; what serves requests calls them.
+  replay: ["http", "cli", "cluster", "daemon"],
   // Several daemons on one database: built on runtime, store, tools and events, never on what serves requests.
   cluster: ["http", "cli", "models", "policy", "daemon"],
   http: ["cli"],
   // The CLI talks to the daemon over HTTP; only offline secrets open the store.
-  cli: ["runtime", "http", "tools", "models", "policy", "cluster"],
+  cli: ["runtime", "http", "tools", "models", "policy", "cluster", "replay"],
 };
 const NO_INTERNALS = { group: ["**/packages/*/src/**", "@wardrik/*/src/**"], message: "Import the package, not its src/." };
 const layerRules = Object.entries(ABOVE).map(([folder, above]) => ({

@@ -16,6 +16,8 @@ import { buildApp, listen } from "./http/server.js";
 import type { ApiServices } from "./http/services.js";
 import { describers } from "./http/describe.js";
 import { Runtime } from "./runtime/runtime.js";
+import { budgetCaps } from "./runtime/budget.js";
+import { daemonReplay } from "./replay/daemon-replay.js";
 import type { ResolvedModelRef, RuntimeHooks } from "./runtime/types.js";
 import { SecretRedactor } from "./secrets/redactor.js";
 import type { SlackService } from "./slack/slack-service.js";
@@ -140,9 +142,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     budget: (def) => {
       const name = def.policy ?? config.policy;
       const p = name ? policies.get(name) : undefined;
-      const b = p && !("error" in p) ? p.policy.budget : undefined;
-      const perDay = [b?.per_day_usd, def.budget].filter((x): x is number => x !== undefined);
-      return { per_turn_usd: b?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
+      return budgetCaps(p && !("error" in p) ? p.policy.budget : undefined, def.budget);
     },
     onDelta: (agentId, run, text, reset, retry) => deltas.delta(agentId, run, text, reset, retry),
     onDeltaEnd: (agentId, run, ok) => deltas.end(agentId, run, ok),
@@ -254,6 +254,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     events: { deliveries: eventsIO.admin, acceptWebhook: (req) => eventsIO.acceptWebhook(req) },
     slack: integrations.slack,
     reload: () => syncAgents("reload"),
+    replay: daemonReplay({ store, registry, config, env, scripts: options.scripts, policies, toolTimeoutMs, clock, log, redactor }),
     ...describers({ store, registry, hooks, runtime, triggers: (r) => eventsIO.describeTriggers(r), policy: (d) => policyOf(d)?.policy }),
     mcp: new McpServers(mcpServers, oauth),
     onDelta: (agentId, listener) => deltas.subscribe(agentId, listener),

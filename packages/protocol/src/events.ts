@@ -101,6 +101,21 @@ export interface EventDataMap {
     cost_usd: number;
   };
   "conversation.cleared": { conversation: string; conversation_id: string };
+  /**
+   * A new conversation made from another's history as it stood at event `at_seq`
+   * (`wardrik fork`): every turn of it that had ended by then. `open_run` is a turn
+   * that was still running at that point, left out; the original is not changed.
+   */
+  "conversation.forked": {
+    conversation: string;
+    conversation_id: string;
+    from: string;
+    from_conversation_id: string;
+    at_seq: number;
+    messages: number;
+    turns: number;
+    open_run?: string;
+  };
 }
 
 export type EventType = keyof EventDataMap;
@@ -139,6 +154,7 @@ export const EVENT_TYPES = [
   "budget.exceeded",
   "conversation.compacted",
   "conversation.cleared",
+  "conversation.forked",
 ] as const satisfies readonly EventType[];
 
 // Every key of the map is listed above, and nothing else: a compile error names the one missing.

@@ -116,3 +116,4 @@ export { McpAuthState, McpLoginResult, McpLogoutResult, McpServerList, McpServer
 export { CallTable } from "./call-table.js";
 export type { DeltaFrame, ModelRetry } from "./delta.js";
 export { NodeList, NodeView } from "./nodes.js";
+export { ForkBody, ForkResult, JudgeVerdict, ReplayBody, ReplayReport, ReplaySource, ReplayTurn } from "./time-machine.js";

@@ -16,6 +16,9 @@ import type {
   ReloadResult,
   NodeList,
   SecretNames,
+  ForkResult,
+  ReplayBody,
+  ReplayReport,
 } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
 import { NoAnswerError, openStream, sendRequest, type HttpAnswer, type HttpStream } from "./http-request.js";
@@ -184,6 +187,18 @@ export class DaemonClient {
     conversation: string,
   ): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
     return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages`);
+  }
+
+  fork(id: string, conversation: string, at: number, as?: string): Promise<ForkResult> {
+    return this.request("POST", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/fork`, {
+      at,
+      ...(as !== undefined ? { as } : {}),
+    });
+  }
+
+  /** A replay runs model calls: its answer is kept for a retry with the same key, so a retry does not pay twice. */
+  replay(id: string, body: ReplayBody): Promise<ReplayReport> {
+    return this.request("POST", `/v1/agents/${enc(id)}/replays`, body);
   }
 
   cancel(id: string, conversation?: string): Promise<{ cancelled: string[]; dropped: number }> {

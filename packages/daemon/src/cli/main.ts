@@ -56,6 +56,8 @@ const COMMANDS: { words: readonly string[]; load: () => Promise<Register> }[] = 
   { words: ["events"], load: async () => (await import("./commands/events.js")).registerEvents },
   { words: ["deliveries"], load: async () => (await import("./commands/deliveries.js")).registerDeliveries },
   { words: ["history"], load: async () => (await import("./commands/history.js")).registerHistory },
+  { words: ["fork", "replay"], load: async () => (await import("./commands/time-machine.js")).registerTimeMachine },
+  { words: ["eval"], load: async () => (await import("./commands/eval.js")).registerEval },
   { words: ["token"], load: async () => (await import("./commands/token.js")).registerToken },
   { words: ["nodes"], load: async () => (await import("./commands/nodes.js")).registerNodes },
   { words: ["secret"], load: async () => (await import("./commands/secret.js")).registerSecret },

@@ -30,6 +30,7 @@ import { closeWhenBodyUnread } from "./unread-body.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
+import { registerTimeMachineRoutes } from "./time-machine-routes.js";
 import { registerSlackRoutes } from "../slack/slack-routes.js";
 
 export { listen } from "./http-listener.js";
@@ -119,6 +120,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
   if (svc.cluster) registerClusterRoutes(routes, svc.cluster);
   registerAdminRoutes(routes, svc);
   registerToolRoutes(routes, svc);
+  registerTimeMachineRoutes(routes, svc);
   registerDeliveryRoutes(routes, svc);
   registerHookRoutes(routes, svc);
   registerSlackRoutes(routes, svc);

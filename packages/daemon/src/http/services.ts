@@ -7,6 +7,7 @@ import type {
   HookAccepted,
   ModelRetry,
   ReloadResult,
+  ReplayReport,
   TurnView,
 } from "@wardrik/protocol";
 import type { ClusterCallHost } from "../cluster/cluster-call-host.js";
@@ -16,6 +17,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { SlackService } from "../slack/slack-service.js";
 import type { SecretStore } from "../store/secrets.js";
 import type { AgentRow, Store, TurnRow } from "../store/store.js";
+import type { ReplayInput } from "../replay/run-replay.js";
 
 /** Webhook deliveries (the outbox) and inbound webhooks (triggers). */
 export interface EventsIOServices {
@@ -53,6 +55,8 @@ export interface ApiServices {
   describeAgent(row: AgentRow): Promise<AgentDetail>;
   describeTools(row: AgentRow): Promise<AgentTools>;
   describeTurn(turn: TurnRow): Promise<TurnView>;
+  /** Runs turns again in a scratch copy of the agent, tools answered from the record (replay/run-replay.ts). */
+  replay(row: AgentRow, input: ReplayInput): Promise<ReplayReport>;
   /** The MCP servers of config.yaml and their OAuth logins. */
   mcp: McpServers;
   /** Live text deltas of model replies (not stored). Returns an unsubscribe function. */

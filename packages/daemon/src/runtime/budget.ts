@@ -40,6 +40,12 @@ export async function stopForBudget(d: AgentDriver, turn: TurnRow, caps: BudgetC
   });
 }
 
+/** The caps that apply to an agent: its policy's (per turn, per day) and its own daily `budget`, the lower of the two per day. */
+export function budgetCaps(policyBudget: BudgetCaps | undefined, agentBudget: number | undefined): BudgetCaps {
+  const perDay = [policyBudget?.per_day_usd, agentBudget].filter((x): x is number => x !== undefined);
+  return { per_turn_usd: policyBudget?.per_turn_usd, per_day_usd: perDay.length > 0 ? Math.min(...perDay) : undefined };
+}
+
 /** A rough token count of a model call's input: its messages and tool definitions (4 characters a token), for budget estimates before a call. */
 export function estimateTokens(prompt: unknown[]): number {
   let chars = 0;

@@ -1,4 +1,4 @@
-import { DEFAULT_JSON_DEPTH, WardrikError } from "@wardrik/protocol";
+import { DEFAULT_JSON_DEPTH, WardrikError, type ForkResult } from "@wardrik/protocol";
 import type { AgentDefinition } from "../config/types.js";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import { LeaseLostError, type Store } from "../store/store.js";
@@ -11,6 +11,7 @@ import { TurnStop, type EngineOptions } from "./engine-options.js";
 import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
 import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
+import { forkConversation } from "./fork-conversation.js";
 import { leaseLostAnswer } from "./lost-lease.js";
 import { OrgTurnSlots } from "./org-turn-slots.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
@@ -182,6 +183,11 @@ export class Runtime {
 
   clear(agent: AgentRow, conversationKey?: string): Promise<{ cleared: string[] }> {
     return this.fenced(agent.id, () => clear(this, agent, conversationKey));
+  }
+
+  /** A new conversation whose history is `from`'s as it stood at event `atSeq` (`as`: its key). */
+  fork(agent: AgentRow, from: string, atSeq: number, as?: string): Promise<ForkResult> {
+    return forkConversation(this.store, agent, from, atSeq, as);
   }
 
   /** `args`: arguments a person edited, already checked against the tool's schema. `by`: who decided (`token:NAME`, `slack:USER`). */

@@ -69,4 +69,9 @@ export class InputsTable {
     for (const r of rows) if (!out.has(r.run)) out.set(r.run, r.text);
     return out;
   }
+
+  /** The texts of the messages a turn took, in the order they were queued. */
+  async textsOf(run: string): Promise<string[]> {
+    return (await this.db.all<{ text: string }>("SELECT text FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.text);
+  }
 }

@@ -4,6 +4,7 @@ import { AgentsTable } from "./agents.js";
 import { CallsTable } from "./calls.js";
 import { ConsoleLinksTable } from "./console-links.js";
 import { ConversationsTable } from "./conversations.js";
+import { ConversationRecord } from "./conversation-record.js";
 import type { Db, Tx } from "./db.js";
 import type { StoredEvent } from "../events/event-bus.js";
 import { EventsTable } from "./events.js";
@@ -43,6 +44,8 @@ const MAX_TX_ATTEMPTS = 5;
 export class Store {
   readonly agents: AgentsTable;
   readonly conversations: ConversationsTable;
+  /** Where a conversation's turns, clears and compactions sit in the event log (fork, replay). */
+  readonly record: ConversationRecord;
   readonly inputs: InputsTable;
   readonly turns: TurnsTable;
   readonly calls: CallsTable;
@@ -67,6 +70,7 @@ export class Store {
   ) {
     this.agents = new AgentsTable(db);
     this.conversations = new ConversationsTable(db, ids);
+    this.record = new ConversationRecord(db);
     this.inputs = new InputsTable(db);
     this.redact = options.redact ?? ((d) => d);
     this.turns = new TurnsTable(db, this.redact);
@@ -116,4 +120,5 @@ export type { Writer, AgentRef, EmitOptions, PendingMessage } from "./writer.js"
 export { AgentGoneError, LeaseLostError } from "./writer.js";
 export { STATE_FORMAT, StateError, parseStored } from "./state-error.js";
 export type { NewCall } from "./calls.js";
+export type { HistoryMark, TurnMark } from "./conversation-record.js";
 export * from "./rows.js";
