@@ -27,3 +27,8 @@ export function json(value: unknown): void {
 export function examples<C extends Command>(command: C, ...lines: string[]): C {
   return command.addHelpText("after", `\nExamples:\n${lines.map((l) => `  ${l}`).join("\n")}`);
 }
+
+/** An option's parser that takes it more than once (`--live a --live b`), for a default of []. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

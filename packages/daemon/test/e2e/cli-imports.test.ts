@@ -41,6 +41,9 @@ async function recorded(args: string[], cwd: string): Promise<{ code: number | n
 }
 
 const heavy = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => h.test(m)));
+/** The command modules among `modules`, as commands/NAME.js. */
+const commandModules = (modules: string[]) =>
+  modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, ""));
 
 let p: TestProject;
 beforeAll(async () => {
@@ -65,9 +68,7 @@ describe("what a short command loads", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^NAME +STATUS +DESCRIPTION\nhelper +idle/);
     expect(heavy(r.modules)).toEqual([]);
-    expect(r.modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, ""))).toEqual([
-      "commands/ls.js",
-    ]);
+    expect(commandModules(r.modules)).toEqual(["commands/ls.js"]);
   });
 
   it("every command that talks to the daemon loads its own module and none of the daemon's", async () => {
@@ -78,6 +79,9 @@ describe("what a short command loads", () => {
       [["tools", "helper"], "tools"],
       [["history", "helper"], "history"],
       [["events", "helper"], "events"],
+      // fork and replay share one module; they read the turn ask left.
+      [["fork", "helper", "--at", "1", "--as", "imports-fork"], "time-machine"],
+      [["replay", "helper", "--turns", "1"], "time-machine"],
       [["deny", "helper", "call_none"], "approvals"],
       [["deliveries"], "deliveries"],
       [["nodes"], "nodes"],
@@ -93,11 +97,22 @@ describe("what a short command loads", () => {
       if (module === "approvals") expect(r.stderr, args.join(" ")).toMatch(/call_none/);
       else expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
       expect(heavy(r.modules), args.join(" ")).toEqual([]);
-      expect(
-        r.modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, "")),
-        args.join(" "),
-      ).toEqual([`commands/${module}.js`, ...(module === "secret" ? ["commands/secret-rotate.js"] : [])]);
+      expect(commandModules(r.modules), args.join(" ")).toEqual([
+        `commands/${module}.js`,
+        ...(module === "secret" ? ["commands/secret-rotate.js"] : []),
+      ]);
     }
+  });
+
+  it("wardrik eval loads its own module and the suite file's reader (YAML, zod), none of the daemon's layers", async () => {
+    p.write("evals/imports.yaml", "agent: helper\ncases:\n  - name: answers\n    message: hi\n    expect: { status: completed }\n");
+    const r = await recorded(["eval", "evals/imports.yaml"], p.dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("1 of 1 case(s) passed");
+    // A suite file is YAML checked with zod, its mistakes reported as config.yaml's are: that reader, and nothing else heavy.
+    const suiteReader = /\/node_modules\/(zod|yaml)\/|\/dist\/config\/(yaml-source|read-with-schema|did-you-mean)\.js$/;
+    expect(heavy(r.modules).filter((m) => !suiteReader.test(m))).toEqual([]);
+    expect(commandModules(r.modules)).toEqual(["commands/eval.js"]);
   });
 
   it("wardrik schema prints the shipped schema: no zod, no config module", async () => {
@@ -110,7 +125,7 @@ describe("what a short command loads", () => {
   it("--help still lists every command", async () => {
     const r = await runWardrik(["--help"], { cwd: tmp });
     expect(r.code).toBe(0);
-    for (const name of ["init", "daemon", "ask", "ls", "agent", "secret", "mcp", "completion"])
+    for (const name of ["init", "daemon", "ask", "ls", "agent", "fork", "replay", "eval", "secret", "mcp", "completion"])
       expect(r.stdout).toMatch(new RegExp(`\\n  ${name}\\b`));
   });
 

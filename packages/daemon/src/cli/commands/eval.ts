@@ -2,8 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { agentByName, connect, findProjectDir } from "../connect.js";
-import { examples, json, out, setExitCode, UsageError } from "../output.js";
-import { collect } from "./time-machine.js";
+import { collect, examples, json, out, setExitCode, UsageError } from "../output.js";
 
 interface EvalOptions {
   json?: boolean;

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ReplayBody } from "@wardrik/protocol";
 import { agentByName, connect } from "../connect.js";
-import { examples, json, out, UsageError } from "../output.js";
+import { collect, examples, json, out, UsageError } from "../output.js";
 
 /** `wardrik fork` and `wardrik replay`: the record as a time machine. */
 export function registerTimeMachine(program: Command): void {
@@ -98,11 +98,6 @@ function readText(path: string, option: string): string {
   } catch (e) {
     throw new UsageError(`${option} ${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
   }
-}
-
-/** Commander's way to take an option more than once. */
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 function positiveInt(option: string): (v: string) => number {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ConfigError, parseYamlSource } from "../../config/index.js";
+import { ConfigError, parseYamlSource } from "../../config/yaml-source.js";
 import { readWithSchema } from "../../config/read-with-schema.js";
 
 /**
