@@ -7,14 +7,14 @@
  * ran nothing, and the agent's record gained nothing, unless --live named
  * the tool.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ForkResult, ReplayReport } from "@wardrik/protocol";
-import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { startFixtureWorker } from "../helpers/fixture-worker.js";
+import { agentFile, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
 // The agent's own model: look the order up, refund 40, say so.
 const SHOP = `scenarios:
@@ -37,6 +37,18 @@ steps:
   - text: "CAREFUL: {{message}}"
 `;
 
+// An eval's judge: it fails the criterion that asks for rudeness, answers a "garbled" one with no JSON, passes the rest.
+const JUDGE = `scenarios:
+  - match: rude
+    steps:
+      - text: '{"pass": false, "reason": "The reply is plain, not rude."}'
+  - match: garbled
+    steps:
+      - text: "Looks fine to me."
+steps:
+  - text: '{"pass": true, "reason": "The reply repeats the message."}'
+`;
+
 let p: TestProject;
 let ledger: string;
 
@@ -48,27 +60,6 @@ function runs(): { tool: string; args: Record<string, unknown> }[] {
     .map((l) => JSON.parse(l) as { tool: string; args: Record<string, unknown> });
 }
 
-function startWorker(): () => string {
-  const file = fileURLToPath(new URL("./fixtures/ledger-worker.ts", import.meta.url));
-  const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, LEDGER: ledger };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  cleanupLater(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-  });
-  return () => out;
-}
-
 async function served(): Promise<boolean> {
   const id = await p.agentId("shop");
   const tools = await p.apiOk<{ tools: { name: string }[] }>("GET", `/v1/agents/${id}/tools`);
@@ -78,13 +69,17 @@ async function served(): Promise<boolean> {
 beforeAll(async () => {
   ledger = join(mkdtempSync(join(tmpdir(), "wardrik-ledger-")), "runs.jsonl");
   p = await createProject({
-    scripts: { shop: SHOP, careful: CAREFUL },
+    scripts: { shop: SHOP, careful: CAREFUL, judge: JUDGE },
+    // USD per million tokens: the shop script at a price, so a budget has something to count.
+    models: { priced: { provider: "script", model: "shop", price: { input: 1000, output: 2000 } } },
     files: {
       "policies/open.yaml": 'description: Everything runs.\nrules:\n  - tool: "*"\n    decision: allow\n',
+      "policies/tight.yaml":
+        'description: A millionth of a dollar a turn.\nbudget: { per_turn_usd: 0.000001 }\nrules:\n  - tool: "*"\n    decision: allow\n',
       "agents/shop.md": agentFile({ description: "Refunds orders", model: "shop", tools: ["workers/*"], policy: "open" }),
     },
   });
-  const output = startWorker();
+  const { output } = startFixtureWorker(p, fileURLToPath(new URL("./fixtures/ledger-worker.ts", import.meta.url)), { LEDGER: ledger });
   await waitFor(() => served(), `the worker to register; its output: ${output()}`, 30_000);
   expect(short((await p.send("shop", "hello")).end.type)).toBe("turn.completed");
   const refund = await p.send("shop", "refund ord_1");
@@ -193,6 +188,66 @@ describe("wardrik replay", () => {
     expect(runs().slice(before)).toEqual([{ tool: "refund_order", args: { order_id: "ord_1", amount: 50 } }]);
   });
 
+  it("--agent-file runs that file instead of the loaded agent: its model, and its daily budget stops the turn", async () => {
+    const before = runs().length;
+    const lastSeq = (await p.events("shop")).at(-1)!.seq;
+    p.write("drafts/shop.md", agentFile({ description: "Refunds orders", model: "careful", tools: ["workers/*"], policy: "open" }));
+    const res = await p.cli(["replay", "shop", "--turns", "1", "--agent-file", "drafts/shop.md", "--json"]);
+    expect(res.code, res.stderr).toBe(0);
+    const r = JSON.parse(res.stdout) as ReplayReport;
+    expect(r).toMatchObject({ model: "careful", policy: "open" });
+    expect(r.turns[0]!.replay.reply).toBe("CAREFUL: hello");
+
+    // The file's own daily budget applies: the priced model's first call would pass it, so the turn stops before it.
+    const frugal = { description: "Refunds orders", model: "priced", tools: ["workers/*"], policy: "open", budget: 0.000001 };
+    p.write("drafts/frugal.md", agentFile(frugal));
+    const capped = await p.cli(["replay", "shop", "--turns", "2", "--agent-file", "drafts/frugal.md", "--json"]);
+    expect(capped.code, capped.stderr).toBe(0);
+    const c = (JSON.parse(capped.stdout) as ReplayReport).turns[0]!.replay;
+    expect(c).toMatchObject({ status: "failed", iterations: 0, calls: [] });
+    expect(c.reason).toMatch(/daily budget of \$0\.000001 would be passed/);
+    expect(runs().length).toBe(before);
+    expect((await p.events("shop")).at(-1)!.seq).toBe(lastSeq);
+  });
+
+  it("--policy decides the replay's calls (a file that denies or asks, a name in policies/ whose budget caps the turn)", async () => {
+    const before = runs().length;
+    const lastSeq = (await p.events("shop")).at(-1)!.seq;
+    const rules = (refund: string) =>
+      `description: Refunds ${refund}.\nrules:\n  - tool: workers/refund_order\n    decision: ${refund}\n  - tool: "*"\n    decision: allow\n`;
+    p.write("drafts/no-refund.yaml", rules("deny"));
+    const denied = await p.cli(["replay", "shop", "--turns", "2", "--policy", "drafts/no-refund.yaml", "--json"]);
+    expect(denied.code, denied.stderr).toBe(0);
+    const d = JSON.parse(denied.stdout) as ReplayReport;
+    expect(d.policy).toBe("drafts/no-refund.yaml");
+    expect(d.turns[0]!.replay.calls.map((c) => [c.tool, c.decision, c.source])).toEqual([
+      ["workers/find_order", "allow", "record"],
+      ["workers/refund_order", "deny", "none"],
+    ]);
+
+    // A call the policy sends to a person, which nobody decided in the record: the replay stops there.
+    p.write("drafts/ask-refund.yaml", rules("ask"));
+    const asked = await p.cli(["replay", "shop", "--turns", "2", "--policy", "drafts/ask-refund.yaml", "--json"]);
+    expect(asked.code, asked.stderr).toBe(0);
+    const a = (JSON.parse(asked.stdout) as ReplayReport).turns[0]!.replay;
+    expect(a.status).toBe("would_ask");
+    expect(a.reason).toContain("Stopped where a person would be asked: workers/refund_order");
+
+    // The named policy's per-turn budget: the priced model's first call would pass it.
+    const tight = await p.cli(["replay", "shop", "--turns", "2", "--policy", "tight", "--model", "priced", "--json"]);
+    expect(tight.code, tight.stderr).toBe(0);
+    const t = JSON.parse(tight.stdout) as ReplayReport;
+    expect(t.policy).toBe("tight");
+    expect(t.turns[0]!.replay).toMatchObject({ status: "failed", iterations: 0, calls: [] });
+    expect(t.turns[0]!.replay.reason).toMatch(/turn's budget of \$0\.000001 would be passed/);
+    // The same replay under the agent's own policy runs: the cap came from --policy.
+    const open = await p.cli(["replay", "shop", "--turns", "2", "--model", "priced", "--json"]);
+    expect((JSON.parse(open.stdout) as ReplayReport).turns[0]!.replay.status).toBe("completed");
+
+    expect(runs().length).toBe(before);
+    expect((await p.events("shop")).at(-1)!.seq).toBe(lastSeq);
+  });
+
   it("says what is wrong with a bad range or model, and exits 1", async () => {
     const range = await p.cli(["replay", "shop", "--turns", "5"]);
     expect(range.code).toBe(1);
@@ -254,6 +309,42 @@ cases:
     expect(wrong.failures.join("\n")).toMatch(/find_order/);
     // Every tool answered from the record or the case's script: the worker ran nothing.
     expect(runs().slice(before)).toEqual([]);
+  });
+
+  it("asks the judge model about each criterion: a verdict that passes, one that fails with its reason, an answer that is not a verdict", async () => {
+    p.write(
+      "evals/judged.yaml",
+      `agent: shop
+judge_model: judge
+cases:
+  - name: judged echo
+    message: "ping"
+    expect: { judge: "The reply repeats the message." }
+  - name: judged rude
+    message: "ping"
+    expect: { reply: "ECHO", judge: ["The reply repeats the message.", "The reply is rude."] }
+  - name: judged recorded refund
+    from: { conversation: main, turn: 2 }
+    expect: { judge: "garbled: the reply names the amount." }
+`,
+    );
+    const res = await p.cli(["eval", "evals/judged.yaml", "--json"]);
+    expect(res.code, res.stderr).toBe(1);
+    const r = JSON.parse(res.stdout) as {
+      passed: number;
+      failed: number;
+      cases: { name: string; pass: boolean; failures: string[]; report: ReplayReport }[];
+    };
+    const byName = new Map(r.cases.map((c) => [c.name, c]));
+    expect([r.passed, r.failed]).toEqual([1, 2]);
+    expect(byName.get("judged echo")!.report.judged).toEqual([
+      { criterion: "The reply repeats the message.", pass: true, reason: "The reply repeats the message.", model: "judge", cost_usd: 0 },
+    ]);
+    // The reply check passed; of two criteria, the one the judge failed is the case's one failure, with the judge's reason.
+    expect(byName.get("judged rude")!.failures).toEqual(['judge: "The reply is rude." is not met: The reply is plain, not rude.']);
+    expect(byName.get("judged recorded refund")!.failures).toEqual([
+      'judge: "garbled: the reply names the amount." is not met: The judge\'s answer is not {"pass": ..., "reason": ...}: "Looks fine to me."',
+    ]);
   });
 
   it("points at the line of a mistake in the suite file and exits 2", async () => {
