@@ -242,7 +242,12 @@ describe("wardrik replay", () => {
     expect(t.turns[0]!.replay.reason).toMatch(/turn's budget of \$0\.000001 would be passed/);
     // The same replay under the agent's own policy runs: the cap came from --policy.
     const open = await p.cli(["replay", "shop", "--turns", "2", "--model", "priced", "--json"]);
-    expect((JSON.parse(open.stdout) as ReplayReport).turns[0]!.replay.status).toBe("completed");
+    const priced = JSON.parse(open.stdout) as ReplayReport;
+    expect(priced.turns[0]!.replay.status).toBe("completed");
+    expect(priced.cost_usd).toBeGreaterThan(0);
+    // What the replay's model calls cost is not the agent's spend (its own model is free).
+    const agent = await p.apiOk<{ spend: { today_usd: number } }>("GET", `/v1/agents/${await p.agentId("shop")}`);
+    expect(agent.spend.today_usd).toBe(0);
 
     expect(runs().length).toBe(before);
     expect((await p.events("shop")).at(-1)!.seq).toBe(lastSeq);
@@ -345,6 +350,47 @@ cases:
     expect(byName.get("judged recorded refund")!.failures).toEqual([
       'judge: "garbled: the reply names the amount." is not met: The judge\'s answer is not {"pass": ..., "reason": ...}: "Looks fine to me."',
     ]);
+  });
+
+  it("runs agents/NAME.md as it is on disk (not reloaded), and checks argument patterns, cost and iteration caps", async () => {
+    const loaded = p.read("agents/shop.md");
+    const edited = loaded.replace(/^model: .*$/m, "model: careful");
+    expect(edited).not.toBe(loaded);
+    p.write("agents/shop.md", edited);
+    try {
+      p.write(
+        "evals/caps.yaml",
+        `agent: shop
+cases:
+  - name: edited file
+    message: "ping"
+    expect: { reply: "CAREFUL: ping" }
+  - name: over the caps
+    message: "refund ord_1"
+    model: priced
+    tools: { workers/find_order: { id: ord_1 }, workers/refund_order: { refunded: 7 } }
+    expect:
+      calls: [{ tool: workers/refund_order, args: { order_id: '/^ord_\\d$/', amount: 40 } }]
+      max_cost_usd: 0.000001
+      max_iterations: 2
+`,
+      );
+      const res = await p.cli(["eval", "evals/caps.yaml", "--json"]);
+      expect(res.code, res.stderr).toBe(1);
+      const r = JSON.parse(res.stdout) as { agent_file: string; cases: { name: string; pass: boolean; failures: string[] }[] };
+      expect(r.agent_file).toBe("agents/shop.md");
+      expect(r.cases.map((c) => [c.name, c.pass])).toEqual([
+        ["edited file", true],
+        ["over the caps", false],
+      ]);
+      // The call matched its pattern; the two caps are the failures.
+      const failures = r.cases[1]!.failures;
+      expect(failures).toHaveLength(2);
+      expect(failures[0]).toMatch(/^max_cost_usd: the turn cost \$0\.\d+, over \$0\.000001$/);
+      expect(failures[1]).toBe("max_iterations: the turn made 3 model calls, over 2");
+    } finally {
+      p.write("agents/shop.md", loaded);
+    }
   });
 
   it("points at the line of a mistake in the suite file and exits 2", async () => {
