@@ -160,6 +160,10 @@ describe("wardrik replay", () => {
       /calls\s+workers\/find_order \{"order_id":"ord_1"\}\s+workers\/find_order \{"order_id":"ord_1"\}\n\s+-> completed\s+\[from the record\]/,
     );
     expect(res.stdout).toContain("[not in the record: did not run]");
+    // The replies, costs and model calls, original then replay, on one line each.
+    expect(res.stdout).toMatch(/\n {2}reply\s+Refunded: \{"refunded":40\}\s+Careful: Not in the record/);
+    expect(res.stdout).toMatch(/\n {2}cost\s+\$0\.000000\s+\$0\.000000\n/);
+    expect(res.stdout).toMatch(/\n {2}model calls\s+3\s+3\n/);
     expect(res.stdout).not.toMatch(/Turn 1/);
   });
 
