@@ -3,8 +3,11 @@
  * it looks for processes started during the run that came from its tests:
  * those that inherited the run's marker variable (installed copies run from
  * temp folders), and those whose command line names this checkout while they
- * descend from this run's test workers or have lost their parent (an MCP
- * server gets a minimal environment, so only its path shows). Any still alive
+ * descend from this run's test workers, or have lost their parent but are still
+ * in the run's process group (an MCP server gets a minimal environment, so only
+ * its path shows; its daemon may have been killed with SIGKILL). A build or
+ * benchmark started by hand in this checkout meanwhile is in a process group
+ * of its own, and is left alone. Any still alive
  * after a short grace are listed, killed, and fail the run. What global setups
  * start (a test PostgreSQL server) is theirs to stop and is left alone. Every
  * project inherits this setup; the check runs once. Linux only (it reads
@@ -27,6 +30,8 @@ interface Proc {
   pid: number;
   ppid: number;
   state: string;
+  /** The process group: a child inherits it unless it is started detached (a shell's job gets its own). */
+  pgrp: number;
   start: number;
   cmdline: string;
 }
@@ -82,7 +87,8 @@ function leftovers(self: Proc): Proc[] {
     if (p.pid === self.pid || p.state === "Z" || p.start < self.start) continue;
     const origin = originOf(p, self.pid, procs);
     if (origin === "runner" || origin === "global-setup") continue;
-    if (hasMarker(p.pid) || (p.cmdline.includes(REPO_ROOT) && (origin === "test" || origin === "orphan"))) out.push(p);
+    const ours = origin === "test" || (origin === "orphan" && p.pgrp === self.pgrp);
+    if (hasMarker(p.pid) || (p.cmdline.includes(REPO_ROOT) && ours)) out.push(p);
   }
   return out;
 }
@@ -121,7 +127,7 @@ function readProc(pid: number): Proc | undefined {
     // The command name is in parentheses and may hold spaces; the fields after it are fixed.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
-    return { pid, state: fields[0]!, ppid: Number(fields[1]), start: Number(fields[19]), cmdline };
+    return { pid, state: fields[0]!, ppid: Number(fields[1]), pgrp: Number(fields[2]), start: Number(fields[19]), cmdline };
   } catch {
     return undefined;
   }
