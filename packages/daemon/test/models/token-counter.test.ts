@@ -14,6 +14,9 @@ import { countTokens, exactTokens, loadTokenizer, stopTokenizer } from "../../sr
 
 afterAll(() => stopTokenizer());
 
+/** Long enough for the worker to count everything asked for on a busy machine; loadTokenizer returns as soon as it has. */
+const UNTIL_COUNTED_MS = 60_000;
+
 const pick = (lo: number, hi: number, n: number) =>
   Array.from({ length: n }, (_, i) => String.fromCodePoint(lo + ((i * 7919) % (hi - lo)))).join("");
 
@@ -70,7 +73,7 @@ describe("estimateTokens", () => {
   });
 });
 
-describe("countTokens", () => {
+describe("countTokens", { timeout: UNTIL_COUNTED_MS + 30_000 }, () => {
   it("estimates until the tokenizer's worker has counted a text, then gives the exact count", async () => {
     const text = randomBytes(300_000).toString("utf8");
     expect(countTokens(text)).toBe(estimateTokens(text));
@@ -79,7 +82,7 @@ describe("countTokens", () => {
     countTokens(text);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 1);
-    await loadTokenizer();
+    await loadTokenizer(UNTIL_COUNTED_MS);
     clearInterval(ticker);
     expect(exactTokens(text)).toBe(countExactly(text, tokenizerCount));
     expect(countTokens(text)).toBe(exactTokens(text));
@@ -93,9 +96,9 @@ describe("countTokens", () => {
       message: { role: "user" as const, text, input: `msg_${i}` },
     }));
     const cache = new PromptCache(entries);
-    await loadTokenizer();
+    await loadTokenizer(UNTIL_COUNTED_MS);
     cache.recount();
-    await loadTokenizer();
+    await loadTokenizer(UNTIL_COUNTED_MS);
     cache.recount();
     const exact = entries.reduce((n, e) => n + countExactly(e.message.text, tokenizerCount), 0);
     expect(cache.estimateTokens("")).toBe(exact);
