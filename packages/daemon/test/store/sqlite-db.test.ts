@@ -19,6 +19,21 @@ function tempDb(): { db: SqliteDb; path: string } {
   return { db: new SqliteDb(path), path };
 }
 
+/**
+ * A database and another connection to its file. The database's blocking wait (busy_timeout) is short, so
+ * the other's write lock outlasts it, as the checkpoint worker's can; its transactions retry for `retryMs`.
+ */
+function beside(retryMs: number) {
+  const dir = mkdtempSync(join(tmpdir(), "wardrik-db-"));
+  dirs.push(dir);
+  const path = join(dir, "t.db");
+  const db = new SqliteDb(path, { busyTimeoutMs: 20, beginRetryMs: retryMs, checkpointInBackground: false });
+  const other = new Database(path);
+  const insert = (p: string) =>
+    db.transaction((tx) => tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, 'x', 'now')", [p]));
+  return { db, other, insert };
+}
+
 describe("SqliteDb", () => {
   it("creates the schema and records its version", async () => {
     const { db, path } = tempDb();
@@ -51,37 +66,38 @@ describe("SqliteDb", () => {
   });
 
   it("a transaction that meets another connection's write lock waits for it without blocking the event loop", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "wardrik-db-"));
-    dirs.push(dir);
-    const path = join(dir, "t.db");
-    // The blocking wait (busy_timeout) is short here, so the lock outlasts it, as the checkpoint worker's can.
-    const db = new SqliteDb(path, { busyTimeoutMs: 20, beginRetryMs: 300, checkpointInBackground: false });
-    const other = new Database(path);
-    const insert = (p: string) =>
-      db.transaction((tx) => tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, 'x', 'now')", [p]));
+    // The retries go on for as long as a busy machine may take to turn the event loop a few times.
+    const { db, other, insert } = beside(30_000);
     try {
       other.exec("BEGIN IMMEDIATE");
+      // The lock is let go from a timer once the event loop has turned five times: the insert can only commit if
+      // the loop kept turning while it waited (a blocking wait would hold the timers, and the lock, until it gave up).
       let ticks = 0;
-      const ticker = setInterval(() => ticks++, 10);
-      setTimeout(() => other.exec("COMMIT"), 150);
-      await insert("after-a-wait");
-      clearInterval(ticker);
+      const ticker = setInterval(() => {
+        if (++ticks === 5) other.exec("COMMIT");
+      }, 10);
+      const inserted = insert("after-a-wait").finally(() => clearInterval(ticker));
+      await inserted;
       expect(ticks).toBeGreaterThanOrEqual(5);
+    } finally {
+      other.close();
+      await db.close();
+    }
+  });
 
-      // Held past the retries: that transaction fails with SQLITE_BUSY; the next one, once free, commits.
+  it("a transaction that meets the write lock past its retries fails with SQLITE_BUSY; the next one, once free, commits", async () => {
+    const { db, other, insert } = beside(300);
+    try {
+      // Held until the transaction has given up.
       other.exec("BEGIN IMMEDIATE");
-      const failed = insert("too-late").then(
+      const failed = await insert("too-late").then(
         () => "committed",
         (err: { code?: string }) => err.code,
       );
-      setTimeout(() => other.exec("COMMIT"), 600);
-      expect(await failed).toBe("SQLITE_BUSY");
-      await new Promise((r) => setTimeout(r, 650));
+      other.exec("COMMIT");
+      expect(failed).toBe("SQLITE_BUSY");
       await insert("later");
-      expect((await db.all<{ path: string }>("SELECT path FROM files ORDER BY path")).map((r) => r.path)).toEqual([
-        "after-a-wait",
-        "later",
-      ]);
+      expect((await db.all<{ path: string }>("SELECT path FROM files ORDER BY path")).map((r) => r.path)).toEqual(["later"]);
     } finally {
       other.close();
       await db.close();
