@@ -13,7 +13,7 @@
  *   worker's log and lists every broken promise of SPEC section 5.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +47,8 @@ export interface TurnShape {
   toolMs?: Partial<Record<FaultTool, number>>;
   /** How long a repeat of the same call takes (see the worker). */
   rerunMs?: number;
+  /** Tools whose first run lasts until the test releases it (FaultWorker.release), instead of their toolMs. */
+  hold?: FaultTool[];
 }
 
 function scriptSteps(shape: TurnShape, indent: string): string[] {
@@ -54,6 +56,7 @@ function scriptSteps(shape: TurnShape, indent: string): string[] {
   const calls = TOOLS.filter((t) => toolMs[t] !== undefined).map((t) => {
     const args: Record<string, unknown> = { tag: `{{message}}/${t}`, ms: toolMs[t] };
     if (shape.rerunMs !== undefined) args.rerun_ms = shape.rerunMs;
+    if (shape.hold?.includes(t)) args.hold = true;
     return `${indent}    - { tool: "workers/${t}", args: ${JSON.stringify(args)} }`;
   });
   return [
@@ -281,6 +284,8 @@ export interface FaultWorker {
    * frozen, once the result frame is written to it ("sent").
    */
   killOnEnd(order: { pid: number; tool?: FaultTool; tag?: string; when?: "held" | "sent" }): void;
+  /** Ends the held runs (TurnShape.hold) whose tags start with `prefix`, now and from now on. */
+  release(prefix: string): void;
   stderr(): string;
   stop(): Promise<void>;
 }
@@ -306,12 +311,14 @@ export function startWorker(
   mkdirSync(dir, { recursive: true });
   const logFile = join(dir, `${name}.log.jsonl`);
   const killFile = join(dir, `${name}.kill.json`);
+  const releaseFile = join(dir, `${name}.release`);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     WARDRIK_URL: d.url,
     WARDRIK_TOKEN: d.token,
     FAULT_LOG: logFile,
     FAULT_KILL_FILE: killFile,
+    FAULT_RELEASE_FILE: releaseFile,
     ...(opts.finishedFile ? { FAULT_FINISHED_FILE: opts.finishedFile } : {}),
   };
   delete env.NODE_OPTIONS;
@@ -332,6 +339,9 @@ export function startWorker(
     killOnEnd(order) {
       writeFileSync(killFile, JSON.stringify(order));
     },
+    release(prefix) {
+      appendFileSync(releaseFile, `${prefix}\n`);
+    },
     stderr: () => err,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -341,7 +351,7 @@ export function startWorker(
 }
 
 /** Waits until a worker serving all three fault tools is connected (seen through the probe agent's tool sources). */
-export async function waitForWorker(d: FaultDaemon, pid: number, timeoutMs = 20_000): Promise<void> {
+export async function waitForWorker(d: FaultDaemon, pid: number, timeoutMs = 45_000): Promise<void> {
   const probe = await agentIdOf(d, "probe");
   await waitUntil(
     async () => {

@@ -9,11 +9,12 @@
  *   (again) with their key; the unsafe one, if it reached the worker, finishes
  *   there and the worker gives its answer to the restarted daemon, else it
  *   waits for a person.
- * - while the calls run: the calls take 8 s (longer than a restart takes here);
- *   SIGKILL once the worker's own log shows all three started (so each is
- *   surely mid-run in the worker). The worker keeps running them through the
- *   crash (issue 10, item 17), and the restarted daemon asks it about the
- *   unsafe one: it still runs, so the daemon waits for its answer.
+ * - while the calls run: the calls run until the test releases them (however
+ *   long the restart takes on a busy machine); SIGKILL once the worker's own
+ *   log shows all three started (so each is surely mid-run in the worker). The
+ *   worker keeps running them through the crash (issue 10, item 17), and the
+ *   restarted daemon asks it about the unsafe one: it still runs, so the daemon
+ *   waits for its answer; the test then lets the calls end.
  * - twice in one turn: while the calls run, and again while the restarted
  *   daemon waits for the unsafe call the worker still runs. Each restarted
  *   daemon asks the worker and waits for that one run: nobody is asked.
@@ -23,19 +24,20 @@ import { isLostAnswer, short, waitUntil } from "./fault-kit.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };
-/** Longer than a restart (and the worker's reconnection) takes on a busy machine. */
-const OUTLASTS_RESTART = { lookup: 8000, upsert: 8000, charge: 8000 };
-/** The unsafe call outlasts two restarts. */
-const OUTLASTS_TWO = { ...SLOW, charge: 20_000 };
 
 let f: FaultProject;
 beforeAll(async () => {
   f = await faultProject({
     "after-save": { toolMs: SLOW, rerunMs: 100 },
-    running: { toolMs: OUTLASTS_RESTART, rerunMs: 100 },
-    twice: { toolMs: OUTLASTS_TWO },
+    // Every first run lasts until released: past the restart, however long it takes.
+    running: { toolMs: SLOW, rerunMs: 100, hold: ["lookup", "upsert", "charge"] },
+    // The unsafe call lasts until released: past two restarts.
+    twice: { toolMs: SLOW, hold: ["charge"] },
   });
 });
+
+/** The restarted daemons' "waiting for it" lines so far: each found the unsafe call still running in the worker. */
+const waitingLines = () => (f.p.daemonStderr().match(/a worker still runs a call whose answer was lost; waiting for it/g) ?? []).length;
 
 describe("SIGKILL around a saved round", () => {
   it(
@@ -96,9 +98,17 @@ describe("SIGKILL around a saved round", () => {
         20_000,
         5,
       );
+      const waitingBefore = waitingLines();
       const at = await f.crash();
       expect(f.logOf("running-1/").filter((l) => l.phase === "end")).toEqual([]);
       await f.restart();
+      // The safe calls run again (with their keys), and the daemon waits for the unsafe one the worker still runs: the held runs may end.
+      await waitUntil(
+        () => f.logOf("running-1/").filter((l) => l.phase === "start").length === 5 && waitingLines() > waitingBefore,
+        "the safe calls to run again and the restarted daemon to wait for the unsafe one",
+        30_000,
+      );
+      f.w.release("running-1/");
       const { events, approved } = await f.settleAndCheck([m]);
       const turn = turnEvents(events, m);
 
@@ -139,14 +149,15 @@ describe("SIGKILL around a saved round", () => {
         20_000,
         5,
       );
-      const waiting = (n: number) => () =>
-        (f.p.daemonStderr().match(/a worker still runs a call whose answer was lost; waiting for it/g) ?? []).length >= n;
+      // Counted from here: the earlier tests' restarts wrote such lines too.
+      const before = waitingLines();
       for (const n of [1, 2]) {
         await f.crash();
         await f.restart();
         // The restarted daemon asked the worker about the unsafe call, and waits for the run in progress.
-        await waitUntil(waiting(n), `restart ${n} to find the unsafe call still running in the worker`, 30_000);
+        await waitUntil(() => waitingLines() >= before + n, `restart ${n} to find the unsafe call still running in the worker`, 30_000);
       }
+      f.w.release("twice-1/");
       const { events, approved } = await f.settleAndCheck([m]);
       const turn = turnEvents(events, m);
 
