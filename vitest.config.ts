@@ -37,9 +37,12 @@ const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts",
 /**
  * Files whose faults are timed against the clock (a lease running out while a
  * daemon is frozen, a kill -9 in the middle of a round, how soon a held-back
- * event reaches a follower): they run one at a time, after everything else, with the machine to themselves. The rest run
- * in parallel; most of their time is spent waiting on the daemons, workers
- * and PostgreSQL they start, so two forks pay off even on two cores.
+ * event reaches a follower): they run after everything else, two at a time
+ * (their waits are on conditions, and they spend most of their time waiting
+ * on leases, restarts and workers, not on the CPU), with nothing else of the
+ * suite beside them. The rest run in parallel; most of their time is spent
+ * waiting on the daemons, workers and PostgreSQL they start, so two forks pay
+ * off even on two cores.
  */
 const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONLY_FILES];
 
@@ -80,10 +83,11 @@ const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
 const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
 
 /**
- * vitest runs a project with one fork (`maxWorkers: 1`) in a group of its own,
- * after all the parallel projects have finished.
+ * The alone projects run in a group of their own (vitest's sequence.groupOrder),
+ * after all the parallel projects have finished: two files at a time, of either
+ * project, and nothing else of the suite beside them.
  */
-const ALONE = { maxWorkers: 1 };
+const ALONE = { maxWorkers: 2, sequence: { groupOrder: 1 } };
 
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
