@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { ALONE_GROUP, AloneSequencer } from "./test/alone-sequencer.js";
 
 const ALL_TEST_FILES = ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"];
 
@@ -87,7 +88,7 @@ const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
  * after all the parallel projects have finished: two files at a time, of either
  * project, and nothing else of the suite beside them.
  */
-const ALONE = { maxWorkers: 2, sequence: { groupOrder: 1 } };
+const ALONE = { maxWorkers: 2, sequence: { groupOrder: ALONE_GROUP } };
 
 export default defineConfig({
   resolve: { conditions: ["wardrik-source"] },
@@ -99,6 +100,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: PARALLEL_FORKS,
+    // The alone group alternates between its two projects (see test/alone-sequencer.ts).
+    sequence: { sequencer: AloneSequencer },
     // Fails the run when a test leaves a process (daemon, worker, MCP server) running; every project inherits it, it checks once.
     globalSetup: ["./test/no-leftover-processes.ts"],
     projects: [
