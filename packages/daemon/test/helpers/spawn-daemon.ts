@@ -236,7 +236,7 @@ export interface ProjectOptions {
   port?: "config" | "zero";
   /** Start the daemon right away (default true). */
   start?: boolean;
-  /** How long a start may take before it counts as failed (default 20 s). */
+  /** How long a start may take before it counts as failed (default 40 s: a start returns as soon as the daemon listens, and under load one took more than 20 s). */
   startTimeoutMs?: number;
   /** Dispose of the project after this test instead of after the file (pass the test's context). */
   scope?: TestScope;
@@ -581,7 +581,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       const m = LISTENING.exec(stderr.slice(startedAt));
       if (m) seen(m[1]!);
     });
-    const timeoutMs = options.startTimeoutMs ?? 20_000;
+    const timeoutMs = options.startTimeoutMs ?? 40_000;
     let timer: NodeJS.Timeout | undefined;
     const result = await Promise.race([
       listening.then((u) => ({ kind: "listening" as const, u })),
