@@ -45,7 +45,8 @@ describe("countExactly", () => {
     }
   });
 
-  it("counts the largest messages of every shape, long runs without spaces included", () => {
+  // Ten megabytes through the tokenizer: seconds here, over a minute when others share the two cores.
+  it("counts the largest messages of every shape, long runs without spaces included", { timeout: 120_000 }, () => {
     // Each of these took the whole tokenizer minutes; cut into pieces they take milliseconds.
     for (const [name, text] of Object.entries(shapes(1_000_000))) {
       const n = countExactly(text, tokenizerCount);
