@@ -2,7 +2,8 @@
  * `npm run bench -- tools`: one worker process (the SDK) serving a read-only
  * tool that returns at once; 10,000 calls through the gateway, 64 in flight,
  * then 2,000 calls one at a time. Prints one JSON line: calls per second and
- * p50/p99 latency from dispatch to result (64 in flight), and p50/p99 at 1 in flight.
+ * p50/p99 latency from dispatch to result (64 in flight), the CPU a call of the
+ * gateway's process and of the worker process (64 in flight), and p50/p99 at 1 in flight.
  *
  * Runs from built JavaScript (bench/dist): this file re-runs itself, once as
  * the daemon side, once as the worker.
@@ -11,6 +12,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import type { ToolCallContext } from "wardrik";
+import { procCpuMs } from "./daemon-kit.js";
 
 const CALLS = Number(process.env.WARDRIK_BENCH_CALLS ?? 10_000);
 const WARMUP = 5_000;
@@ -19,6 +22,8 @@ const SINGLE = 2_000;
 const TOKEN = "bench-token";
 const self = fileURLToPath(import.meta.url);
 const role = process.argv[2];
+// WARDRIK_BENCH_TOOLS_SIGNAL=1: each call carries only an AbortSignal (a caller without a stop watch, as before #32).
+const SIGNAL_ONLY = process.env.WARDRIK_BENCH_TOOLS_SIGNAL === "1";
 
 function relaunch(args: string[], env: Record<string, string> = {}): ChildProcess {
   // WARDRIK_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles both processes.
@@ -57,7 +62,7 @@ if (role === undefined) {
   await wardrik.listen();
 } else {
   const { createServer } = await import("node:http");
-  const { WorkerGateway } = await import("wardrik");
+  const { CallStopper, WorkerGateway } = await import("wardrik");
   const gateway = new WorkerGateway({ authenticate: (t) => Promise.resolve(t === TOKEN ? { org: "bench" } : undefined) });
   const server = createServer();
   server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -69,24 +74,30 @@ if (role === undefined) {
 
   let seq = 0;
   const call = async (): Promise<number> => {
-    const controller = new AbortController();
     seq += 1;
+    const base = {
+      agent: "agt_bench",
+      org: "bench",
+      run: "run_bench",
+      callId: `call_${seq}`,
+      idempotencyKey: `key_${seq}`,
+      attempt: 1,
+      cost: () => {},
+      timeoutMs: 60_000,
+    };
+    // Each call's stop as the runtime makes it (invoke-tool.ts): its AbortSignal only if a toolset reads it.
+    const stop = new CallStopper();
+    const ctx: ToolCallContext = SIGNAL_ONLY
+      ? { ...base, signal: new AbortController().signal }
+      : {
+          ...base,
+          get signal() {
+            return stop.signal;
+          },
+          stop,
+        };
     const start = performance.now();
-    const outcome = await gateway.call(
-      "ping",
-      { n: seq },
-      {
-        agent: "agt_bench",
-        org: "bench",
-        run: "run_bench",
-        callId: `call_${seq}`,
-        idempotencyKey: `key_${seq}`,
-        attempt: 1,
-        signal: controller.signal,
-        cost: () => {},
-        timeoutMs: 60_000,
-      },
-    );
+    const outcome = await gateway.call("ping", { n: seq }, ctx);
     if (!outcome.ok) throw new Error(`call failed: ${outcome.error}`);
     return performance.now() - start;
   };
@@ -105,9 +116,13 @@ if (role === undefined) {
   };
 
   await run(WARMUP);
+  const workerCpu0 = procCpuMs(worker.pid!);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const latencies = await run(CALLS);
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const workerCpuMs = procCpuMs(worker.pid!) - workerCpu0;
   const single = await run(SINGLE, 1);
   latencies.sort();
   single.sort();
@@ -115,9 +130,13 @@ if (role === undefined) {
   console.log(
     JSON.stringify({
       workload: "tools",
+      ...(SIGNAL_ONLY ? { caller: "signal-only" } : {}),
       calls: CALLS,
       seconds: Number(seconds.toFixed(3)),
       calls_per_s: Math.round(CALLS / seconds),
+      // CPU a call on each side (64 in flight): what bounds calls/s when the machine is shared.
+      daemon_cpu_us_per_call: Number(((cpu.user + cpu.system) / CALLS).toFixed(1)),
+      worker_cpu_us_per_call: Number(((workerCpuMs * 1000) / CALLS).toFixed(1)),
       p50_ms: pct(50),
       p99_ms: pct(99),
       p50_1_in_flight_ms: pct(50, single),

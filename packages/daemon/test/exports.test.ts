@@ -8,6 +8,7 @@ describe("export maps", () => {
   it("wardrik (daemon)", () => {
     expect(Object.keys(daemon).sort()).toEqual([
       "ADMIN_TOKEN_FILE",
+      "CallStopper",
       "EventBus",
       "EventsIO",
       "FilesToolset",

@@ -3,6 +3,7 @@ import { PromptCache } from "../models/build-prompt.js";
 import type { TurnRow } from "../store/rows.js";
 import type { AgentRef, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { CallStop } from "../tools/toolset.js";
 import type { EngineOptions } from "./engine-options.js";
 import { TurnStop } from "./engine-options.js";
 import type { TurnSlot } from "./org-turn-slots.js";
@@ -28,7 +29,8 @@ export class AgentDriver {
   readonly runners = new Map<string, Runner>();
   private readonly prompts = new Map<string, PromptCache>();
   readonly turnControllers = new Map<string, AbortController>();
-  readonly callControllers = new Map<string, AbortController>();
+  /** What stops each running call (a CallStopper, or an AbortController while its workers are asked about it). */
+  readonly callControllers = new Map<string, { abort(reason: CallStop): void }>();
   /** Kills that arrived between a call's commit as running and its dispatch. */
   readonly pendingKills = new Set<string>();
   /** The iteration whose model.called is already recorded, per running turn. */

@@ -1,14 +1,16 @@
 import type { CallRow, TurnRow } from "../store/rows.js";
 import type { ResolvedTool } from "../tools/tool-registry.js";
-import { CallStop, stopReasonOf, type ToolOutcome } from "../tools/toolset.js";
+import { CallStopper } from "../tools/call-stopper.js";
+import { CallStop, type ToolOutcome } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { TurnStop } from "./engine-options.js";
 
 /**
  * One attempt of a call through its toolset. The runtime owns the timeout and
- * every way a call stops: the signal it hands the toolset aborts with a
- * CallStop that says why (a person's kill, the timeout, the turn ending, the
- * daemon stopping), and a toolset that ignores its signal cannot hold the turn.
+ * every way a call stops: the stop it hands the toolset (and its signal,
+ * made only when a toolset reads it) carries a CallStop that says why (a
+ * person's kill, the timeout, the turn ending, the daemon stopping), and a
+ * toolset that ignores it cannot hold the turn.
  */
 export async function invokeTool(
   d: AgentDriver,
@@ -20,7 +22,7 @@ export async function invokeTool(
   turnSignal: AbortSignal,
   traceparent?: string,
 ): Promise<{ outcome: ToolOutcome; cost: number }> {
-  const controller = new AbortController();
+  const controller = new CallStopper();
   const onTurnAbort = () => controller.abort(new CallStop(turnStopReason(turnSignal)));
   turnSignal.addEventListener("abort", onTurnAbort, { once: true });
   d.callControllers.set(call.id, controller);
@@ -30,8 +32,8 @@ export async function invokeTool(
   let cost = 0;
   let outcome: ToolOutcome;
   try {
-    outcome = controller.signal.aborted
-      ? stoppedOutcome(controller.signal, tool.name, timeoutMs)
+    outcome = controller.reason
+      ? stoppedOutcome(controller, tool.name, timeoutMs)
       : await Promise.race([
           tool.toolset.call(tool.local, args, {
             agent: d.id,
@@ -40,7 +42,10 @@ export async function invokeTool(
             callId: call.id,
             idempotencyKey: call.idempotency_key,
             attempt,
-            signal: controller.signal,
+            get signal() {
+              return controller.signal;
+            },
+            stop: controller,
             timeoutMs,
             traceparent,
             decision: call.decision ?? "allow",
@@ -48,7 +53,7 @@ export async function invokeTool(
               if (Number.isFinite(usd) && usd > 0) cost += usd;
             },
           }),
-          abortedOutcome(controller.signal, tool.name, timeoutMs),
+          abortedOutcome(controller, tool.name, timeoutMs),
         ]);
   } catch (err) {
     outcome = { ok: false, kind: "failed", error: `The tool failed: ${err instanceof Error ? err.message : String(err)}` };
@@ -58,8 +63,8 @@ export async function invokeTool(
     d.callControllers.delete(call.id);
   }
   // A stop the toolset reported as something else is still that stop.
-  if (controller.signal.aborted && outcome.ok === false && outcome.kind !== "timeout" && outcome.kind !== "killed") {
-    outcome = stoppedOutcome(controller.signal, tool.name, timeoutMs);
+  if (controller.reason && outcome.ok === false && outcome.kind !== "timeout" && outcome.kind !== "killed") {
+    outcome = stoppedOutcome(controller, tool.name, timeoutMs);
   }
   return { outcome, cost };
 }
@@ -69,16 +74,16 @@ function turnStopReason(turnSignal: AbortSignal): "cancelled" | "shutdown" {
   return r instanceof TurnStop && r.why === "shutdown" ? "shutdown" : "cancelled";
 }
 
-function stoppedOutcome(signal: AbortSignal, tool: string, timeoutMs: number): ToolOutcome {
-  const why = stopReasonOf(signal);
+function stoppedOutcome(stop: CallStopper, tool: string, timeoutMs: number): ToolOutcome {
+  const why = stop.reason?.why ?? "killed";
   if (why === "timeout") return { ok: false, kind: "timeout", error: `${tool} timed out after ${formatSeconds(timeoutMs)}.` };
   if (why === "killed") return { ok: false, kind: "killed", error: "A person stopped this call before it finished." };
   return { ok: false, kind: "killed", error: `${tool} was stopped because its turn ended before it finished.` };
 }
 
-/** Settles when the signal aborts, so a toolset that ignores its signal cannot hold a turn. */
-function abortedOutcome(signal: AbortSignal, tool: string, timeoutMs: number): Promise<ToolOutcome> {
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(stoppedOutcome(signal, tool, timeoutMs)), { once: true }));
+/** Settles when the call stops, so a toolset that ignores its stop cannot hold a turn. */
+function abortedOutcome(stop: CallStopper, tool: string, timeoutMs: number): Promise<ToolOutcome> {
+  return new Promise((resolve) => stop.onStop(() => resolve(stoppedOutcome(stop, tool, timeoutMs))));
 }
 
 export function formatSeconds(ms: number): string {

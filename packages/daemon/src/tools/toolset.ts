@@ -31,6 +31,12 @@ export interface ToolCallContext {
   attempt: number;
   /** Aborts when the call is killed, its turn cancelled, or it times out; the reason is a CallStop. */
   signal: AbortSignal;
+  /**
+   * The same stop without an AbortSignal (the runtime makes its call's signal
+   * only when a toolset reads it): what a toolset on the hot path listens to.
+   * Absent from callers that have only a signal (see stopWatchOf).
+   */
+  stop?: CallStopWatch | undefined;
   /** Adds US dollars to the agent's spend; calls add up. */
   cost(usd: number): void;
   /** Milliseconds this call may take before it times out. */
@@ -107,6 +113,13 @@ export class CallStop extends Error {
   constructor(readonly why: StopReason) {
     super(`call stopped: ${why}`);
   }
+}
+
+/** A call's stop: why it stopped (undefined while it runs), and a way to hear it once it does. */
+export interface CallStopWatch {
+  readonly reason: CallStop | undefined;
+  /** Calls `listener` once when the call stops (soon, if it has already); returns what removes it. */
+  onStop(listener: () => void): () => void;
 }
 
 /** The reason a call's signal carries, as one of the StopReasons ("killed" for anything else). */

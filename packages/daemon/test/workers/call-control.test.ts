@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "vitest";
-import { CallStop } from "../../src/tools/toolset.js";
+import { CallStopper } from "../../src/tools/call-stopper.js";
+import { CallStop, type ToolCallContext } from "../../src/tools/toolset.js";
 import { callContext, spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
 
 // Stopping calls: timeouts, kills, turn cancellation, no worker, and a worker's close() draining.
@@ -51,6 +52,40 @@ test("a call killed through ctx.signal returns at once and aborts the worker's s
   controller.abort(new CallStop("killed"));
   expect(await pending).toEqual({ ok: false, kind: "killed", error: "workers/wait_for_abort was killed before it finished." });
   expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "k1")).reason).toBe("The call was killed.");
+});
+
+test("a call stopped through the runtime's stop watch is killed without ever making its AbortSignal", async () => {
+  const { daemon, worker } = await setup();
+  let signalRead = false;
+  // As invoke-tool.ts hands a call: its signal is made only when read; the gateway listens to the watch.
+  const watched = (): { ctx: ToolCallContext; stop: CallStopper } => {
+    const stop = new CallStopper();
+    const { ctx } = callContext();
+    return {
+      stop,
+      ctx: {
+        ...ctx,
+        get signal() {
+          signalRead = true;
+          return stop.signal;
+        },
+        stop,
+      },
+    };
+  };
+  expect(await daemon.gateway.call("find_order", { payment_intent: "pi_w" }, watched().ctx)).toMatchObject({ ok: true });
+  const killed = watched();
+  const pending = daemon.gateway.call("wait_for_abort", { tag: "w1" }, killed.ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "w1");
+  killed.stop.abort(new CallStop("killed"));
+  expect(await pending).toEqual({ ok: false, kind: "killed", error: "workers/wait_for_abort was killed before it finished." });
+  expect((await worker.waitFor((e) => e.event === "aborted" && e.tag === "w1")).reason).toBe("The call was killed.");
+  // A call whose watch has stopped already never reaches a worker.
+  const early = watched();
+  early.stop.abort(new CallStop("timeout"));
+  expect(await daemon.gateway.call("wait_for_abort", { tag: "w2" }, early.ctx)).toMatchObject({ ok: false, kind: "killed" });
+  expect(worker.events.some((e) => e.tag === "w2")).toBe(false);
+  expect(signalRead).toBe(false);
 });
 
 test("a call whose turn is cancelled aborts with the cancellation reason", async () => {

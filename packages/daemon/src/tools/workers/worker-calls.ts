@@ -1,16 +1,19 @@
 import type { WorkerCost, WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 import { LOST_ANSWER } from "@wardrik/protocol";
-import { stopReasonOf, type LateAnswer, type ToolCallContext, type ToolOutcome, type WorkerRef } from "../toolset.js";
+import type { CallStopWatch, LateAnswer, ToolCallContext, ToolOutcome, WorkerRef } from "../toolset.js";
+import { stopWatchOf } from "../call-stopper.js";
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
 
 /** Someone who waits for a call's answer: the runtime that sent it, or one that took it over. */
 interface Waiter {
-  /** Set for a caller that sent the call (its signal stops it, its `cost` counts what the worker reports). */
+  /** Set for a caller that sent the call (its stop stops it, its `cost` counts what the worker reports). */
   readonly ctx: ToolCallContext | undefined;
   readonly resolve: (outcome: ToolOutcome | undefined) => void;
-  onAbort: (() => void) | undefined;
+  /** The caller's stop, and what stops listening to it. */
+  stop: CallStopWatch | undefined;
+  unlisten: (() => void) | undefined;
 }
 
 /** A call sent to a worker (or awaited from one) and not answered yet. */
@@ -87,11 +90,12 @@ export class WorkerCalls {
 
   private wait(call: PendingCall, ctx: ToolCallContext | undefined): Promise<ToolOutcome | undefined> {
     return new Promise((resolve) => {
-      const waiter: Waiter = { ctx, resolve, onAbort: undefined };
+      const waiter: Waiter = { ctx, resolve, stop: undefined, unlisten: undefined };
       call.waiters.push(waiter);
       if (ctx) {
-        waiter.onAbort = () => this.stop(call, waiter);
-        ctx.signal.addEventListener("abort", waiter.onAbort, { once: true });
+        // The runtime's stop watch: reading ctx.signal would make the AbortSignal it spares.
+        waiter.stop = stopWatchOf(ctx);
+        waiter.unlisten = waiter.stop.onStop(() => this.stop(call, waiter));
       }
     });
   }
@@ -130,7 +134,8 @@ export class WorkerCalls {
    * and the call ends for every waiter.
    */
   private stop(call: PendingCall, waiter: Waiter): void {
-    const why = stopReasonOf(waiter.ctx!.signal);
+    if (call.done) return;
+    const why = waiter.stop?.reason?.why ?? "killed";
     const full = `workers/${call.tool}`;
     const error =
       why === "killed"
@@ -141,7 +146,7 @@ export class WorkerCalls {
     const outcome: ToolOutcome = { ok: false, kind: why === "timeout" ? "timeout" : "killed", error };
     if (why === "shutdown" && call.waiters.length > 1) {
       call.waiters = call.waiters.filter((w) => w !== waiter);
-      if (waiter.onAbort) waiter.ctx?.signal.removeEventListener("abort", waiter.onAbort);
+      waiter.unlisten?.();
       waiter.resolve(outcome);
       return;
     }
@@ -166,7 +171,7 @@ export class WorkerCalls {
     }
     let waiter: Waiter | undefined;
     const outcome = new Promise<ToolOutcome | undefined>((resolve) => {
-      waiter = { ctx: undefined, resolve, onAbort: undefined };
+      waiter = { ctx: undefined, resolve, stop: undefined, unlisten: undefined };
       call.waiters.push(waiter);
     });
     const timer = setTimeout(() => leave(), Math.max(0, timeoutMs));
@@ -266,7 +271,7 @@ export class WorkerCalls {
     if (call.done) return;
     call.done = true;
     if (call.timer) clearTimeout(call.timer);
-    for (const w of call.waiters) if (w.onAbort) w.ctx?.signal.removeEventListener("abort", w.onAbort);
+    for (const w of call.waiters) w.unlisten?.();
     if (call.worker) call.worker.inFlight -= 1;
     call.worker = undefined;
     if (this.pending.get(call.callId) === call) this.pending.delete(call.callId);

@@ -13,6 +13,7 @@ import { ulidIds, type IdGenerator } from "../../ids.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
 import type { LateAnswer, RecallAnswer, RecallQuestion, ToolCallContext, ToolInfo, ToolOutcome, ToolScope } from "../toolset.js";
 import type { Toolset, WorkerRef } from "../toolset.js";
+import { stopWatchOf } from "../call-stopper.js";
 import { WorkerCalls } from "./worker-calls.js";
 import { WorkerRecall } from "./worker-recall.js";
 import { WorkerConnection } from "./worker-connection.js";
@@ -310,8 +311,9 @@ export class WorkerGateway implements Toolset {
     const full = `${NAMESPACE}/${tool}`;
     const remote = mayForward ? this.options.remote : undefined;
     const deadline = Math.max(this.graceEndsAt, remote ? Date.now() + this.graceMs : 0);
+    const stop = stopWatchOf(ctx);
     for (;;) {
-      if (ctx.signal.aborted) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
+      if (stop.reason) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
       const worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
       if (worker) return this.calls.start(tool, args, ctx, worker);
       // No worker here: a worker connected to another node of the cluster serves it.
@@ -326,7 +328,7 @@ export class WorkerGateway implements Toolset {
         };
       }
       // A local worker wakes this at once; other nodes' workers are looked for again soon.
-      await this.routes.waitFor(ctx.org, tool, remote ? Math.min(left, 200) : left, () => this.closed || ctx.signal.aborted);
+      await this.routes.waitFor(ctx.org, tool, remote ? Math.min(left, 200) : left, () => this.closed || stop.reason !== undefined);
     }
   }
 
