@@ -13,6 +13,7 @@ import { resolveModel, type ModelProvider } from "./models/resolve-model.js";
 import type { CompiledPolicy } from "./policy/index.js";
 import type { Policy } from "./policy/types.js";
 import type { FileAgent } from "./runtime/runtime.js";
+import { modelRefs } from "./runtime/model-fallback.js";
 import type { ResolvedModelRef } from "./runtime/types.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
 
@@ -76,9 +77,11 @@ export class ProjectAgents {
       for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) this.o.redactor.add(t.secret);
       const problems = this.checkReferences(a.definition, a.file);
       if (problems.length > 0) return { name: a.name, file: a.file, error: problems.join("\n") };
-      const ref = a.definition.model ?? this.o.config.model;
-      const problem = ref === undefined ? undefined : this.modelFor(ref).problem;
-      if (ref !== undefined && problem !== undefined) modelWarnings.push({ agent: a.name, model: ref, reason: problem });
+      for (const own of modelRefs(a.definition)) {
+        const ref = own ?? this.o.config.model;
+        const problem = ref === undefined ? undefined : this.modelFor(ref).problem;
+        if (ref !== undefined && problem !== undefined) modelWarnings.push({ agent: a.name, model: ref, reason: problem });
+      }
       return { name: a.name, file: a.file, definition: a.definition };
     });
     return { agents, modelWarnings };
@@ -108,13 +111,17 @@ export class ProjectAgents {
         }
       }
     }
-    const ref = def.model ?? config.model;
-    if (!ref) problems.push(`${file}: no model: set model in the agent file or a default model in config.yaml`);
-    else {
+    // Every model of a list (`model: [a, b]`) must exist: a fallback found broken only when the first fails is found too late.
+    for (const own of modelRefs(def)) {
+      const ref = own ?? config.model;
+      if (!ref) {
+        problems.push(`${file}: no model: set model in the agent file or a default model in config.yaml`);
+        continue;
+      }
       try {
         this.modelFor(ref);
       } catch (err) {
-        problems.push(`${where("model", def.model)}: model "${ref}": ${(err as Error).message}`);
+        problems.push(`${where("model", own)}: model "${ref}": ${(err as Error).message}`);
       }
     }
     return problems;

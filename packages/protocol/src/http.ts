@@ -118,7 +118,8 @@ export type PolicyView = z.infer<typeof PolicyView>;
 
 export const AgentDetail = AgentSummary.extend({
   node: z.string().optional().describe("The node that drives the agent while it is awake"),
-  model: z.string().optional(),
+  model: z.string().optional().describe("The model the agent calls first; absent when it uses config.yaml's default"),
+  fallback_models: z.array(z.string()).optional().describe("Models tried in order when the one before fails (model: [a, b, ...])"),
   tools: z.array(z.string()),
   policy: z.string().optional(),
   effective_policy: PolicyView.optional().describe(

@@ -17,7 +17,14 @@ const toolPattern = z.string().regex(TOOL_PATTERN, {
 const frontmatterShape = {
   description: text().describe("What the agent is for."),
   title: text().optional().describe("Display name; default the file name."),
-  model: text().optional().describe('"provider/model-id" or a name from config.yaml models; default config.yaml model.'),
+  model: z
+    .union([text(), z.array(text()).min(1, { error: "must name at least one model" })], {
+      error: "must be a model (provider/model-id or a name from config.yaml models) or a list of them",
+    })
+    .optional()
+    .describe(
+      '"provider/model-id" or a name from config.yaml models; default config.yaml model. A list is tried in order: the next model answers when one fails with an error that is not the request\'s fault (5xx, overload, timeouts, rate limits past their retries).',
+    ),
   tools: z
     .array(toolPattern)
     .default(() => [])

@@ -5,6 +5,7 @@ import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { RuntimeHooks } from "../runtime/types.js";
+import { modelRefs } from "../runtime/model-fallback.js";
 import type { AgentRow, TurnRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
 import { toolPatternProblems } from "../tools/check-tool-patterns.js";
@@ -51,7 +52,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
     .flatMap((ns) => deps.registry.get(ns)?.status?.({ org: row.org, agentId: row.id }) ?? []);
   return {
     ...summarise(row, deps.runtime.waitsForTurn(row.id)),
-    ...(def.model ? { model: def.model } : {}),
+    ...modelView(def),
     tools: def.tools ?? [],
     ...(def.policy ? { policy: def.policy } : {}),
     ...(policy ? { effective_policy: policyView(policy) } : {}),
@@ -122,6 +123,12 @@ function policyView(p: Policy): PolicyView {
     })),
     ...(p.budget ? { budget: p.budget } : {}),
   };
+}
+
+/** `model: [a, b]` shows as model a with fallback b. */
+function modelView(def: Partial<AgentDefinition>): Pick<AgentDetail, "model" | "fallback_models"> {
+  const [first, ...rest] = modelRefs(def);
+  return { ...(first ? { model: first } : {}), ...(rest.length > 0 ? { fallback_models: rest.filter((r) => r !== undefined) } : {}) };
 }
 
 function definitionOf(row: AgentRow): Partial<AgentDefinition> {

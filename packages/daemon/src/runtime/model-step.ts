@@ -9,6 +9,7 @@ import { BUDGET_FAILURE, budgetReason, estimateTokens, stopForBudget } from "./b
 import { recordNewCall } from "./call-moves.js";
 import { callModel, type CallModelOptions, type ModelReply } from "./call-model.js";
 import { maybeCompact } from "./compaction-step.js";
+import { firstModel, withFallback } from "./model-fallback.js";
 import { StaleTurn } from "./engine-options.js";
 import { modelCallTelemetry } from "./telemetry.js";
 import { completeRoundIn } from "./round-runner.js";
@@ -30,7 +31,7 @@ export async function modelStep(
   signal: AbortSignal,
   resumed: boolean,
 ): Promise<{ turn: TurnRow; fresh: Set<string> } | "ended"> {
-  const resolved = d.hooks.resolveModel(d.def.model, d.def);
+  const resolved = firstModel(d);
   const caps = d.hooks.budget(d.def);
   const scope = { org: d.org, agentId: d.id };
   let tools = await d.tools.resolve(d.def.tools, scope);
@@ -64,13 +65,11 @@ export async function modelStep(
       announceModelCall(d, w, turn.id, iteration);
     });
   }
-  const request: CallModelOptions = {
-    model: resolved.model,
+  const request: Omit<CallModelOptions, "model" | "price"> = {
     prompt,
     tools: functionTools,
     signal,
     retries: d.def.retries,
-    price: resolved.price,
     ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
     ...(d.hooks.onDelta
       ? {
@@ -81,24 +80,29 @@ export async function modelStep(
         }
       : {}),
   };
-  const model = { ref: resolved.ref, provider: resolved.model.provider, modelId: resolved.model.modelId };
-  const traced = modelCallTelemetry(d, turn, model, iteration, () => ({ instructions: d.def.instructions, prompt }));
-  const started = d.opts.telemetry.modelCallStarted(traced);
-  let reply: ModelReply;
-  try {
-    reply = await callModel(request);
-  } catch (err) {
-    d.hooks.onDeltaEnd?.(d.id, turn.id, false);
-    d.opts.telemetry.modelCallEnded(started, undefined, err);
-    throw err;
-  }
-  // Before the reply commits: text held back from the deltas reaches followers ahead of the events that end the call.
-  d.hooks.onDeltaEnd?.(d.id, turn.id, true);
-  d.opts.telemetry.modelCallEnded(started, reply);
+  // The agent's models in order: the next answers when one fails in a way that is not the request's fault.
+  const { value: reply, model: answered } = await withFallback(d, turn.id, iteration, async (m) => {
+    const model = { ref: m.ref, provider: m.model.provider, modelId: m.model.modelId };
+    const traced = modelCallTelemetry(d, turn, model, iteration, () => ({ instructions: d.def.instructions, prompt }));
+    const started = d.opts.telemetry.modelCallStarted(traced);
+    let r: ModelReply;
+    try {
+      r = await callModel({ ...request, model: m.model, price: m.price });
+    } catch (err) {
+      d.hooks.onDeltaEnd?.(d.id, turn.id, false);
+      d.opts.telemetry.modelCallEnded(started, undefined, err);
+      throw err;
+    }
+    // Before the reply commits: text held back from the deltas reaches followers ahead of the events that end the call.
+    d.hooks.onDeltaEnd?.(d.id, turn.id, true);
+    d.opts.telemetry.modelCallEnded(started, r);
+    return { ...r, traced };
+  });
+  const traced = reply.traced;
   cache.recordUsage(reply.usage.input, sentMessages);
   const costMicros = toMicros(reply.costUsd);
   const replied = {
-    model: resolved.ref,
+    model: answered.ref,
     iteration,
     messages: prompt.length,
     input_tokens: reply.usage.input,

@@ -6,6 +6,7 @@ import type { AgentDriver } from "./agent-driver.js";
 import { ModelCallError } from "./call-model.js";
 import { StaleTurn, TurnStop } from "./engine-options.js";
 import { modelStep } from "./model-step.js";
+import { firstModel, modelRefs } from "./model-fallback.js";
 import { turnTelemetry } from "./telemetry.js";
 import { runRound } from "./round-runner.js";
 import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
@@ -89,9 +90,9 @@ export async function startTurnIn(
 export function announceModelCall(d: AgentDriver, w: Writer, run: string, iteration: number): void {
   let model: string | undefined;
   try {
-    model = d.hooks.resolveModel(d.def.model, d.def).ref;
+    model = firstModel(d).ref;
   } catch {
-    model = d.def.model;
+    model = modelRefs(d.def)[0];
   }
   w.emit(d.ref, "model.called", { model, iteration }, { run });
   w.afterCommit(() => d.announced.set(run, iteration));

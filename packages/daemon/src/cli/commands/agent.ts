@@ -92,7 +92,8 @@ function printAgent(d: AgentDetail, ref: string): void {
   }
   out(`  ${d.description}`);
   if (d.file) out(`  file: ${d.file}`);
-  out(`  model: ${d.model ?? "(config default)"}   policy: ${d.policy ?? "(default)"}`);
+  const fallback = d.fallback_models?.length ? ` (then ${d.fallback_models.join(", ")})` : "";
+  out(`  model: ${d.model ?? "(config default)"}${fallback}   policy: ${d.policy ?? "(default)"}`);
   out(`  tools: ${d.tools.join(", ") || "none"}`);
   for (const w of d.tool_warnings) out(`  warning: tool pattern ${w.pattern} matches nothing: ${w.reason}`);
   out(`  limits: max_iterations ${d.max_iterations}, timeout ${d.timeout} s, retries ${d.retries}, idle_timeout ${d.idle_timeout}`);
