@@ -85,6 +85,8 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
     }
     case "model.failed":
       return { text: `Model call failed${failure(d)}`, detail: s(d.error), tone: "bad" };
+    case "model.fell_back":
+      return { text: `Model ${s(d.from)} failed; trying ${s(d.to)}`, detail: s(d.error), tone: "warn" };
     case "round.saved": {
       const planned = Array.isArray(d.calls) ? (d.calls as { tool?: unknown; args?: unknown }[]) : [];
       return {

@@ -47,8 +47,12 @@ export interface EventDataMap {
     tool_calls: number;
   };
   "model.failed": { error: string } & Failure;
-  /** The model `from` failed with an error that was not the request's fault (after its retries): `to`, the next of the agent's models, is tried. */
-  "model.fell_back": { from: string; to: string; iteration: number; error: string } & Failure;
+  /**
+   * The model `from` failed (after its retries) with an error that was not the request's fault
+   * (5xx, overload, timeout, network, rate limit, refused credentials): `to`, the next of the agent's models, is tried.
+   * `status`: the provider's HTTP status, when it gave one.
+   */
+  "model.fell_back": { from: string; to: string; iteration: number; error: string; status?: number } & Failure;
   "round.saved": { round: number; calls: { call: string; tool: string; args: unknown; read_only: boolean; idempotent: boolean }[] };
   /** A deny is a failure of the call (code `denied`); allow and ask are not. */
   "call.decided": CallRef & { reason: string; rule: string | null } & ({ decision: "allow" | "ask" } | ({ decision: "deny" } & Failure));

@@ -32,6 +32,8 @@ export class ModelCallError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    /** The provider's HTTP status, when it answered with one. */
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -53,9 +55,9 @@ export async function callModel(opts: CallModelOptions): Promise<ModelReply> {
       return await streamOnce(opts);
     } catch (err) {
       if (opts.signal.aborted) throw opts.signal.reason ?? err;
-      const { retryable, message, retryAfterMs } = classify(err);
+      const { retryable, message, retryAfterMs, status } = classify(err);
       if (!retryable || attempt >= opts.retries) {
-        throw new ModelCallError(attempt > 0 ? `${message} (after ${attempt + 1} attempts)` : message, retryable);
+        throw new ModelCallError(attempt > 0 ? `${message} (after ${attempt + 1} attempts)` : message, retryable, status);
       }
       const base = opts.backoffMs ?? 500;
       const backoff = Math.min(MAX_BACKOFF_MS, base * 2 ** attempt) * (0.5 + Math.random() / 2);
@@ -145,7 +147,7 @@ function networkCode(err: unknown): string | undefined {
   return undefined;
 }
 
-function classify(err: unknown): { retryable: boolean; message: string; retryAfterMs?: number } {
+function classify(err: unknown): { retryable: boolean; message: string; retryAfterMs?: number; status?: number } {
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
     const retryAfterMs = retryHint(err.responseHeaders);
@@ -156,7 +158,12 @@ function classify(err: unknown): { retryable: boolean; message: string; retryAft
     }
     const retryable = err.isRetryable || status === 429 || (status !== undefined && status >= 500);
     const msg = `model API error${status ? ` ${status}` : ""}: ${err.message}`;
-    return { retryable, message: msg, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    return {
+      retryable,
+      message: msg,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(status !== undefined ? { status } : {}),
+    };
   }
   if (err instanceof Error) {
     const code = networkCode(err);
@@ -178,7 +185,7 @@ function classify(err: unknown): { retryable: boolean; message: string; retryAft
     const status = typeof outer.statusCode === "number" ? outer.statusCode : undefined;
     const retryable =
       outer.isRetryable === true || (type !== undefined && TRANSIENT_TYPES.has(type)) || (status !== undefined && status >= 500);
-    return { retryable, message: `model API error${type ? ` (${type})` : ""}: ${text}` };
+    return { retryable, message: `model API error${type ? ` (${type})` : ""}: ${text}`, ...(status !== undefined ? { status } : {}) };
   }
   return { retryable: false, message: String(err) };
 }

@@ -14,6 +14,7 @@ import type { TurnRow } from "../store/rows.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { callModel } from "./call-model.js";
 import { StaleTurn } from "./engine-options.js";
+import { smallestWindow, withFallback } from "./model-fallback.js";
 import type { ResolvedModelRef } from "./types.js";
 
 /**
@@ -28,7 +29,7 @@ export async function maybeCompact(
   cache: PromptCache,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const window = d.def.context_window ?? resolved.contextWindow;
+  const window = d.def.context_window ?? smallestWindow(d) ?? resolved.contextWindow;
   if (!window) return false;
   const threshold = window * COMPACTION_THRESHOLD;
   let estimate = cache.estimateTokens(d.def.instructions);
@@ -44,18 +45,21 @@ export async function maybeCompact(
   if (split <= 0) return false;
   const folded = entries.slice(0, split);
   const previous = conv?.summary ? `Summary so far:\n${conv.summary}\n\nWhat happened next:\n` : "";
-  const reply = await callModel({
-    model: resolved.model,
-    prompt: [
-      { role: "system", content: COMPACTION_INSTRUCTIONS },
-      { role: "user", content: [{ type: "text", text: previous + transcript(folded) }] },
-    ],
-    tools: [],
-    signal,
-    retries: d.def.retries,
-    price: resolved.price,
-    ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
-  });
+  // The summary is asked of the agent's models in order, like its replies.
+  const { value: reply, model: used } = await withFallback(d, turn.id, turn.iterations + 1, (m) =>
+    callModel({
+      model: m.model,
+      prompt: [
+        { role: "system", content: COMPACTION_INSTRUCTIONS },
+        { role: "user", content: [{ type: "text", text: previous + transcript(folded) }] },
+      ],
+      tools: [],
+      signal,
+      retries: d.def.retries,
+      price: m.price,
+      ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
+    }),
+  );
   const summary = reply.text.trim();
   if (!summary) return false;
   const upto = folded[folded.length - 1]!.seq;
@@ -82,7 +86,7 @@ export async function maybeCompact(
         tokens_before: estimate,
         context_window: window,
         summary,
-        model: resolved.ref,
+        model: used.ref,
         input_tokens: reply.usage.input,
         output_tokens: reply.usage.output,
         cost_usd: reply.costUsd,

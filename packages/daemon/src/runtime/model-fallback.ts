@@ -18,14 +18,29 @@ export function firstModel(d: AgentDriver): ResolvedModelRef {
 }
 
 /**
- * Whether the next model should be tried after `err`: the provider failed
- * in a way that trying again later could fix (5xx, overload, timeouts, the
- * network, rate limits past the model's own retries). A request the provider
- * refused as such (400, 401, a prompt too long) would fail on the next one
- * too, so it ends the turn instead.
+ * The smallest context window among the agent's models: a prompt compacted
+ * to fit it fits whichever model ends up answering.
+ */
+export function smallestWindow(d: AgentDriver): number | undefined {
+  const windows = modelRefs(d.def)
+    .map((ref) => d.hooks.resolveModel(ref, d.def).contextWindow)
+    .filter((w): w is number => w !== undefined);
+  return windows.length > 0 ? Math.min(...windows) : undefined;
+}
+
+/**
+ * Whether the next model should be tried after `err`. Yes when the provider
+ * failed in a way that trying again later could fix (5xx, overload, timeouts,
+ * the network, rate limits past the model's own retries), and when it refused
+ * the credentials (401, 403): a bad or revoked key is the operator's problem
+ * with that provider, not the prompt's, and the next model has its own.
+ * No for a request the provider refused as such (400, 404, 413, 422: a
+ * malformed request or a prompt too long), which would fail on the next
+ * model too, so it ends the turn instead.
  */
 export function fallsBack(err: unknown): boolean {
-  return err instanceof ModelCallError && err.retryable;
+  if (!(err instanceof ModelCallError)) return false;
+  return err.retryable || err.status === 401 || err.status === 403;
 }
 
 /**
@@ -46,13 +61,31 @@ export async function withFallback<T>(
       return { value: await attempt(model), model };
     } catch (err) {
       if (i + 1 >= refs.length || !fallsBack(err)) throw err;
+      const failed = err as ModelCallError;
       const next = d.hooks.resolveModel(refs[i + 1], d.def);
-      const error = (err as ModelCallError).message;
+      // The store redacts known secret values from event data: a provider's error quoting a key is stored without it.
       await d.store.tx(async (w) => {
-        w.emit(d.ref, "model.fell_back", { from: model.ref, to: next.ref, iteration, error, code: "model_error", retryable: true }, { run });
+        w.emit(
+          d.ref,
+          "model.fell_back",
+          {
+            from: model.ref,
+            to: next.ref,
+            iteration,
+            error: failed.message,
+            ...(failed.status !== undefined ? { status: failed.status } : {}),
+            code: "model_error",
+            retryable: failed.retryable,
+          },
+          { run },
+        );
       });
       // Text the failed model streamed is void: followers are told to drop it.
-      d.hooks.onDelta?.(d.id, run, "", true, { attempt: 1, delay_ms: 0, error: `${model.ref} failed (${error}); trying ${next.ref}` });
+      d.hooks.onDelta?.(d.id, run, "", true, {
+        attempt: 1,
+        delay_ms: 0,
+        error: `${model.ref} failed (${failed.message}); trying ${next.ref}`,
+      });
     }
   }
 }

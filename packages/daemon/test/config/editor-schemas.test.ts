@@ -70,6 +70,8 @@ describe("JSON Schemas for editors", () => {
       "/rules/0/decision",
     );
     expect(errorsOf("agent", { description: "d", triggers: [{ message: "m" }] }).length).toBeGreaterThan(0);
+    expect(errorsOf("agent", { description: "d", model: [] }).map((e) => e.instancePath)).toContain("/model");
+    expect(() => parseAgentFile("---\ndescription: d\nmodel: []\n---\nx\n", "agents/x.md")).toThrow(/model/);
   });
 
   it("accept every key the issues add, as the daemon's loaders do", () => {
@@ -109,6 +111,7 @@ telemetry:
 
     const agentText = `---
 description: Watches deploys
+model: [anthropic/claude-sonnet-4-5, openai/gpt-5-mini]
 triggers:
   - schedule: "0 9 * * 1-5"
     timezone: Europe/Berlin
@@ -124,6 +127,7 @@ Watch.
 `;
     expect(errorsOf("agent", frontmatter(agentText))).toEqual([]);
     expect(parseAgentFile(agentText, "agents/watcher.md").triggers).toHaveLength(3);
+    expect(parseAgentFile(agentText, "agents/watcher.md").model).toEqual(["anthropic/claude-sonnet-4-5", "openai/gpt-5-mini"]);
   });
 
   it("ship as files with the text the zod schemas make now (the build writes them; wardrik schema prints them)", () => {
