@@ -123,7 +123,8 @@ describe("parseAgentFile", () => {
     ["budget: 0", "budget must be a positive number"],
     ["context_window: 1e3.5", "context_window must be a number"],
     ["title: 3", "title must be a string"],
-    ["model: [a]", "model must be a string"],
+    ["model: []", "model must name at least one model"],
+    ["model: 3", "model must be a model (provider/model-id or a name from config.yaml models) or a list of them"],
     ["tools: files", "tools must be a list"],
     ["policy: no good", "policy must be 1-55 letters, digits, _ or - (a file in policies/)"],
   ])("rejects %j at line 3", (line, detail) => {
