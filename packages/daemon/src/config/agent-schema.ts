@@ -23,7 +23,7 @@ const frontmatterShape = {
     })
     .optional()
     .describe(
-      '"provider/model-id" or a name from config.yaml models; default config.yaml model. A list is tried in order: the next model answers when one fails with an error that is not the request\'s fault (5xx, overload, timeouts, rate limits past their retries).',
+      '"provider/model-id" or a name from config.yaml models; default config.yaml model. A list is tried in order: the next model answers when one fails with an error that is not the request\'s fault (5xx, overload, timeouts, rate limits past their retries, a key the provider rejects); a bad request (400) does not fall back.',
     ),
   tools: z
     .array(toolPattern)
