@@ -87,6 +87,12 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
       return { text: `Model call failed${failure(d)}`, detail: s(d.error), tone: "bad" };
     case "model.fell_back":
       return { text: `Model ${s(d.from)} failed; trying ${s(d.to)}`, detail: s(d.error), tone: "warn" };
+    case "output.rejected":
+      return {
+        text: "Reply does not fit the output schema",
+        detail: (Array.isArray(d.problems) ? d.problems.map(s) : []).join("; "),
+        tone: "warn",
+      };
     case "round.saved": {
       const planned = Array.isArray(d.calls) ? (d.calls as { tool?: unknown; args?: unknown }[]) : [];
       return {

@@ -28,7 +28,8 @@ export interface EventDataMap {
   "message.queued": { message: string; conversation: string; conversation_id: string; text: string };
   "messages.dropped": { count: number; conversation?: string };
   "turn.started": { conversation: string; conversation_id: string; messages: string[] };
-  "turn.completed": { conversation_id: string; reply: string; iterations: number; spend_usd: number };
+  /** `output`: the reply as JSON, when the agent declares an `output` schema (the reply fits it). */
+  "turn.completed": { conversation_id: string; reply: string; output?: unknown; iterations: number; spend_usd: number };
   "turn.failed": { conversation_id: string; reason: string; iterations: number; spend_usd: number } & Failure;
   "turn.cancelled": { conversation_id: string; reason: string; iterations: number; spend_usd: number } & Failure;
   "turn.parked": { round: number; waiting: string[] };
@@ -53,6 +54,8 @@ export interface EventDataMap {
    * `status`: the provider's HTTP status, when it gave one.
    */
   "model.fell_back": { from: string; to: string; iteration: number; error: string; status?: number } & Failure;
+  /** A final reply that does not fit the agent's `output` schema: the model is asked to repair it while `repairs_left` > 0. */
+  "output.rejected": { iteration: number; problems: string[]; repairs_left: number };
   "round.saved": { round: number; calls: { call: string; tool: string; args: unknown; read_only: boolean; idempotent: boolean }[] };
   /** A deny is a failure of the call (code `denied`); allow and ask are not. */
   "call.decided": CallRef & { reason: string; rule: string | null } & ({ decision: "allow" | "ask" } | ({ decision: "deny" } & Failure));
@@ -145,6 +148,7 @@ export const EVENT_TYPES = [
   "model.replied",
   "model.failed",
   "model.fell_back",
+  "output.rejected",
   "round.saved",
   "call.decided",
   "call.judged",

@@ -31,6 +31,8 @@ export const FAILURE_CODES = [
   "model_error",
   /** The turn used its max_iterations without a final answer. */
   "max_iterations",
+  /** The final reply never fit the agent's `output` schema, repairs included. */
+  "bad_output",
   /** The agent was removed. */
   "agent_removed",
   /** Something unexpected inside Wardrik. */

@@ -29,18 +29,21 @@ export function schemaDraftOf(schema: Record<string, unknown>): SchemaDraftName 
 /** Keywords whose error only says "something below failed"; the error below says what. */
 const WRAPPERS = new Set(["properties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "false", "patternProperties"]);
 
-/** One readable line per problem, such as `arguments.items[0] needs property "sku"`; the wrappers' echoes left out. */
-export function describeSchemaErrors(errors: readonly SchemaErrorUnit[]): string[] {
-  return errors.filter((e) => !WRAPPERS.has(e.keyword)).map(describe);
+/**
+ * One readable line per problem, such as `arguments.items[0] needs property "sku"`; the wrappers' echoes left out.
+ * `root` names the checked value (`arguments`, `reply`).
+ */
+export function describeSchemaErrors(errors: readonly SchemaErrorUnit[], root = "arguments"): string[] {
+  return errors.filter((e) => !WRAPPERS.has(e.keyword)).map((e) => describe(e, root));
 }
 
-function describe(e: SchemaErrorUnit): string {
+function describe(e: SchemaErrorUnit, root: string): string {
   const where =
-    "arguments" +
-    e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
+    root + e.instanceLocation.replace(/^#/, "").replace(/\/([^/]*)/g, (_m, key: string) => (/^\d+$/.test(key) ? `[${key}]` : `.${key}`));
   const required = /required property "(.*)"/.exec(e.error);
   if (e.keyword === "required" && required) return `${where} needs property "${required[1]}"`;
   const extra = /Property "(.*)" does not match additional properties schema/.exec(e.error);
-  if (e.keyword === "additionalProperties" && extra) return `${where} has property "${extra[1]}", which the tool does not take`;
+  if (e.keyword === "additionalProperties" && extra)
+    return `${where} has property "${extra[1]}", which ${root === "arguments" ? "the tool does not take" : "the schema does not allow"}`;
   return `${where}: ${e.error.replace(/\.$/, "")}`;
 }

@@ -21,6 +21,7 @@ const TurnFigures = z.object({
 export const TurnView = TurnFigures.extend({
   agent: z.string(),
   reply: z.string().optional(),
+  output: z.unknown().optional().describe("The reply as JSON, for an agent with an output schema (the reply fits it)"),
   messages: z.array(z.string()),
   calls: z.array(
     z.object({

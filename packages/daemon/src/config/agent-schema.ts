@@ -43,6 +43,14 @@ const frontmatterShape = {
     .describe("Seconds idle before the agent sleeps, or infinity."),
   budget: positiveNumber().optional().describe("US dollars the agent may spend per day."),
   context_window: positiveInt().optional().describe("Tokens; overrides the model's known window."),
+  output: z
+    .union([text(), z.record(z.string(), z.unknown())], {
+      error: "must be a JSON Schema (an object) or the path of a JSON file holding one, relative to the project",
+    })
+    .optional()
+    .describe(
+      "A JSON Schema the final reply must fit, inline or as a path (schemas/report.json). Providers with structured output get the schema; every reply is checked, and one that does not fit is sent back for repair up to `retries` times before the turn fails with code bad_output. turn.completed carries the parsed reply as `output`.",
+    ),
   triggers: z.array(triggerSchema).optional().describe("Messages queued from outside: schedules, webhooks, events."),
 };
 

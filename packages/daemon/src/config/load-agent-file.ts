@@ -6,12 +6,15 @@ import { readWithSchema } from "./read-with-schema.js";
 import type { ReferenceSources } from "./references.js";
 import { NAME_RULE } from "./schema-kit.js";
 import { checkTriggers } from "./check-triggers.js";
+import { resolveOutputSchema } from "./output-schema.js";
 import type { AgentDefinition } from "./types.js";
 import { ConfigError, parseYamlSource, plainSource } from "./yaml-source.js";
 
 export interface AgentFileOptions {
   /** Where triggers' `${secret:NAME}` and `${env:NAME}` are looked up; without it they are not checked. */
   references?: ReferenceSources;
+  /** Where an `output: schemas/x.json` path is read from; without it only an inline schema is accepted. */
+  projectDir?: string;
 }
 
 /** Parses an agent file: YAML frontmatter between `---` lines, then the instructions. */
@@ -23,17 +26,19 @@ export function parseAgentFile(text: string, file: string, options: AgentFileOpt
   const { frontmatter, body } = splitFrontmatter(text, file);
   // Frontmatter starts on line 2; whole-document errors point at the opening `---`.
   const src = parseYamlSource(frontmatter, file, { firstLine: 2, rootLine: 1 });
-  const fields = readWithSchema(agentFrontmatterSchema, src.withValue(src.value ?? {}));
+  const { output: written, ...fields } = readWithSchema(agentFrontmatterSchema, src.withValue(src.value ?? {}));
   checkTriggers(name, fields.triggers ?? [], src, options.references);
-  return { name, ...fields, title: fields.title ?? name, instructions: body };
+  const output = resolveOutputSchema(written, src, options.projectDir);
+  return { name, ...fields, ...(output ? { output } : {}), title: fields.title ?? name, instructions: body };
 }
 
 /** Validates an agent given as JSON (the HTTP API); errors name `where` and the key. */
 export function validateAgentDefinition(input: unknown, where: string): AgentDefinition {
   const src = plainSource(input, where);
-  const { instructions, ...fields } = readWithSchema(agentBodySchema, src);
+  const { instructions, output: written, ...fields } = readWithSchema(agentBodySchema, src);
   checkTriggers(fields.name, fields.triggers ?? [], src);
-  return { ...fields, title: fields.title ?? fields.name, instructions: (instructions ?? "").trim() };
+  const output = resolveOutputSchema(written, src, undefined);
+  return { ...fields, ...(output ? { output } : {}), title: fields.title ?? fields.name, instructions: (instructions ?? "").trim() };
 }
 
 export interface AgentFileResult {
@@ -73,7 +78,7 @@ export function loadAgentsDir(dir: string, options: AgentFileOptions = {}): Agen
     let text = "";
     try {
       text = readFileSync(path.join(agentsDir, entry), "utf8");
-      return { name, file, definition: parseAgentFile(text, file, options) };
+      return { name, file, definition: parseAgentFile(text, file, { projectDir: dir, ...options }) };
     } catch (error) {
       if (ConfigError.isInstance(error)) return { name, file, error: error.message, ...namedIn(text) };
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;

@@ -1,6 +1,7 @@
 /** Parsed, validated project configuration and agent definitions. */
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ConfigFile } from "./config-schema.js";
+import type { OutputSchema } from "./output-schema.js";
 
 export type { ClusterSettings, SlackSettings, SubscriberEntry, TelemetrySettings } from "./integration-schemas.js";
 export type { Trigger } from "./trigger-schema.js";
@@ -50,8 +51,10 @@ export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp"> {
 }
 
 /** An agent file (or an API-made agent) after loading. */
-export interface AgentDefinition extends Omit<AgentFrontmatter, "title"> {
+export interface AgentDefinition extends Omit<AgentFrontmatter, "title" | "output"> {
   name: string;
+  /** The JSON Schema the final reply must fit (a path in the file is read when the file is). */
+  output?: OutputSchema | undefined;
   /** Display name; the agent's name when the file sets none. */
   title: string;
   /** The Markdown body: the system prompt. */

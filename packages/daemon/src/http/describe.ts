@@ -156,6 +156,7 @@ export async function describeTurn(store: Store, turn: TurnRow): Promise<TurnVie
     ...turnFigures(turn, conv?.key ?? turn.conversation_id),
     agent: turn.agent_id,
     ...(turn.reply !== null ? { reply: turn.reply } : {}),
+    ...(turn.output !== null ? { output: JSON.parse(turn.output) as unknown } : {}),
     messages: inputs,
     calls: calls.map((c) => ({
       id: c.id,

@@ -1,6 +1,5 @@
-import type { Schema } from "@cfworker/json-schema";
-import { WardrikError, describeSchemaErrors, schemaDraftOf } from "@wardrik/protocol";
-import { loadOptionalModule } from "../optional-modules.js";
+import { WardrikError } from "@wardrik/protocol";
+import { schemaProblems } from "../json-schema/schema-problems.js";
 import type { StoredMessage } from "../store/message-format.js";
 import type { AgentRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
@@ -35,20 +34,6 @@ export async function checkEditedArguments(
       `Invalid request: body.arguments do not fit ${call.tool}'s input schema: ${problems.join("; ")}.`,
     );
   }
-}
-
-/**
- * What is wrong with `value` under `schema`, one readable line per problem; empty when it fits.
- * The validator loads with the first edited approval, which most daemons never see.
- */
-export async function schemaProblems(schema: Record<string, unknown>, value: unknown): Promise<string[]> {
-  const { Validator } = await loadOptionalModule(
-    "@cfworker/json-schema",
-    "arguments edited in an approval",
-    () => import("@cfworker/json-schema"),
-  );
-  const result = new Validator(schema as Schema, schemaDraftOf(schema), false).validate(value);
-  return result.valid ? [] : describeSchemaErrors(result.errors);
 }
 
 /**

@@ -1,4 +1,10 @@
-import { APICallError, type LanguageModelV3, type LanguageModelV3FunctionTool, type LanguageModelV3Prompt } from "@ai-sdk/provider";
+import {
+  APICallError,
+  type JSONSchema7,
+  type LanguageModelV3,
+  type LanguageModelV3FunctionTool,
+  type LanguageModelV3Prompt,
+} from "@ai-sdk/provider";
 import { TimeSlices } from "./time-slices.js";
 
 export interface ModelPrice {
@@ -19,6 +25,8 @@ export interface CallModelOptions {
   model: LanguageModelV3;
   prompt: LanguageModelV3Prompt;
   tools: LanguageModelV3FunctionTool[];
+  /** The JSON Schema a final reply must fit: sent to providers that take one (structured output). */
+  output?: Record<string, unknown> | undefined;
   signal: AbortSignal;
   retries: number;
   price?: ModelPrice | undefined;
@@ -81,6 +89,7 @@ async function streamOnce(opts: CallModelOptions): Promise<ModelReply> {
   const { stream } = await opts.model.doStream({
     prompt: opts.prompt,
     tools: opts.tools.length > 0 ? opts.tools : undefined,
+    ...(opts.output ? { responseFormat: { type: "json" as const, schema: opts.output as JSONSchema7, name: "output" } } : {}),
     abortSignal: opts.signal,
   });
   let text = "";

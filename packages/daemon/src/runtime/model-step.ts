@@ -17,6 +17,7 @@ import { RoundState } from "./round-state.js";
 import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-round.js";
 import { announceModelCall, endedIn } from "./turn-driver.js";
 import { endTurn } from "./turn-moves.js";
+import { checkOutput, rejectOutput } from "./typed-output.js";
 
 /**
  * One model call. Its reply commits in one transaction with its events and,
@@ -68,6 +69,7 @@ export async function modelStep(
   const request: Omit<CallModelOptions, "model" | "price"> = {
     prompt,
     tools: functionTools,
+    ...(d.def.output ? { output: d.def.output } : {}),
     signal,
     retries: d.def.retries,
     ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
@@ -116,20 +118,25 @@ export async function modelStep(
   const conv = turn.conversation_id;
 
   if (reply.toolCalls.length === 0) {
-    await d.store.tx(async (w) => {
+    // An agent with an output schema ends only with a reply that fits it.
+    const checked = d.def.output ? await checkOutput(d.def.output, reply.text) : undefined;
+    const next = await d.store.tx(async (w) => {
       const message = w.appendMessage(d.ref, conv, turn.id, { role: "assistant", text: reply.text, toolCalls: [] });
+      w.afterCommit(() => d.cachedPrompt(conv)?.push({ seq: message.seq, run: turn.id, message: message.message }));
       w.emit(d.ref, "model.replied", replied, { run: turn.id });
+      if (checked && !checked.fits) return rejectOutput(d, w, turn, { iteration, costMicros, problems: checked.problems });
       const ended = await endTurn(w, d.store, d.ref, turn, "running", "complete", {
         reason: null,
         reply: reply.text,
+        ...(checked ? { output: checked.value } : {}),
         iterations: iteration,
         costMicros,
       });
       if (!ended) throw new StaleTurn(`turn ${turn.id} is no longer running`);
       endedIn(d, w, turn);
-      w.afterCommit(() => d.cachedPrompt(conv)?.push({ seq: message.seq, run: turn.id, message: message.message }));
+      return "ended" as const;
     });
-    return "ended";
+    return next === "ended" ? "ended" : { turn: next, fresh: new Set() };
   }
 
   const round = turn.rounds + 1;

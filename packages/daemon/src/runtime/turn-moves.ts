@@ -61,6 +61,8 @@ export interface TurnEnd {
   reason: string | null;
   code?: FailureCode | undefined;
   reply?: string | null;
+  /** The reply parsed, when it had to fit the agent's `output` schema. */
+  output?: unknown;
   /** The final model reply's iteration and cost, when the turn ends with it. */
   iterations?: number;
   costMicros?: number;
@@ -92,6 +94,7 @@ export async function endTurn(
       reason: end.reason,
       code,
       reply: end.reply ?? null,
+      ...(end.output !== undefined ? { output: JSON.stringify(end.output) } : {}),
       ...(end.iterations !== undefined ? { iterations: end.iterations } : {}),
       ...(end.costMicros !== undefined ? { costMicros: end.costMicros } : {}),
     },
@@ -106,7 +109,12 @@ export async function endTurn(
   await store.spend.add(w, agent.id, dayOf(new Date(w.now)), unsettled - tools, tools);
   const figures = { conversation_id: turn.conversation_id, iterations: ended.iterations, spend_usd: toUsd(ended.spend_micros) };
   if (input === "complete") {
-    w.emit(agent, "turn.completed", { ...figures, reply: end.reply ?? "" }, { run: turn.id });
+    w.emit(
+      agent,
+      "turn.completed",
+      { ...figures, reply: end.reply ?? "", ...(end.output !== undefined ? { output: end.output } : {}) },
+      { run: turn.id },
+    );
   } else {
     const failure = { code: code!, retryable: isRetryableFailure(code!), reason: end.reason ?? "" };
     w.emit(agent, input === "fail" ? "turn.failed" : "turn.cancelled", { ...figures, ...failure }, { run: turn.id });

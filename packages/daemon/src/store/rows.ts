@@ -73,6 +73,10 @@ export interface TurnRow {
   parked_ms: number;
   /** When the turn parked (epoch ms), while it is parked. */
   parked_since_ms: number | null;
+  /** The final reply as JSON, for an agent with an `output` schema (it fits). */
+  output: string | null;
+  /** Replies sent back to the model because they did not fit the `output` schema. */
+  repairs: number;
 }
 
 export type CallStatus = "planned" | "waiting" | "approved" | "running" | "completed" | "failed" | "denied" | "killed" | "timed_out";

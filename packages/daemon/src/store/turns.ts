@@ -85,6 +85,8 @@ export class TurnsTable {
       ended_at: null,
       parked_ms: 0,
       parked_since_ms: null,
+      output: null,
+      repairs: 0,
     };
   }
 
@@ -93,6 +95,18 @@ export class TurnsTable {
     const res = await tx.run(
       "UPDATE turns SET iterations = ?, rounds = ?, spend_micros = spend_micros + ? WHERE id = ? AND status = 'running'",
       [r.iterations, r.rounds, r.costMicros, run],
+    );
+    return res.changes > 0;
+  }
+
+  /**
+   * A final reply that did not fit the agent's `output` schema, sent back for
+   * repair: its iteration and cost like any reply, and one more repair used.
+   */
+  async recordRepair(tx: Tx, run: string, r: { iterations: number; costMicros: number }): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE turns SET iterations = ?, repairs = repairs + 1, spend_micros = spend_micros + ? WHERE id = ? AND status = 'running'",
+      [r.iterations, r.costMicros, run],
     );
     return res.changes > 0;
   }
@@ -142,18 +156,20 @@ export class TurnsTable {
       reason: string | null;
       code: string | null;
       reply: string | null;
+      output?: string | undefined;
       iterations?: number;
       costMicros?: number;
     },
     now: string,
   ): Promise<EndedTurn | undefined> {
     return tx.get<EndedTurn & Row>(
-      "UPDATE turns SET status = ?, reason = ?, reason_code = ?, reply = ?, ended_at = ?, iterations = COALESCE(?, iterations), spend_micros = spend_micros + ? WHERE id = ? AND status = ? RETURNING iterations, spend_micros, tool_micros, settled_micros",
+      "UPDATE turns SET status = ?, reason = ?, reason_code = ?, reply = ?, output = ?, ended_at = ?, iterations = COALESCE(?, iterations), spend_micros = spend_micros + ? WHERE id = ? AND status = ? RETURNING iterations, spend_micros, tool_micros, settled_micros",
       [
         end.status,
         this.redact(end.reason),
         end.code,
         this.redact(end.reply),
+        end.output === undefined ? null : this.redact(end.output),
         now,
         end.iterations ?? null,
         end.costMicros ?? 0,

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { AGENT_DEFAULTS, ConfigError, parseAgentFile, validateAgentDefinition } from "../../src/config/index.js";
 
 function configError(fn: () => unknown): ConfigError {
@@ -90,7 +93,7 @@ describe("parseAgentFile", () => {
   it("names an unknown key with the file, the .md line and the allowed keys", () => {
     const error = configError(() => parseAgentFile(agent("description: d\ntitle: t\nmax_iteratons: 3\n"), FILE));
     expect(error.message).toBe(
-      'agents/triage.md:4: key "max_iteratons" is not allowed: did you mean "max_iterations"? (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, triggers)',
+      'agents/triage.md:4: key "max_iteratons" is not allowed: did you mean "max_iterations"? (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, output, triggers)',
     );
     expect(error.file).toBe(FILE);
     expect(error.line).toBe(4);
@@ -220,5 +223,42 @@ describe("validateAgentDefinition", () => {
     expect(configError(() => validateAgentDefinition({ name: "h" }, "body")).key).toBe("description");
     expect(configError(() => validateAgentDefinition([], "body")).message).toBe("body: the top level must be a mapping");
     expect(configError(() => validateAgentDefinition({ name: "h", description: "d", tools: ["a b"] }, "body")).key).toBe("tools[0]");
+  });
+});
+
+describe("output: the reply's JSON Schema", () => {
+  const schema = { type: "object", required: ["summary"] };
+
+  it("takes a schema inline, or reads a path from the project directory when the file is read", () => {
+    expect(parseAgentFile(agent(`description: d\noutput: ${JSON.stringify(schema)}\n`), FILE).output).toEqual(schema);
+    const dir = mkdtempSync(join(tmpdir(), "wardrik-output-"));
+    try {
+      mkdirSync(join(dir, "schemas"));
+      writeFileSync(join(dir, "schemas", "report.json"), JSON.stringify(schema));
+      writeFileSync(join(dir, "schemas", "broken.json"), "{ nope");
+      const read = (path: string) => parseAgentFile(agent(`description: d\noutput: ${path}\n`), FILE, { projectDir: dir });
+      expect(read("schemas/report.json").output).toEqual(schema);
+      expect(configError(() => read("schemas/missing.json")).message).toBe(
+        'agents/triage.md:3: output: cannot read the schema file "schemas/missing.json" (ENOENT)',
+      );
+      expect(configError(() => read("schemas/broken.json")).message).toMatch(
+        /^agents\/triage\.md:3: output: "schemas\/broken\.json" is not JSON: /,
+      );
+      expect(configError(() => read("../outside.json")).message).toBe(
+        'agents/triage.md:3: output: "../outside.json" is outside the project directory',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("rejects what is neither a schema nor a path; a JSON body takes only an inline schema", () => {
+    expect(configError(() => parseAgentFile(agent("description: d\noutput: 3\n"), FILE)).message).toBe(
+      "agents/triage.md:3: output must be a JSON Schema (an object) or the path of a JSON file holding one, relative to the project",
+    );
+    expect(validateAgentDefinition({ name: "h", description: "d", output: schema }, "body").output).toEqual(schema);
+    expect(configError(() => validateAgentDefinition({ name: "h", description: "d", output: "schemas/x.json" }, "body")).message).toBe(
+      "body: output: must be a JSON Schema object here (a path needs a project directory)",
+    );
   });
 });

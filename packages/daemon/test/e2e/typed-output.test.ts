@@ -1,0 +1,139 @@
+/**
+ * Typed answers (`output:` in an agent file) on a real daemon. Scripted models
+ * answer with fitting JSON, with prose that is sent back for repair, or with
+ * JSON that never fits; a loopback OpenAI server shows the schema reaching a
+ * provider with structured output as its response_format.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { agentFile, createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
+import { chunk, sse, startOpenAiLoopback, usageChunk, type OpenAiLoopback } from "../helpers/openai-loopback.js";
+
+const REPORT = {
+  type: "object",
+  properties: { summary: { type: "string" }, score: { type: "integer" } },
+  required: ["summary", "score"],
+  additionalProperties: false,
+};
+
+// The latest user message picks the scenario: after a rejected reply it is the daemon's repair request.
+const REPORTING = `
+scenarios:
+  - match: "does not fit the required output schema"
+    steps:
+      - text: '{"summary": "repaired", "score": 2}'
+  - match: "sloppy"
+    steps:
+      - text: "Sure! The summary is: all good."
+  - match: "fenced"
+    steps:
+      - text: "\`\`\`json\\n{\\"summary\\": \\"fenced\\", \\"score\\": 4}\\n\`\`\`"
+steps:
+  - text: '{"summary": "all good", "score": 5}'
+`;
+
+const STUBBORN = `
+steps:
+  - text: '{"summary": 1}'
+`;
+
+let p: TestProject;
+let server: OpenAiLoopback;
+
+beforeAll(async () => {
+  server = await startOpenAiLoopback(() => ({
+    pieces: sse([
+      chunk({ role: "assistant", content: "" }, null, "gpt-test"),
+      chunk({ content: '{"summary": "structured", "score": 1}' }, null, "gpt-test"),
+      chunk({}, "stop", "gpt-test"),
+      usageChunk(10, 5, "gpt-test"),
+    ]),
+  }));
+  p = await createProject({
+    scripts: { reporting: REPORTING, stubborn: STUBBORN },
+    models: { structured: { provider: "openai-chat", model: "gpt-test", base_url: server.baseUrl, api_key: "x" } },
+    files: {
+      "schemas/report.json": JSON.stringify(REPORT),
+      "agents/reporter.md": agentFile({ description: "Reports as JSON", model: "reporting", output: REPORT }),
+      "agents/filed.md": agentFile({ description: "Reports by a schema file", model: "reporting", output: "schemas/report.json" }),
+      "agents/stubborn.md": agentFile({ description: "Never fits", model: "stubborn", output: REPORT, retries: 1 }),
+      "agents/structured.md": agentFile({ description: "Structured output", model: "structured", output: REPORT, retries: 0 }),
+    },
+  });
+});
+
+async function turnEvents(agent: string, run: string) {
+  return (await p.events(agent)).filter((e) => e.run === run);
+}
+
+describe("output: a JSON Schema for the final reply", () => {
+  it("a fitting reply completes the turn with output; the turn's view and wardrik ask --json show it", async () => {
+    const { end } = await p.send("reporter", "How did it go?", "fits");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.output).toEqual({ summary: "all good", score: 5 });
+
+    const r = await p.cli(["ask", "filed", "How did it go?", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const turn = JSON.parse(r.stdout) as { status: string; output: unknown; reply: string };
+    expect(turn.status).toBe("completed");
+    expect(turn.output).toEqual({ summary: "all good", score: 5 });
+  });
+
+  it("a reply in a code fence counts as its JSON", async () => {
+    const { end } = await p.send("reporter", "fenced please", "fenced");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.output).toEqual({ summary: "fenced", score: 4 });
+  });
+
+  it("a reply that does not fit goes back to the model with what is wrong, and the repaired one completes the turn", async () => {
+    const { run, end } = await p.send("reporter", "sloppy answer", "repaired");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.output).toEqual({ summary: "repaired", score: 2 });
+    expect(end.data.iterations).toBe(2);
+    const events = await turnEvents("reporter", run);
+    const rejected = events.filter((e) => short(e.type) === "output.rejected");
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]!.data).toMatchObject({ iteration: 1, repairs_left: 1 });
+    expect((rejected[0]!.data.problems as string[])[0]).toMatch(/^the reply is not JSON/);
+    // What the model saw is in the history: its reply, the repair request, the repaired reply.
+    const id = await p.agentId("reporter");
+    const history = await p.apiOk<{ messages: { role: string; run?: string; content: { text?: string } }[] }>(
+      "GET",
+      `/v1/agents/${id}/conversations/repaired/messages`,
+    );
+    const texts = history.messages.filter((m) => m.run === run).map((m) => `${m.role}: ${m.content.text ?? ""}`);
+    expect(texts).toHaveLength(4);
+    expect(texts[2]).toMatch(/^user: Your last reply does not fit the required output schema:\n- the reply is not JSON/);
+  });
+
+  it("a reply that never fits fails the turn with bad_output once its repairs (retries) are used", async () => {
+    const { run, end } = await p.send("stubborn", "Report", "never");
+    expect(short(end.type)).toBe("turn.failed");
+    expect(end.data).toMatchObject({ code: "bad_output", retryable: false });
+    expect(end.data.reason).toMatch(/after 1 repair: .*reply\.summary: .*"string"/);
+    const rejected = (await turnEvents("stubborn", run)).filter((e) => short(e.type) === "output.rejected");
+    expect(rejected.map((e) => e.data.repairs_left)).toEqual([0, 0]);
+    expect(rejected[0]!.data.problems).toEqual(rejected[1]!.data.problems);
+    expect((rejected[0]!.data.problems as string[]).join("\n")).toMatch(/reply needs property "score"/);
+
+    const r = await p.cli(["ask", "stubborn", "Report", "--conversation", "never-cli"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/The turn failed: The reply does not fit the agent's output schema/);
+  });
+
+  it("a provider with structured output gets the schema as its response_format", async () => {
+    const before = server.requests.length;
+    const { end } = await p.send("structured", "Report", "structured");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.output).toEqual({ summary: "structured", score: 1 });
+    const format = server.requests[before]!.body?.response_format as { type: string; json_schema?: { schema?: unknown } };
+    expect(format.type).toBe("json_schema");
+    expect(format.json_schema?.schema).toMatchObject(REPORT);
+  });
+
+  it("wardrik schema agent describes output", async () => {
+    const r = await p.cli(["schema", "agent"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/"output"/);
+    expect(r.stdout).toMatch(/bad_output/);
+  });
+});
