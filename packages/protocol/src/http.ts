@@ -120,6 +120,7 @@ export const AgentDetail = AgentSummary.extend({
   node: z.string().optional().describe("The node that drives the agent while it is awake"),
   model: z.string().optional().describe("The model the agent calls first; absent when it uses config.yaml's default"),
   fallback_models: z.array(z.string()).optional().describe("Models tried in order when the one before fails (model: [a, b, ...])"),
+  output: z.record(z.string(), z.unknown()).optional().describe("The JSON Schema the final reply must fit (output:), a path already read"),
   tools: z.array(z.string()),
   policy: z.string().optional(),
   effective_policy: PolicyView.optional().describe(

@@ -53,6 +53,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
   return {
     ...summarise(row, deps.runtime.waitsForTurn(row.id)),
     ...modelView(def),
+    ...(def.output ? { output: def.output } : {}),
     tools: def.tools ?? [],
     ...(def.policy ? { policy: def.policy } : {}),
     ...(policy ? { effective_policy: policyView(policy) } : {}),

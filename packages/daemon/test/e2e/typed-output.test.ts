@@ -76,6 +76,9 @@ describe("output: a JSON Schema for the final reply", () => {
     const turn = JSON.parse(r.stdout) as { status: string; output: unknown; reply: string };
     expect(turn.status).toBe("completed");
     expect(turn.output).toEqual({ summary: "all good", score: 5 });
+    // The agent's detail shows the schema, the file's already read.
+    const detail = await p.apiOk<{ output?: unknown }>("GET", `/v1/agents/${await p.agentId("filed")}`);
+    expect(detail.output).toEqual(REPORT);
   });
 
   it("a reply in a code fence counts as its JSON", async () => {
