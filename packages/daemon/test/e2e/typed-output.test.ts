@@ -106,6 +106,12 @@ describe("output: a JSON Schema for the final reply", () => {
     const texts = history.messages.filter((m) => m.run === run).map((m) => `${m.role}: ${m.content.text ?? ""}`);
     expect(texts).toHaveLength(4);
     expect(texts[2]).toMatch(/^user: Your last reply does not fit the required output schema:\n- the reply is not JSON/);
+
+    // wardrik ask says where the streamed reply stops counting, and ends with the repaired one.
+    const r = await p.cli(["ask", "reporter", "sloppy again", "--conversation", "repaired-cli"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('Sure! The summary is: all good.\n{"summary": "repaired", "score": 2}\n');
+    expect(r.stderr).toMatch(/✗ the reply does not fit the output schema: the reply is not JSON/);
   });
 
   it("a reply that never fits fails the turn with bad_output once its repairs (retries) are used", async () => {

@@ -276,6 +276,11 @@ class TurnWatch {
       case "approval.denied":
         this.progress.line(`✗ ${ev.data.call} denied${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.reason}`);
         break;
+      case "output.rejected":
+        // The streamed reply above is not the answer: say so before the repaired one streams.
+        this.endText();
+        this.progress.line(`✗ the reply does not fit the output schema: ${ev.data.problems.join("; ")}`);
+        break;
       case "budget.exceeded":
         this.progress.line(`✗ budget exceeded: ${ev.data.reason}`);
         break;
