@@ -7,6 +7,7 @@ import type { Logger } from "../log/logger.js";
 import { compilePolicy, decide, parsePolicyFile, type Policy } from "../policy/index.js";
 import { readDefinition } from "../runtime/agent-admin.js";
 import { budgetCaps } from "../runtime/budget.js";
+import { modelRefs } from "../runtime/model-fallback.js";
 import type { ResolvedModelRef, RuntimeHooks } from "../runtime/types.js";
 import type { AgentRow, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
@@ -45,7 +46,8 @@ export function replaySettings(deps: ReplayDeps, agent: AgentRow, input: ReplayI
   const base = input.agent_file
     ? { ...parseAgentFile(input.agent_file.text, input.agent_file.file), name: agent.name }
     : readDefinition(agent);
-  const modelRef = input.model ?? base.model ?? deps.defaultModel;
+  // A replay runs one model: the one asked for, or the first of the agent's list (`model: [a, b]`).
+  const modelRef = input.model ?? modelRefs(base)[0] ?? deps.defaultModel;
   if (!modelRef) throw new WardrikError("bad_request", `Agent ${agent.name} names no model and config.yaml sets none: pass a model.`);
   // One instance per ref for the whole replay, made on first use.
   const models = new Map<string, ResolvedModelRef>();
