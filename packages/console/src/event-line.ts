@@ -173,6 +173,12 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
       };
     case "conversation.cleared":
       return { text: `Conversation ${s(d.conversation)} cleared`, tone: "warn" };
+    case "conversation.forked":
+      return {
+        text: `Conversation ${s(d.conversation)} forked from ${s(d.from)} at event ${n(d.at_seq)}`,
+        detail: `${n(d.turns)} turns, ${n(d.messages)} messages copied${d.open_run ? `; turn ${s(d.open_run)} was still running and left out` : ""}`,
+        tone: "info",
+      };
     default:
       return { text: type, detail: oneLine(d, 200), tone: "plain" };
   }
