@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CONFIG_FILE } from "../config/config-file.js";
+import { readConfigText } from "../config/config-file.js";
 import { VERSION } from "../version.js";
 import type { ProjectSettings } from "./project-settings.js";
 
@@ -29,16 +29,6 @@ interface Memo {
   key: string;
   address: ProjectAddress;
   warning?: string;
-}
-
-/** The text of `dir/config.yaml`; empty when there is none (every default). */
-export function readConfigText(dir: string): string {
-  try {
-    return readFileSync(join(dir, CONFIG_FILE), "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    return "";
-  }
 }
 
 /**

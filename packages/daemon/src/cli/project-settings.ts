@@ -1,7 +1,7 @@
 import { parseDocument, stringify } from "yaml";
 import { ConfigError, parseConfig } from "../config/index.js";
 import { SECRET_STAND_IN } from "../config/references.js";
-import { readConfigText } from "./project-address.js";
+import { readConfigText } from "../config/config-file.js";
 
 /** The three settings of config.yaml the CLI needs. */
 export interface ProjectSettings {

@@ -4,7 +4,7 @@ import { toUsd } from "../store/money.js";
 import type { TurnRow } from "../store/rows.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { StaleTurn } from "./engine-options.js";
-import { endedIn } from "./turn-driver.js";
+import { endedIn } from "./turn-bookkeeping.js";
 import { endTurn } from "./turn-moves.js";
 import type { BudgetCaps } from "./types.js";
 

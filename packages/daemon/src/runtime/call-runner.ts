@@ -11,7 +11,7 @@ import { completeCall, failCall, killCall, loseCall, recordLateCost, retryCall, 
 import { askWorkers, lastWorker, lostReason } from "./ask-workers.js";
 import { invokeTool } from "./invoke-tool.js";
 import { recoverCall } from "./recovery.js";
-import { completeRoundIn } from "./round-runner.js";
+import { completeRoundIn } from "./round-results.js";
 import { decideSavedCall } from "./decide-saved-call.js";
 import { noWorkerMessage } from "./plan-round.js";
 import { toolTelemetry } from "./telemetry.js";

@@ -12,10 +12,10 @@ import { maybeCompact } from "./compaction-step.js";
 import { firstModel, withFallback } from "./model-fallback.js";
 import { StaleTurn } from "./engine-options.js";
 import { modelCallTelemetry } from "./telemetry.js";
-import { completeRoundIn } from "./round-runner.js";
+import { completeRoundIn } from "./round-results.js";
 import { RoundState } from "./round-state.js";
 import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-round.js";
-import { announceModelCall, endedIn } from "./turn-driver.js";
+import { announceModelCall, endedIn } from "./turn-bookkeeping.js";
 import { endTurn } from "./turn-moves.js";
 import { checkOutput, rejectOutput } from "./typed-output.js";
 

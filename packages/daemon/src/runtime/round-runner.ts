@@ -1,12 +1,9 @@
-import type { CallRow, TurnRow } from "../store/rows.js";
-import { parseStored } from "../store/state-error.js";
-import type { Writer } from "../store/store.js";
+import type { TurnRow } from "../store/rows.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { isFinalCall } from "./call-machine.js";
 import { runCall } from "./call-runner.js";
 import { StaleTurn } from "./engine-options.js";
-import type { RoundState } from "./round-state.js";
-import { announceModelCall } from "./turn-driver.js";
+import { completeRoundFromStore } from "./round-results.js";
 import { parkTurn } from "./turn-moves.js";
 
 /** Calls of one round in flight at once. */
@@ -60,40 +57,6 @@ async function parkIfWaiting(d: AgentDriver, turn: TurnRow, round: number): Prom
     w.afterCommit(() => d.openTurns.set(turn.conversation_id, { ...turn, status: "parked" }));
     return true;
   });
-}
-
-/** Appends a round's results to the history once every call is final, reading them from the store. */
-export async function completeRoundFromStore(d: AgentDriver, w: Writer, turn: TurnRow, round: number): Promise<boolean> {
-  const calls = await d.store.calls.ofRound(w, turn.id, round);
-  if (calls.some((c) => !isFinalCall(c.status))) return false;
-  const results = calls.map((c: CallRow) => ({
-    modelCallId: c.model_call_id,
-    callId: c.id,
-    tool: c.tool,
-    isError: c.status !== "completed",
-    output: c.result === null ? null : parseStored(c.result, `call ${c.id} result`),
-  }));
-  return appendResults(d, w, turn, round, results);
-}
-
-/** Appends a round's results from what the driver holds (the commit of its last result). */
-export async function completeRoundIn(d: AgentDriver, w: Writer, turn: TurnRow, state: RoundState): Promise<boolean> {
-  return appendResults(d, w, turn, state.round, state.toolResults());
-}
-
-async function appendResults(
-  d: AgentDriver,
-  w: Writer,
-  turn: TurnRow,
-  round: number,
-  results: ReturnType<RoundState["toolResults"]>,
-): Promise<boolean> {
-  if (!(await d.store.turns.roundDone(w, turn.id, round))) return false;
-  const message = w.appendMessage(d.ref, turn.conversation_id, turn.id, { role: "tool", results });
-  w.afterCommit(() => d.cachedPrompt(turn.conversation_id)?.push({ seq: message.seq, run: turn.id, message: message.message }));
-  // The next step is a model call unless the turn has used its iterations: say so in this same commit.
-  if (turn.iterations < d.def.max_iterations) announceModelCall(d, w, turn.id, turn.iterations + 1);
-  return true;
 }
 
 async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

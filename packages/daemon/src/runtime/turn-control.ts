@@ -8,7 +8,7 @@ import { approveCall, killCall, refuseCall } from "./call-moves.js";
 import { isFinalCall } from "./call-machine.js";
 import { TurnStop } from "./engine-options.js";
 import type { Runtime } from "./runtime.js";
-import { endedIn } from "./turn-driver.js";
+import { endedIn } from "./turn-bookkeeping.js";
 import { endOpenTurn, resumeTurn } from "./turn-moves.js";
 
 /**

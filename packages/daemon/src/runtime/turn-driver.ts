@@ -6,9 +6,9 @@ import type { AgentDriver } from "./agent-driver.js";
 import { ModelCallError } from "./call-model.js";
 import { StaleTurn, TurnStop } from "./engine-options.js";
 import { modelStep } from "./model-step.js";
-import { firstModel, modelRefs } from "./model-fallback.js";
 import { turnTelemetry } from "./telemetry.js";
 import { runRound } from "./round-runner.js";
+import { announceModelCall, endedIn } from "./turn-bookkeeping.js";
 import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
 
 /** Works through a conversation: its open turn, then turns for queued messages, until none is left. */
@@ -80,22 +80,6 @@ export async function startTurnIn(
     if (cache) for (const m of messages) cache.push({ seq: m.seq, run, message: m.message });
   });
   return turn;
-}
-
-/**
- * Records `model.called` in the commit that makes a model call the next step
- * (turn start, a round's last result), so the record shows the call in
- * flight without a commit of its own.
- */
-export function announceModelCall(d: AgentDriver, w: Writer, run: string, iteration: number): void {
-  let model: string | undefined;
-  try {
-    model = firstModel(d).ref;
-  } catch {
-    model = modelRefs(d.def)[0];
-  }
-  w.emit(d.ref, "model.called", { model, iteration }, { run });
-  w.afterCommit(() => d.announced.set(run, iteration));
 }
 
 /** Advances a turn from whatever state the store holds: fresh, resumed after approval, or recovered. */
@@ -206,13 +190,5 @@ export async function finishTurn(
   await d.store.tx(async (w) => {
     await before?.(w);
     if (await endTurn(w, d.store, d.ref, turn, "running", input, end)) endedIn(d, w, turn);
-  });
-}
-
-/** Forgets a turn once the commit that ended it is durable. */
-export function endedIn(d: AgentDriver, w: Writer, turn: Pick<TurnRow, "id" | "conversation_id">): void {
-  w.afterCommit(() => {
-    const known = d.openTurns.get(turn.conversation_id);
-    if (known === "unknown" || known?.id === turn.id) d.openTurns.delete(turn.conversation_id);
   });
 }
