@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, delimiter, join } from "node:path";
+import { basename, delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { freePort } from "../../packages/daemon/test/helpers/free-port.js";
 import { waitFor } from "../../packages/daemon/test/helpers/wait.js";
@@ -73,6 +73,9 @@ test("wardrik init, npm install and npm run worker work in a folder outside the 
   // The project's package.json allows the install script its dependencies need (npm 11 asks otherwise).
   expect(installed.stderr).not.toMatch(/install-scripts/);
   expect(readJson<{ version: string }>(join(project, "node_modules", "@wardrik", "sdk", "package.json")).version).toBe(version());
+  // The editor's schema comment resolves from the project, now that it has node_modules.
+  const named = /^# yaml-language-server: \$schema=(\S+)$/m.exec(readFileSync(join(project, "config.yaml"), "utf8"))![1]!;
+  expect(readJson(resolve(project, named))).toEqual(readJson(join(REPO_ROOT, "packages", "daemon", "schemas", "config.json")));
 
   const port = await freePort();
   const configPath = join(project, "config.yaml");

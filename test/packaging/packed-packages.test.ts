@@ -61,6 +61,12 @@ describe.each(NAMES)("%s", (name) => {
     expect(missing).toEqual([]);
   });
 
+  test("has its README and the Node versions it runs on (engines)", () => {
+    const dir = unpacked.get(name)!;
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toMatch(new RegExp(`^# ${name.replace("/", "\\/")}\n`));
+    expect(readJson<{ engines?: { node?: string } }>(join(dir, "package.json")).engines?.node).toBe(">=20");
+  });
+
   test("publint finds nothing, not even a suggestion", async () => {
     const bytes = readFileSync(packed.find((p) => p.name === name)!.file);
     const tarball = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
@@ -82,6 +88,13 @@ describe.each(NAMES)("%s", (name) => {
     const exportsMap = readJson<{ exports: Record<string, unknown> }>(join(unpacked.get(name)!, "package.json")).exports;
     expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(Object.keys(exportsMap).sort());
   });
+});
+
+test("@wardrik/protocol ships the JSON Schemas a project's files name in its node_modules", () => {
+  for (const kind of ["config", "agent", "policy"])
+    expect(readFileSync(join(unpacked.get("@wardrik/protocol")!, "schemas", `${kind}.json`), "utf8")).toBe(
+      readFileSync(join(unpacked.get("wardrik")!, "schemas", `${kind}.json`), "utf8"),
+    );
 });
 
 test("zod is a peer (covering zod 4) of the packages whose types expose it, and never a dependency", () => {

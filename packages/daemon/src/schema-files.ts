@@ -4,7 +4,7 @@
  * schemas from zod) so that `wardrik init` writes files without loading zod
  * and every config schema.
  */
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const SCHEMA_KINDS = ["config", "agent", "policy"] as const;
@@ -19,15 +19,24 @@ export function schemaFile(kind: SchemaKind): string {
 }
 
 /**
+ * Where a project finds the schemas once it has run `npm install`: the
+ * `@wardrik/protocol` package (which the project's package.json lists) ships
+ * the same files, so the path works wherever the project is cloned.
+ */
+export const PROJECT_SCHEMAS_DIR = "node_modules/@wardrik/protocol/schemas";
+
+/**
  * `text` with the comment that tells the YAML language server which schema a
  * project file follows, for config.yaml and policies/*.yaml; other files as
- * they are. The path is absolute: the schema ships with this installation of
- * wardrik, which need not be inside the project.
+ * they are. The path is relative to the file, into the project's
+ * node_modules (see PROJECT_SCHEMAS_DIR), not to this installation of wardrik.
  */
 export function withSchemaComment(relativePath: string, text: string): string {
   const kind = kindOfFile(relativePath);
   if (kind === undefined) return text;
-  return `# yaml-language-server: $schema=${schemaFile(kind)}\n${text}`;
+  const path = relativePath.replace(/\\/g, "/");
+  const up = posix.relative(posix.dirname(path), ".") || ".";
+  return `# yaml-language-server: $schema=${up}/${PROJECT_SCHEMAS_DIR}/${kind}.json\n${text}`;
 }
 
 function kindOfFile(relativePath: string): SchemaKind | undefined {

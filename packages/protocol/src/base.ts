@@ -5,8 +5,8 @@
  * such as `wardrik ls` starts without building a schema it never checks.
  * Everything here is also exported by the package's main entry.
  */
-export { ERROR_CODES, WardrikError } from "./errors.js";
-export type { ErrorBody, ErrorCode } from "./errors.js";
+export { ERROR_CODES, PROBLEM_CONTENT_TYPE, WardrikError } from "./errors.js";
+export type { ErrorCode, ProblemDocument } from "./errors.js";
 export { ID_PREFIXES, NAME_PATTERN, isId, isValidName } from "./ids.js";
 export type { IdKind } from "./ids.js";
 export { EVENT_TYPES, EVENT_TYPE_PREFIX, TURN_END_TYPES, isEventOf, shortType, typeMatches, typedEvent } from "./events.js";

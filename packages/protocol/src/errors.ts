@@ -1,6 +1,7 @@
 /**
  * Errors that cross a boundary (HTTP, WebSocket, the event log) carry a stable
- * code, a message that says what to fix, and whether retrying can help.
+ * code, a message that says what to fix, and whether retrying can help. Over
+ * HTTP they travel as RFC 9457 problem documents (see ProblemDocument).
  */
 export const ERROR_CODES = [
   "bad_request",
@@ -49,13 +50,76 @@ export class WardrikError extends Error {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
   }
 
-  toJSON(): ErrorBody {
-    return { error: { code: this.code, message: this.message, retryable: this.retryable } };
+  /** The error as an RFC 9457 problem document; `instance` is the request's path, when there was a request. */
+  toJSON(instance?: string): ProblemDocument {
+    return {
+      type: "about:blank",
+      title: statusTitle(this.status),
+      status: this.status,
+      detail: this.message,
+      ...(instance === undefined ? {} : { instance }),
+      code: this.code,
+      retryable: this.retryable,
+    };
+  }
+
+  /**
+   * The error an HTTP answer carries: its problem document's `code`, `detail`
+   * and `retryable`, or, for a body that is not one (a proxy's page), the
+   * status alone (retryable when it is a 5xx).
+   */
+  static fromResponse(status: number, body: unknown, retryAfter?: number): WardrikError {
+    const p = (typeof body === "object" && body !== null ? body : {}) as Partial<Record<keyof ProblemDocument, unknown>>;
+    const code = typeof p.code === "string" ? (p.code as ErrorCode) : "internal";
+    const detail =
+      typeof p.detail === "string" ? p.detail : `The daemon answered HTTP ${status}${typeof p.title === "string" ? ` (${p.title})` : ""}.`;
+    const retryable = typeof p.retryable === "boolean" ? p.retryable : status >= 500;
+    return new WardrikError(code, detail, { status, retryable, ...(retryAfter === undefined ? {} : { retryAfter }) });
   }
 }
 
-export interface ErrorBody {
-  error: { code: ErrorCode | string; message: string; retryable: boolean };
+/** The media type of every error answer of the HTTP API (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+/**
+ * An error answer of the HTTP API, by RFC 9457. `type` is `about:blank` (the
+ * problem is what the status says) and `title` the status's reason phrase;
+ * `code` names the problem precisely and `retryable` says whether the same
+ * request may succeed later (both extension members).
+ */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  /** What is wrong, and how to fix it. */
+  detail: string;
+  /** The path of the request that failed. */
+  instance?: string;
+  code: ErrorCode | string;
+  retryable: boolean;
+}
+
+const STATUS_TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Content Too Large",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** The reason phrase of an HTTP status (RFC 9110), which an `about:blank` problem's title repeats. */
+function statusTitle(status: number): string {
+  return STATUS_TITLES[status] ?? (status >= 500 ? "Server Error" : "Client Error");
 }
 
 function defaultStatus(code: ErrorCode): number {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ERROR_CODES } from "./errors.js";
 import { ToolPatternProblem } from "./agent-tools.js";
 import { describeUnsafeCharacter, findUnsafeCharacter } from "./safe-text.js";
 
@@ -47,13 +48,18 @@ export const FilePath = readableText("the file path", 512).describe("A path in t
 
 export const ErrorResponse = z
   .object({
-    error: z.object({
-      code: z.string().describe("Stable machine-readable code, such as bad_request or not_found"),
-      message: z.string().describe("What is wrong and how to fix it"),
-      retryable: z.boolean().describe("Whether the same request may succeed later"),
-    }),
+    type: z.string().describe('The problem type: "about:blank", so the status says what kind of problem it is and code names it precisely'),
+    title: z.string().describe("The status's reason phrase, such as Not Found"),
+    status: z.number().int().describe("The HTTP status of the answer"),
+    detail: z.string().describe("What is wrong and how to fix it"),
+    instance: z.string().optional().describe("The path of the request that failed"),
+    code: z.enum(ERROR_CODES).describe("Stable machine-readable code, such as bad_request or not_found (an extension member)"),
+    retryable: z.boolean().describe("Whether the same request may succeed later (an extension member)"),
   })
-  .meta({ id: "Error", description: "Every error of the API has this shape." });
+  .meta({
+    id: "Problem",
+    description: "Every error of the API is a problem document (RFC 9457), sent as application/problem+json.",
+  });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
 
 export const AgentStatus = z

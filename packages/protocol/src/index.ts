@@ -7,6 +7,7 @@ export {
   ID_PREFIXES,
   LOST_ANSWER,
   NAME_PATTERN,
+  PROBLEM_CONTENT_TYPE,
   TURN_END_TYPES,
   WardrikError,
   describeUnsafeCharacter,
@@ -22,13 +23,13 @@ export {
   typedEvent,
 } from "./base.js";
 export type {
-  ErrorBody,
   ErrorCode,
   EventDataMap,
   EventType,
   Failure,
   FailureCode,
   IdKind,
+  ProblemDocument,
   ShortTypedEvent,
   TraceParent,
   TypedEvent,

@@ -1,5 +1,5 @@
 import type { AgentDetail, AgentSummary, CreateAgentBody, PostMessageResult, TurnView, WardrikCloudEvent } from "@wardrik/protocol";
-import { WardrikError, type ErrorCode } from "@wardrik/protocol";
+import { WardrikError } from "@wardrik/protocol";
 import { EventSourceParserStream, type EventSourceMessage } from "eventsource-parser/stream";
 
 export interface ClientOptions {
@@ -67,15 +67,10 @@ export class WardrikClient {
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
+      if (!res.ok) throw WardrikError.fromResponse(res.status, undefined);
       throw new WardrikError("internal", `The daemon answered ${res.status} with a body that is not JSON.`);
     }
-    if (!res.ok) {
-      const e = (json as { error?: { code?: string; message?: string; retryable?: boolean } } | undefined)?.error;
-      throw new WardrikError((e?.code as ErrorCode | undefined) ?? "internal", e?.message ?? `HTTP ${res.status}`, {
-        status: res.status,
-        retryable: e?.retryable ?? false,
-      });
-    }
+    if (!res.ok) throw WardrikError.fromResponse(res.status, json, retryAfterOf(res.headers.get("retry-after")));
     return json as T;
   }
 
@@ -192,14 +187,7 @@ export class WardrikClient {
         continue;
       }
       if (!res.ok || !res.body) {
-        const text = await res.text();
-        let message = `HTTP ${res.status}`;
-        try {
-          message = (JSON.parse(text) as { error: { message: string } }).error.message;
-        } catch {
-          // keep the status line
-        }
-        throw new WardrikError(res.status === 404 ? "not_found" : "internal", message, { status: res.status });
+        throw WardrikError.fromResponse(res.status, parseOrUndefined(await res.text()));
       }
       failures = 0;
       try {
@@ -223,6 +211,20 @@ export class WardrikClient {
 
 function enc(s: string): string {
   return encodeURIComponent(s);
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Retry-After in seconds (the daemon sends seconds, never a date). */
+function retryAfterOf(header: string | null): number | undefined {
+  const seconds = header === null ? NaN : Number(header);
+  return Number.isFinite(seconds) ? seconds : undefined;
 }
 
 /**

@@ -268,8 +268,8 @@ export class WorkerSession implements CallLink, ReplyLink {
 
 function errorBodyMessage(body: string): string | undefined {
   try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } };
-    return typeof parsed.error?.message === "string" ? parsed.error.message : undefined;
+    const parsed = JSON.parse(body) as { detail?: unknown };
+    return typeof parsed.detail === "string" ? parsed.detail : undefined;
   } catch {
     return body.trim().slice(0, 200) || undefined;
   }

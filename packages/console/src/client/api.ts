@@ -207,8 +207,13 @@ async function readAnswer<T>(res: Response): Promise<T> {
     json = undefined;
   }
   if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? "error", err?.message ?? `The daemon answered ${res.status} ${res.statusText}.`);
+    // A problem document (RFC 9457): `code` and `detail`.
+    const err = json as { code?: unknown; detail?: unknown } | undefined;
+    throw new ApiError(
+      res.status,
+      typeof err?.code === "string" ? err.code : "error",
+      typeof err?.detail === "string" ? err.detail : `The daemon answered ${res.status} ${res.statusText}.`,
+    );
   }
   return json as T;
 }

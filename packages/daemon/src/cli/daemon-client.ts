@@ -5,7 +5,6 @@ import type {
   AgentTools,
   DeliveryPage,
   DeliveryView,
-  ErrorCode,
   McpLoginResult,
   McpLogoutResult,
   McpServerView,
@@ -137,17 +136,12 @@ export class DaemonClient {
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
+      if (res.status < 200 || res.status > 299) throw WardrikError.fromResponse(res.status, undefined);
       throw new WardrikError("internal", `The daemon answered ${res.status} with a body that is not JSON.`, {
         retryable: res.status >= 500,
       });
     }
-    if (res.status < 200 || res.status > 299) {
-      const e = (json as { error?: { code?: string; message?: string; retryable?: boolean } } | undefined)?.error;
-      throw new WardrikError((e?.code as ErrorCode | undefined) ?? "internal", e?.message ?? `HTTP ${res.status}`, {
-        status: res.status,
-        retryable: e?.retryable ?? res.status >= 500,
-      });
-    }
+    if (res.status < 200 || res.status > 299) throw WardrikError.fromResponse(res.status, json);
     if (json === undefined)
       throw new WardrikError("internal", `The daemon answered ${res.status} with an empty body.`, { retryable: true });
     return json as T;
@@ -302,13 +296,13 @@ export class DaemonClient {
       }
       if (res.status < 200 || res.status > 299) {
         const text = await res.text();
-        let message = `HTTP ${res.status}`;
+        let body: unknown;
         try {
-          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+          body = JSON.parse(text);
         } catch {
-          // keep the status line
+          // not a problem document: the status alone
         }
-        throw new WardrikError(res.status === 404 ? "not_found" : "internal", message, { status: res.status });
+        throw WardrikError.fromResponse(res.status, body);
       }
       failures = 0;
       try {

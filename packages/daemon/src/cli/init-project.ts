@@ -149,12 +149,13 @@ export const VENDOR_DIR = "vendor";
 
 /**
  * The project's own package.json: what its worker needs, so `npm install` works outside the Wardrik checkout.
- * With `vendored` the SDK (and the protocol package it needs) install from the copies in vendor/.
+ * With `vendored` the SDK (and the protocol package it needs) install from the copies in vendor/. The protocol
+ * package is listed either way: it ships the JSON Schemas the files' `$schema` comments name (schema-files.ts).
  */
 function packageJson(dir: string, vendored: { protocol: string; sdk: string } | undefined): string {
   const sdk = vendored
     ? { "@wardrik/protocol": `file:${VENDOR_DIR}/${vendored.protocol}`, "@wardrik/sdk": `file:${VENDOR_DIR}/${vendored.sdk}` }
-    : { "@wardrik/sdk": VERSION };
+    : { "@wardrik/protocol": VERSION, "@wardrik/sdk": VERSION };
   const pkg = {
     name: packageName(basename(dir)),
     version: "0.0.0",

@@ -6,6 +6,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { WardrikError } from "@wardrik/protocol/base";
 import { parseSse } from "./parse-sse.js";
 
 export interface StdioProxyOptions {
@@ -103,7 +104,7 @@ export async function serveStdioProxy(o: StdioProxyOptions): Promise<void> {
         return;
       }
       // Not MCP: the daemon's own error (a wrong token, another org's name).
-      const why = (body as { error?: { message?: string } } | undefined)?.error?.message ?? `HTTP ${res.status}`;
+      const why = WardrikError.fromResponse(res.status, body).message;
       fail(id, `The Wardrik daemon at ${o.url} refused the request: ${why}`);
     } catch (err) {
       if (ac.signal.aborted) return;

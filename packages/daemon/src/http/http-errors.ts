@@ -1,19 +1,33 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
-import { WardrikError } from "@wardrik/protocol";
+import { PROBLEM_CONTENT_TYPE, WardrikError } from "@wardrik/protocol";
 import { ConfigError } from "../config/index.js";
 import { MAX_BODY_BYTES } from "./limits.js";
 
 /** Where a request value came from, for messages that say where to look. */
 export type InputPart = "body" | "query" | "path" | "header";
 
-/** Every error answer: the shared JSON shape, plus the headers its status calls for. */
+/** Every error answer of a route: a problem document (RFC 9457) for the request's path, with the headers its status calls for. */
 export function errorResponse(c: Context, err: WardrikError, headers: Record<string, string> = {}): Response {
-  const extra: Record<string, string> = { ...headers };
+  const answer = problemAnswer(err, c.req.path, headers);
+  return c.body(answer.body, err.status as 400, answer.headers);
+}
+
+/**
+ * The one place an error answer is written, also for answers made before a
+ * route sees the request (http-listener.ts): the problem document and its
+ * headers (content type, WWW-Authenticate for 401, Retry-After when known).
+ */
+export function problemAnswer(
+  err: WardrikError,
+  instance?: string,
+  headers: Record<string, string> = {},
+): { body: string; headers: Record<string, string> } {
+  const extra: Record<string, string> = { "content-type": PROBLEM_CONTENT_TYPE, ...headers };
   if (err.status === 401 && !extra["WWW-Authenticate"]) extra["WWW-Authenticate"] = 'Bearer realm="wardrik"';
   if (err.retryAfter !== undefined && !extra["Retry-After"]) extra["Retry-After"] = String(Math.max(1, Math.ceil(err.retryAfter)));
-  return c.json(err.toJSON(), err.status as 400, extra);
+  return { body: JSON.stringify(err.toJSON(instance)), headers: extra };
 }
 
 export function toWardrikError(err: unknown): WardrikError {

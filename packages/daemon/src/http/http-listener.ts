@@ -4,14 +4,14 @@ import { getRequestListener } from "@hono/node-server";
 import type { Hono } from "hono";
 import { WardrikError } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
-import { bodyTooLarge } from "./http-errors.js";
+import { bodyTooLarge, problemAnswer } from "./http-errors.js";
 import { DRAIN_LIMIT, MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
 import { requestIdFor } from "./request-id.js";
 import type { HttpOptions } from "./http-options.js";
 
 /**
  * The node HTTP server around the app. Some answers never reach the app, and
- * get the API's JSON error shape and X-Request-Id here: a declared-too-large
+ * get the API's problem document and X-Request-Id here: a declared-too-large
  * body, a request head over MAX_HEADER_BYTES (431) or one node cannot parse
  * (400), and a request @hono/node-server refuses (a bad Host, a backslash path).
  */
@@ -25,11 +25,9 @@ export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts
     // it, so a client still uploading gets the 413 instead of a reset connection.
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > MAX_BODY_BYTES) {
-      const body = JSON.stringify(bodyTooLarge().toJSON());
-      const headers = {
-        "content-type": "application/json",
+      const { body, headers } = problemAnswer(bodyTooLarge(), pathOf(req.url), {
         "x-request-id": requestIdFor(req.headers["x-request-id"] as string | undefined),
-      };
+      });
       if (declared > DRAIN_LIMIT) {
         res.writeHead(413, { ...headers, connection: "close" }).end(body);
         return;
@@ -42,7 +40,7 @@ export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts
   });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts));
   server.on("upgrade", (req, socket, head) => {
-    const path = (req.url ?? "").split("?")[0] ?? "";
+    const path = pathOf(req.url);
     const handler = opts.upgrades?.[path];
     if (handler) handler(req, socket, head);
     else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
@@ -88,10 +86,13 @@ async function wardrikAt(host: string, port: number): Promise<string | undefined
 }
 
 function jsonError(err: WardrikError): Response {
-  return new Response(JSON.stringify(err.toJSON()), {
-    status: err.status,
-    headers: { "content-type": "application/json", "x-request-id": requestIdFor(undefined) },
-  });
+  const { body, headers } = problemAnswer(err, undefined, { "x-request-id": requestIdFor(undefined) });
+  return new Response(body, { status: err.status, headers });
+}
+
+/** A request target without its query (which may carry what does not belong in an error body). */
+function pathOf(url: string | undefined): string {
+  return (url ?? "").split("?")[0] ?? "";
 }
 
 /**
@@ -116,14 +117,14 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, opts: Htt
   } else {
     error = new WardrikError("bad_request", `The request is not valid HTTP (${err.code ?? err.message}).`);
   }
-  const body = JSON.stringify(error.toJSON());
+  const { body, headers } = problemAnswer(error, undefined, { "X-Request-Id": requestId, Connection: "close" });
   opts.log?.("debug", "request refused by the HTTP parser", { request_id: requestId, status: error.status, code: err.code });
   socket.write(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? "Error"}\r\n` +
-      "Content-Type: application/json\r\n" +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      "Connection: close\r\n\r\n" +
+      Object.entries({ ...headers, "Content-Length": String(Buffer.byteLength(body)) })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("") +
+      "\r\n" +
       body,
   );
   dropTheRest(socket);

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
-import type { IdempotencyKeys } from "../store/idempotency-keys.js";
+import { IDEMPOTENCY_TTL_MS, type IdempotencyKeys } from "../store/idempotency-keys.js";
 import type { ApiEnv } from "./api-env.js";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
@@ -10,7 +11,6 @@ export const REPLAYED_HEADER = "Idempotent-Replayed";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 
-/**
 /**
  * POSTs whose answer must not be stored: a console sign-in link is shown
  * once (storing the answer would keep it in plain text), and setting a secret
@@ -36,6 +36,27 @@ const KEY_REFUSED = /^\/v1\/tokens$/;
 const ANSWER_WITH_WORK = [/^\/v1\/agents\/[^/]+\/messages$/];
 /** Take-overs one request tries before it tells the client to retry (two retries racing each other for a key). */
 const MAX_TAKEOVERS = 3;
+
+/**
+ * Whether a POST to this path (concrete, or a route's `{param}` template)
+ * stores its answer under an `Idempotency-Key`: the routes whose OpenAPI
+ * description declares the header. Routes without a bearer token (no org to
+ * keep keys in) never do.
+ */
+export function honoursIdempotencyKey(path: string): boolean {
+  return !KEY_REFUSED.test(path) && !NOT_STORED.some((p) => p.test(path));
+}
+
+/** The header as the OpenAPI document describes it. */
+export const IdempotencyKeyHeader = z
+  .string()
+  .regex(KEY_PATTERN)
+  .optional()
+  .describe(
+    "A key of your choice (1-255 printable ASCII characters, such as a UUID): a retry with the same key and body gets the first answer again " +
+      `(with ${REPLAYED_HEADER}: true) and nothing runs twice; the same key with another body is refused (422 idempotency_conflict); ` +
+      `a retry while the first request still runs gets 409 with retryable: true. Keys are kept for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours.`,
+  );
 
 export interface IdempotencyOptions {
   now?: () => Date;
@@ -159,7 +180,7 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
 
 function isRetryableError(body: string): boolean {
   try {
-    return (JSON.parse(body) as { error?: { retryable?: unknown } }).error?.retryable === true;
+    return (JSON.parse(body) as { retryable?: unknown }).retryable === true;
   } catch {
     return false;
   }

@@ -1,5 +1,5 @@
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
-import { ErrorResponse } from "@wardrik/protocol";
+import { ErrorResponse, PROBLEM_CONTENT_TYPE } from "@wardrik/protocol";
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
 
 /** Error statuses a route can document (the components below). */
@@ -32,6 +32,7 @@ const ERROR_RESPONSES: Record<DocumentedError | "default", { name: string; descr
 };
 
 export const REQUEST_ID_HEADER_REF = "#/components/headers/X-Request-Id";
+const PROBLEM_CONTENT = { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: "#/components/schemas/Problem" } } };
 
 export function errorResponseRef(status: DocumentedError): string {
   return `#/components/responses/${ERROR_RESPONSES[status].name}`;
@@ -39,14 +40,14 @@ export function errorResponseRef(status: DocumentedError): string {
 
 /**
  * A route's catch-all answer, written out (not a $ref) because it is what puts
- * the zod ErrorResponse (id "Error") into components.schemas, which the shared
+ * the zod ErrorResponse (id "Problem") into components.schemas, which the shared
  * error responses refer to.
  */
 export function defaultErrorResponse() {
   return {
     description: ERROR_RESPONSES.default.description,
     headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF } },
-    content: { "application/json": { schema: ErrorResponse } },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: ErrorResponse } },
   };
 }
 
@@ -64,7 +65,7 @@ const TAGS = [
   { name: "console", description: "The web console's sign-in (one-time links) and who a token is" },
 ];
 
-/** Components shared by every route: the Error body, its responses, the request ID header, bearer auth. */
+/** Components shared by every route: the Problem body, its responses, the request ID header, bearer auth. */
 function registerSharedComponents(registry: OpenAPIHono["openAPIRegistry"]): void {
   registry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -76,20 +77,14 @@ function registerSharedComponents(registry: OpenAPIHono["openAPIRegistry"]): voi
       "The request's ID: the client's X-Request-Id when it sent a usable one, else a new one. Log lines of the request carry it.",
     schema: { type: "string" },
   });
-  registry.registerComponent("headers", "Allow", { description: "The methods the path takes", schema: { type: "string" } });
   for (const [status, r] of Object.entries(ERROR_RESPONSES)) {
     if (status === "default") continue;
     registry.registerComponent("responses", r.name, {
       description: r.description,
       headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF }, ...r.headers },
-      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      content: PROBLEM_CONTENT,
     });
   }
-  registry.registerComponent("responses", "MethodNotAllowed", {
-    description: "The path exists but does not take this method; Allow lists the ones it takes",
-    headers: { "X-Request-Id": { $ref: REQUEST_ID_HEADER_REF }, Allow: { $ref: "#/components/headers/Allow" } },
-    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-  });
 }
 
 /**
@@ -107,9 +102,10 @@ export async function buildDocument(routes: RouteConfig[], version: string): Pro
     info: {
       title: "Wardrik API",
       version,
+      license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
       description:
         "Governed, durable LLM agents. Every route but health, this document and Slack's (which Slack signs) needs a bearer token of one org. " +
-        "Every answer carries X-Request-Id; errors share one JSON shape (components.schemas.Error). " +
+        "Every answer carries X-Request-Id; errors are problem documents (RFC 9457, application/problem+json; components.schemas.Problem) whose code and retryable members say which error it is and whether to retry. " +
         "A known path with a method it does not take answers 405 with Allow.",
     },
     servers: [{ url: "/" }],

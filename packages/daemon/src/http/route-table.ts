@@ -18,13 +18,16 @@
  * Bodies (`body`) must be strict objects too; a route without `body` accepts no
  * body but `{}`. Error responses are documented from what the route declares:
  * 400 always (unknown query parameters), 401 and 429 unless `public`, 404 when the path
- * has parameters, 413 with a body, 431 always, and `errors` for the rest.
+ * has parameters, 413 with a body, 431 always, and `errors` for the rest. A
+ * POST with a token that keeps its answers under `Idempotency-Key` (see
+ * honoursIdempotencyKey) documents the header, and the 409 and 422 it brings.
  */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { EmptyBody } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
+import { honoursIdempotencyKey, IDEMPOTENCY_HEADER, IdempotencyKeyHeader } from "./idempotency.js";
 import { defaultErrorResponse, errorResponseRef, REQUEST_ID_HEADER_REF, type DocumentedError } from "./openapi-document.js";
 import { readRequestInput, type InputSchemas } from "./request-input.js";
 
@@ -167,6 +170,12 @@ export class RouteTable {
     }
     if (hasParams) errors.add(404);
     if (spec.body || spec.rawBody) errors.add(413);
+    const idempotent = spec.method === "post" && !spec.public && honoursIdempotencyKey(path);
+    if (idempotent) {
+      errors.add(409);
+      errors.add(422);
+    }
+    const docHeaders = idempotent ? z.object({ ...spec.headers?.shape, [IDEMPOTENCY_HEADER]: IdempotencyKeyHeader }) : spec.headers;
     const responses: RouteConfig["responses"] = { [status]: success };
     for (const e of [...errors].sort()) responses[e] = { $ref: errorResponseRef(e) };
     responses.default = defaultErrorResponse();
@@ -181,7 +190,7 @@ export class RouteTable {
       request: {
         ...(hasParams ? { params: schemas.params } : {}),
         ...(spec.query ? { query: spec.query } : {}),
-        ...(spec.headers ? { headers: spec.headers } : {}),
+        ...(docHeaders ? { headers: docHeaders } : {}),
         ...(spec.body ? { body: { required: !spec.bodyOptional, content: { "application/json": { schema: spec.body } } } } : {}),
         ...(spec.rawBody
           ? {

@@ -131,13 +131,19 @@ Watch.
   });
 
   it("ship as files with the text the zod schemas make now (the build writes them; wardrik schema prints them)", () => {
-    for (const kind of SCHEMA_KINDS)
-      expect(readFileSync(schemaFile(kind), "utf8")).toBe(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);
+    for (const kind of SCHEMA_KINDS) {
+      const text = `${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`;
+      expect(readFileSync(schemaFile(kind), "utf8")).toBe(text);
+      // The copy @wardrik/protocol ships, which projects' files name.
+      expect(readFileSync(new URL(`../../../protocol/schemas/${kind}.json`, import.meta.url), "utf8")).toBe(text);
+    }
   });
 
-  it("name the shipped schema file in config.yaml and policy files, nowhere else", () => {
-    expect(read("config.yaml").split("\n")[0]).toBe(`# yaml-language-server: $schema=${schemaFile("config")}`);
-    expect(read("policies/default.yaml").split("\n")[0]).toBe(`# yaml-language-server: $schema=${schemaFile("policy")}`);
+  it("name the schema file in the project's node_modules in config.yaml and policy files, nowhere else", () => {
+    expect(read("config.yaml").split("\n")[0]).toBe("# yaml-language-server: $schema=./node_modules/@wardrik/protocol/schemas/config.json");
+    expect(read("policies/default.yaml").split("\n")[0]).toBe(
+      "# yaml-language-server: $schema=../node_modules/@wardrik/protocol/schemas/policy.json",
+    );
     expect(read("agents/helper.md").startsWith("---\n")).toBe(true);
     expect(withSchemaComment("policies/strict.yml", "rules: []\n")).toMatch(/^# yaml-language-server: \$schema=.*policy\.json\nrules/);
     expect(withSchemaComment("workers/tools.ts", "x")).toBe("x");

@@ -91,9 +91,9 @@ describe("paging through GET /v1/agents", () => {
 
   it("a cursor it did not give out, or a limit out of range, is 400", async () => {
     for (const q of ["cursor=not-a-cursor", "cursor=", "limit=0", "limit=1001", "limit=2.5"]) {
-      const r = await p.api<{ error: { code: string; message: string } }>("GET", `/v1/agents?${q}`);
+      const r = await p.api<{ code: string; detail: string }>("GET", `/v1/agents?${q}`);
       expect(r.status, q).toBe(400);
-      expect(r.json.error.message, q).toMatch(/query parameter (cursor|limit)/);
+      expect(r.json.detail, q).toMatch(/query parameter (cursor|limit)/);
     }
   });
 });

@@ -180,17 +180,17 @@ describe("approve with edited arguments", () => {
 
   it("edited arguments that do not fit the schema are refused with what is wrong, and the call keeps waiting", async () => {
     const { id, call, run } = await parkedCall("bad-editor", "first");
-    const missing = await p.api<{ error: { code: string; message: string } }>("POST", `/v1/agents/${id}/calls/${call}/approve`, {
+    const missing = await p.api<{ code: string; detail: string }>("POST", `/v1/agents/${id}/calls/${call}/approve`, {
       arguments: { path: "note.md" },
     });
     expect(missing.status).toBe(400);
-    expect(missing.json.error.message).toContain(`files/write's input schema: arguments needs property "content"`);
-    const wrong = await p.api<{ error: { message: string } }>("POST", `/v1/agents/${id}/calls/${call}/approve`, {
+    expect(missing.json.detail).toContain(`files/write's input schema: arguments needs property "content"`);
+    const wrong = await p.api<{ detail: string }>("POST", `/v1/agents/${id}/calls/${call}/approve`, {
       arguments: { path: 7, content: "x", mode: "append" },
     });
     expect(wrong.status).toBe(400);
-    expect(wrong.json.error.message).toContain("arguments.path: ");
-    expect(wrong.json.error.message).toContain(`arguments has property "mode", which the tool does not take`);
+    expect(wrong.json.detail).toContain("arguments.path: ");
+    expect(wrong.json.detail).toContain(`arguments has property "mode", which the tool does not take`);
     const notObject = await p.api("POST", `/v1/agents/${id}/calls/${call}/approve`, { arguments: ["no"] });
     expect(notObject.status).toBe(400);
 

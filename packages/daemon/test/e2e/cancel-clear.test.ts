@@ -101,9 +101,9 @@ describe.concurrent("wardrik agent cancel", () => {
     expect(turnB.status).toBe("running");
 
     // Clearing a conversation with a turn in progress is refused with what to do.
-    const clear = await p.api<{ error: { code: string; message: string } }>("POST", `/v1/agents/${id}/clear`, { conversation: "B" });
+    const clear = await p.api<{ code: string; detail: string }>("POST", `/v1/agents/${id}/clear`, { conversation: "B" });
     expect(clear.status).toBe(409);
-    expect(clear.json.error.message).toMatch(/turn in progress; cancel it first \(wardrik agent cancel splitter\)/);
+    expect(clear.json.detail).toMatch(/turn in progress; cancel it first \(wardrik agent cancel splitter\)/);
 
     const all = await p.apiOk<{ cancelled: string[]; dropped: number }>("POST", `/v1/agents/${id}/cancel`, {});
     expect(all).toEqual({ cancelled: [runB], dropped: 0 });

@@ -26,12 +26,7 @@ async function link(token?: string): Promise<{ url: string; code: string; expire
 }
 
 async function trade(code: string) {
-  return p.api<{ token: string; org: string; admin: boolean; error?: { message: string } }>(
-    "POST",
-    "/v1/console/sessions",
-    { code },
-    { token: null },
-  );
+  return p.api<{ token: string; org: string; admin: boolean; detail?: string }>("POST", "/v1/console/sessions", { code }, { token: null });
 }
 
 describe("the page", () => {
@@ -54,9 +49,9 @@ describe("the page", () => {
   });
 
   it("unknown paths stay JSON errors, under /v1/ and elsewhere", async () => {
-    const api = await p.api<{ error: { code: string; message: string } }>("GET", "/v1/nothing-here");
+    const api = await p.api<{ code: string; detail: string }>("GET", "/v1/nothing-here");
     expect(api.status).toBe(404);
-    expect(api.json.error.message).toBe("No route GET /v1/nothing-here. The routes are listed at /v1/openapi.json.");
+    expect(api.json.detail).toBe("No route GET /v1/nothing-here. The routes are listed at /v1/openapi.json.");
     expect((await p.api("GET", "/assets/missing.js", undefined, { token: null })).status).toBe(404);
     expect((await p.api("GET", "/elsewhere", undefined, { token: null })).status).toBe(404);
   });
@@ -77,7 +72,7 @@ describe("sign-in links", () => {
     expect(first.json).toEqual({ token: p.token, org: "default", admin: true });
     const again = await trade(code!);
     expect(again.status).toBe(401);
-    expect(again.json.error!.message).toMatch(/links work once and for 2 minutes\. Run `wardrik console` for a new one/);
+    expect(again.json.detail).toMatch(/links work once and for 2 minutes\. Run `wardrik console` for a new one/);
   });
 
   it("wardrik console --json gives the link and when it expires (about 2 minutes on)", async () => {

@@ -89,12 +89,12 @@ describe("searching events by text", () => {
   });
 
   it("says what is wrong with an empty or overlong text", async () => {
-    const empty = await p.api<{ error: { message: string } }>("GET", `/v1/agents/${id}/events?q=`);
+    const empty = await p.api<{ detail: string }>("GET", `/v1/agents/${id}/events?q=`);
     expect(empty.status).toBe(400);
-    expect(empty.json.error.message).toMatch(/q.*must not be empty/);
-    const long = await p.api<{ error: { message: string } }>("GET", `/v1/agents/${id}/events?q=${"x".repeat(201)}`);
+    expect(empty.json.detail).toMatch(/q.*must not be empty/);
+    const long = await p.api<{ detail: string }>("GET", `/v1/agents/${id}/events?q=${"x".repeat(201)}`);
     expect(long.status).toBe(400);
-    expect(long.json.error.message).toMatch(/q.*longer than 200/);
+    expect(long.json.detail).toMatch(/q.*longer than 200/);
   });
 });
 

@@ -3,16 +3,15 @@
  * errors that say what to fix, body limits, the OpenAPI document, and the
  * server-sent event stream with Last-Event-ID.
  */
-import { request } from "node:http";
+import { request, STATUS_CODES } from "node:http";
+import type { ProblemDocument } from "@wardrik/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, readSse, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
 let id: string;
 
-interface ErrorBody {
-  error: { code: string; message: string; retryable: boolean };
-}
+type ErrorBody = ProblemDocument;
 
 interface OpenApiDoc {
   openapi: string;
@@ -70,15 +69,17 @@ function postDeclaring(url: string, length: number): Promise<{ status: number; t
   });
 }
 
-function expectError(r: { status: number; json: unknown; headers: Headers }, status: number, code: string): ErrorBody["error"] {
+/** An error answer is an RFC 9457 problem document: its media type, its members, `code` and `retryable` as extensions. */
+function expectError(r: { status: number; json: unknown; headers: Headers }, status: number, code: string): ErrorBody {
   expect(r.status).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/application\/json/);
+  expect(r.headers.get("content-type")).toBe("application/problem+json");
   const body = r.json as ErrorBody;
-  expect(body.error.code).toBe(code);
-  expect(typeof body.error.message).toBe("string");
-  expect(body.error.message.length).toBeGreaterThan(10);
-  expect(typeof body.error.retryable).toBe("boolean");
-  return body.error;
+  expect(Object.keys(body).sort()).toEqual(["code", "detail", "instance", "retryable", "status", "title", "type"]);
+  expect(body).toMatchObject({ type: "about:blank", title: STATUS_CODES[status], status, code });
+  expect(body.instance).toMatch(/^\/v1\//);
+  expect(body.detail.length).toBeGreaterThan(10);
+  expect(typeof body.retryable).toBe("boolean");
+  return body;
 }
 
 describe.concurrent("the OpenAPI document", () => {
@@ -150,7 +151,7 @@ describe.concurrent("authentication", () => {
       for (const token of [null, "wdk_not-the-token"]) {
         const r = await p.api(method.toUpperCase(), concrete, body, { token });
         const e = expectError(r, 401, "unauthorized");
-        if (token === null) expect(e.message, `${method} ${path}`).toMatch(/Bearer/);
+        if (token === null) expect(e.detail, `${method} ${path}`).toMatch(/Bearer/);
       }
     }
   });
@@ -178,21 +179,21 @@ describe.concurrent("errors that say what to fix", () => {
       ["POST", `/v1/agents/${MISSING_AGENT}/cancel`, {}],
     ] as const) {
       const e = expectError(await p.api(method, path, body), 404, "not_found");
-      expect(e.message).toContain(MISSING_AGENT);
-      expect(e.message).toMatch(/GET \/v1\/agents/);
+      expect(e.detail).toContain(MISSING_AGENT);
+      expect(e.detail).toMatch(/GET \/v1\/agents/);
     }
   });
 
   it("an unknown conversation or turn is 404 naming it", async () => {
     const conv = expectError(await p.api("GET", `/v1/agents/${id}/conversations/nope/messages`), 404, "not_found");
-    expect(conv.message).toMatch(/no conversation nope/);
+    expect(conv.detail).toMatch(/no conversation nope/);
     const turn = expectError(await p.api("GET", `/v1/agents/${id}/turns/run_00000000000000000000000000`), 404, "not_found");
-    expect(turn.message).toMatch(/no turn run_0+/);
+    expect(turn.detail).toMatch(/no turn run_0+/);
   });
 
   it("an unknown route is 404 pointing at the OpenAPI document", async () => {
     const e = expectError(await p.api("GET", "/v1/nothing-here"), 404, "not_found");
-    expect(e.message).toMatch(/openapi\.json/);
+    expect(e.detail).toMatch(/openapi\.json/);
   });
 
   it("a body that is not JSON is 400 invalid_json", async () => {
@@ -201,18 +202,18 @@ describe.concurrent("errors that say what to fix", () => {
       400,
       "invalid_json",
     );
-    expect(e.message).toMatch(/not valid JSON/);
+    expect(e.detail).toMatch(/not valid JSON/);
   });
 
   it("a missing or empty text is 400 naming the field", async () => {
     const missing = expectError(await p.api("POST", `/v1/agents/${id}/messages`, { conversation: "main" }), 400, "bad_request");
-    expect(missing.message).toMatch(/\btext\b/);
+    expect(missing.detail).toMatch(/\btext\b/);
     const empty = expectError(await p.api("POST", `/v1/agents/${id}/messages`, { text: "" }), 400, "bad_request");
-    expect(empty.message).toMatch(/\btext\b/);
+    expect(empty.detail).toMatch(/\btext\b/);
     const wrongType = expectError(await p.api("POST", `/v1/agents/${id}/messages`, { text: 42 }), 400, "bad_request");
-    expect(wrongType.message).toMatch(/\btext\b/);
+    expect(wrongType.detail).toMatch(/\btext\b/);
     const noBody = expectError(await p.api("POST", `/v1/agents/${id}/messages`), 400, "bad_request");
-    expect(noBody.message).toMatch(/JSON body/);
+    expect(noBody.detail).toMatch(/JSON body/);
   });
 
   it("a body just under the limit is accepted", async () => {
@@ -227,14 +228,14 @@ describe.concurrent("errors that say what to fix", () => {
     await p.apiOk("POST", "/v1/reload", {});
     const brokenId = await p.agentId("broken");
     const e = expectError(await p.api("POST", `/v1/agents/${brokenId}/messages`, { text: "hi" }), 409, "unreadable");
-    expect(e.message).toMatch(/agents\/broken\.md:3/);
+    expect(e.detail).toMatch(/agents\/broken\.md:3/);
   });
 });
 
 describe("agents made through the API", () => {
   it("are created, answer, and are removed with wardrik agent rm; file agents cannot be removed that way", async () => {
     const bad = expectError(await p.api("POST", "/v1/agents", { name: "api-made", description: "x", colour: "blue" }), 400, "bad_request");
-    expect(bad.message).toMatch(/colour/);
+    expect(bad.detail).toMatch(/colour/);
 
     const created = await p.api<{ id: string; source: string }>("POST", "/v1/agents", {
       name: "api-made",
@@ -252,7 +253,7 @@ describe("agents made through the API", () => {
       409,
       "conflict",
     );
-    expect(dup.message).toMatch(/already exists/);
+    expect(dup.detail).toMatch(/already exists/);
 
     const rmFile = await p.cli(["agent", "rm", "echoer"]);
     expect(rmFile.code).toBe(1);
@@ -347,9 +348,9 @@ describe("oversized bodies", () => {
   it("a body over 2 MiB is 413 with a JSON error, and the daemon keeps serving", async () => {
     const r = await postDeclaring(`${p.url}/v1/agents/${id}/messages`, 2 * 1024 * 1024 + 16);
     expect(r.status).toBe(413);
-    const e = (JSON.parse(r.text) as ErrorBody).error;
+    const e = JSON.parse(r.text) as ErrorBody;
     expect(e.code).toBe("body_too_large");
-    expect(e.message).toMatch(/2097152|2 MiB/);
+    expect(e.detail).toMatch(/2097152|2 MiB/);
     // Nothing was queued, and the next request is served.
     const events = await p.events(id);
     expect(events.some((x) => short(x.type) === "message.queued" && String(x.data.text).length > 2 * 1024 * 1024)).toBe(false);
@@ -362,7 +363,7 @@ describe("oversized bodies", () => {
     for (let i = 0; i < 6; i++) {
       try {
         const r = await p.api<ErrorBody>("POST", `/v1/agents/${id}/messages`, undefined, { raw: big });
-        outcomes.push(`${r.status} ${r.json.error.code}`);
+        outcomes.push(`${r.status} ${r.json.code}`);
       } catch (err) {
         outcomes.push(`${(err as Error).message}: ${String((err as { cause?: { code?: string } }).cause?.code)}`);
       }

@@ -3,10 +3,11 @@
  * (and the daemon's log line for the request carries it), 401 says how to
  * authenticate, a wrong method is 405 with Allow, HEAD answers like GET
  * without the body, and what node's parser refuses (an oversized or broken
- * request head) still gets the API's JSON error, even while the client is
+ * request head) still gets the API's problem document (RFC 9457), even while the client is
  * still sending.
  */
 import { connect } from "node:net";
+import type { ProblemDocument } from "@wardrik/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
@@ -22,9 +23,7 @@ beforeAll(async () => {
   id = await p.agentId("echoer");
 });
 
-interface ErrorBody {
-  error: { code: string; message: string; retryable: boolean };
-}
+type ErrorBody = ProblemDocument;
 
 /** Writes `raw` on a fresh connection and returns what came back until the server closed it. */
 function rawRequest(raw: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
@@ -46,8 +45,8 @@ function rawRequest(raw: string): Promise<{ status: number; headers: Record<stri
   });
 }
 
-function errorOf(text: string): ErrorBody["error"] {
-  return (JSON.parse(text) as ErrorBody).error;
+function errorOf(text: string): ErrorBody {
+  return JSON.parse(text) as ErrorBody;
 }
 
 describe.concurrent("X-Request-Id", () => {
@@ -138,7 +137,7 @@ describe.concurrent("a known path with a method it does not take", () => {
       const r = await p.api(method, path, undefined, token === null ? { token: null } : {});
       expect(r.status, `${method} ${path}`).toBe(405);
       expect(errorOf(r.text).code).toBe("method_not_allowed");
-      expect(errorOf(r.text).message).toContain(`${method} is not allowed on ${path}`);
+      expect(errorOf(r.text).detail).toContain(`${method} is not allowed on ${path}`);
       return (r.headers.get("allow") ?? "").split(/,\s*/).sort();
     };
     expect(await allow("PUT", "/v1/agents")).toEqual(["GET", "HEAD", "POST"]);
@@ -157,7 +156,7 @@ describe.concurrent("a known path with a method it does not take", () => {
 });
 
 describe.concurrent("HEAD", () => {
-  it("answers with GET's status and headers, JSON errors included, and no body", async () => {
+  it("answers with GET's status and headers, problem documents included, and no body", async () => {
     const cases: [string, number, string | null][] = [
       ["/v1/health", 200, null],
       ["/v1/agents", 200, p.token],
@@ -171,7 +170,7 @@ describe.concurrent("HEAD", () => {
       expect(get.status, path).toBe(status);
       expect(head.status, path).toBe(status);
       expect(head.text).toBe("");
-      expect(head.headers.get("content-type"), path).toMatch(/^application\/json/);
+      expect(head.headers.get("content-type"), path).toBe(status < 400 ? "application/json" : "application/problem+json");
       expect(Number(head.headers.get("content-length")), path).toBe(Buffer.byteLength(get.text));
       expect(head.headers.get("x-request-id"), path).toBeTruthy();
       if (status === 401) expect(head.headers.get("www-authenticate")).toBe('Bearer realm="wardrik"');
@@ -182,7 +181,7 @@ describe.concurrent("HEAD", () => {
     const cancel = await p.api("HEAD", `/v1/agents/${id}/cancel`);
     expect(cancel.status).toBe(405);
     expect(cancel.headers.get("allow")).toBe("POST");
-    expect(cancel.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(cancel.headers.get("content-type")).toBe("application/problem+json");
     const stream = await p.api("HEAD", `/v1/agents/${id}/events/stream`);
     expect(stream.status).toBe(200);
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
@@ -190,15 +189,16 @@ describe.concurrent("HEAD", () => {
 });
 
 describe.concurrent("requests node's parser refuses", () => {
-  it("headers over 16 KiB get 431 with the JSON error and a request ID, and the daemon keeps serving", async () => {
+  it("headers over 16 KiB get 431 with the problem document and a request ID, and the daemon keeps serving", async () => {
     const r = await rawRequest(`GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
     expect(r.status).toBe(431);
-    expect(r.headers["content-type"]).toBe("application/json");
+    expect(r.headers["content-type"]).toBe("application/problem+json");
     expect(r.headers["x-request-id"]).toMatch(/^req_/);
     expect(Number(r.headers["content-length"])).toBe(Buffer.byteLength(r.body));
     const e = errorOf(r.body);
+    expect(e).toMatchObject({ type: "about:blank", title: "Request Header Fields Too Large", status: 431, retryable: false });
     expect(e.code).toBe("headers_too_large");
-    expect(e.message).toMatch(/16384 bytes/);
+    expect(e.detail).toMatch(/16384 bytes/);
     expect((await p.api("GET", "/v1/health")).status).toBe(200);
   });
 
@@ -226,18 +226,18 @@ describe.concurrent("requests node's parser refuses", () => {
     expect(data).toMatch(/^HTTP\/1\.1 431 /);
   });
 
-  it("a request that is not HTTP gets 400 with the JSON error", async () => {
+  it("a request that is not HTTP gets 400 with the problem document", async () => {
     const r = await rawRequest("THIS IS NOT HTTP\r\n\r\n");
     expect(r.status).toBe(400);
-    expect(r.headers["content-type"]).toBe("application/json");
-    expect(errorOf(r.body).code).toBe("bad_request");
+    expect(r.headers["content-type"]).toBe("application/problem+json");
+    expect(errorOf(r.body)).toMatchObject({ type: "about:blank", title: "Bad Request", status: 400, code: "bad_request" });
   });
 
-  it("a path with a backslash (refused before routing) gets 400 with the JSON error", async () => {
+  it("a path with a backslash (refused before routing) gets 400 with the problem document", async () => {
     const r = await rawRequest("GET /v1\\agents HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     expect(r.status).toBe(400);
-    expect(r.headers["content-type"]).toMatch(/^application\/json/);
+    expect(r.headers["content-type"]).toBe("application/problem+json");
     expect(r.headers["x-request-id"]).toMatch(/^req_/);
-    expect(errorOf(r.body).message).toMatch(/Backslash/);
+    expect(errorOf(r.body).detail).toMatch(/Backslash/);
   });
 });

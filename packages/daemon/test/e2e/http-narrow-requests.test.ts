@@ -20,7 +20,9 @@ steps:
 `;
 
 interface ErrorBody {
-  error: { code: string; message: string; retryable: boolean };
+  code: string;
+  detail: string;
+  retryable: boolean;
 }
 
 beforeAll(async () => {
@@ -39,10 +41,10 @@ beforeAll(async () => {
 
 function expect400(r: { status: number; json: unknown }, ...mentions: (string | RegExp)[]): string {
   expect(r.status, JSON.stringify(r.json)).toBe(400);
-  const e = (r.json as ErrorBody).error;
+  const e = r.json as ErrorBody;
   expect(e.code).toBe("bad_request");
-  for (const m of mentions) expect(e.message).toMatch(m);
-  return e.message;
+  for (const m of mentions) expect(e.detail).toMatch(m);
+  return e.detail;
 }
 
 const turnStatus = async (id: string, run: string) => (await p.apiOk<{ status: string }>("GET", `/v1/agents/${id}/turns/${run}`)).status;

@@ -42,8 +42,7 @@ describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
     let answers = await Promise.all(Array.from({ length: 5 }, send));
     // A request that came while the first one ran is told to retry; its retry gets the first answer.
     for (let i = 0; i < 20 && answers.some((a) => a.status === 409); i++) {
-      for (const a of answers.filter((x) => x.status === 409))
-        expect(a.json).toMatchObject({ error: { code: "conflict", retryable: true } });
+      for (const a of answers.filter((x) => x.status === 409)) expect(a.json).toMatchObject({ code: "conflict", retryable: true });
       await sleep(50);
       answers = await Promise.all(answers.map((a) => (a.status === 409 ? send() : Promise.resolve(a))));
     }
@@ -60,7 +59,7 @@ describe("Idempotency-Key on POST /v1/agents/{id}/messages", () => {
     expect(first.status).toBe(202);
     const other = await p.api("POST", `/v1/agents/${ids.conflicted}/messages`, { text: "second" }, { headers: { "idempotency-key": key } });
     expect(other.status).toBe(422);
-    expect(other.json).toMatchObject({ error: { code: "idempotency_conflict", retryable: false } });
+    expect(other.json).toMatchObject({ code: "idempotency_conflict", retryable: false });
     expect(await queuedTexts("conflicted")).toEqual(["first"]);
   });
 });
@@ -79,7 +78,7 @@ describe("Idempotency-Key on the other POSTs", () => {
     expect(again.json).toEqual(first.json);
     const other = await create({ ...body, name: "made-twice" });
     expect(other.status).toBe(422);
-    expect(other.json).toMatchObject({ error: { code: "idempotency_conflict" } });
+    expect(other.json).toMatchObject({ code: "idempotency_conflict" });
     const names = (await p.apiOk<{ agents: { name: string }[] }>("GET", "/v1/agents?limit=1000")).agents.map((a) => a.name);
     expect(names.filter((n) => n.startsWith("made-"))).toEqual(["made-once"]);
   });
@@ -93,7 +92,8 @@ describe("Idempotency-Key on the other POSTs", () => {
     const refused = await p.api("POST", "/v1/tokens", { org: "keyed" }, { headers: { "idempotency-key": randomUUID() } });
     expect(refused.status).toBe(400);
     expect(refused.json).toMatchObject({
-      error: { code: "bad_request", message: expect.stringContaining("does not take an Idempotency-Key") },
+      code: "bad_request",
+      detail: expect.stringContaining("does not take an Idempotency-Key"),
     });
     expect(refused.text).not.toMatch(/wrk_|"token"/);
     expect(await tokens()).toEqual(before);

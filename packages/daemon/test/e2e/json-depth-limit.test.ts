@@ -42,18 +42,18 @@ describe("limits.json_depth: 8", () => {
   it("a request body 9 deep is 400 json_too_deep; 8 deep gets past the parse to the route's own check", async () => {
     const id = await p.agentId("nester");
     const send = (conversation: string) =>
-      p.api<{ error: { code: string; message: string } }>("POST", `/v1/agents/${id}/messages`, undefined, {
+      p.api<{ code: string; detail: string }>("POST", `/v1/agents/${id}/messages`, undefined, {
         raw: `{"text":"x","conversation":${conversation}}`,
         headers: { "content-type": "application/json" },
       });
     const deep = await send(nested(8));
     expect(deep.status).toBe(400);
-    expect(deep.json.error.code).toBe("json_too_deep");
-    expect(deep.json.error.message).toContain("deeper than 8 levels (at character 34)");
+    expect(deep.json.code).toBe("json_too_deep");
+    expect(deep.json.detail).toContain("deeper than 8 levels (at character 34)");
     const fits = await send(nested(7));
     expect(fits.status).toBe(400);
-    expect(fits.json.error.code).toBe("bad_request");
-    expect(fits.json.error.message).toContain("body.conversation");
+    expect(fits.json.code).toBe("bad_request");
+    expect(fits.json.detail).toContain("body.conversation");
   });
 
   it("a worker frame 9 deep closes the connection; 8 deep is read", async () => {

@@ -130,11 +130,11 @@ it("a daemon whose lease another daemon took answers 503 with Retry-After and th
   ]);
 
   for (const text of ["after the takeover", "and again"]) {
-    const r = await p.api<{ error: { code: string; message: string; retryable: boolean } }>("POST", `/v1/agents/${id}/messages`, { text });
+    const r = await p.api<{ code: string; detail: string; retryable: boolean }>("POST", `/v1/agents/${id}/messages`, { text });
     expect(r.status, r.text).toBe(503);
     expect(r.headers.get("retry-after")).toMatch(/^[1-9]\d*$/);
-    expect(r.json.error).toMatchObject({ code: "unavailable", retryable: true });
-    expect(r.json.error.message).toContain(owner);
+    expect(r.json).toMatchObject({ code: "unavailable", retryable: true });
+    expect(r.json.detail).toContain(owner);
   }
   // It did not take the agent back, and it still answers everything else.
   const [row] = await side.all<{ owner_node: string }>("SELECT owner_node FROM agents WHERE id = ?", [id]);

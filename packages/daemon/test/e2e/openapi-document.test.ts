@@ -75,7 +75,7 @@ describe("the document", () => {
   it("shares the API's shapes and its Error body as components", () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
-        "Error",
+        "Problem",
         "AgentSummary",
         "AgentDetail",
         "AgentPage",
@@ -85,8 +85,10 @@ describe("the document", () => {
         "PostMessageBody",
       ]),
     );
-    const error = doc.components.schemas.Error!;
-    expect(error.required).toEqual(["error"]);
+    // Errors are RFC 9457 problem documents, with code and retryable as extension members.
+    const problem = doc.components.schemas.Problem!;
+    expect(problem.required?.sort()).toEqual(["code", "detail", "retryable", "status", "title", "type"]);
+    expect(Object.keys(problem.properties!).sort()).toEqual(["code", "detail", "instance", "retryable", "status", "title", "type"]);
     // Request bodies are strict in the document as they are on the wire.
     for (const body of ["ScopeBody", "PostMessageBody", "CreateAgentBody", "DenyBody", "CreateTokenBody"])
       expect(doc.components.schemas[body]!.additionalProperties, body).toBe(false);
@@ -97,7 +99,8 @@ describe("the document", () => {
 
   it("documents the error answers each operation can give", () => {
     for (const name of ["BadRequest", "Unauthorized", "NotFound", "Conflict", "BodyTooLarge", "Unprocessable", "HeadersTooLarge"]) {
-      expect(doc.components.responses[name]!.content["application/json"]!.schema.$ref, name).toBe("#/components/schemas/Error");
+      expect(Object.keys(doc.components.responses[name]!.content), name).toEqual(["application/problem+json"]);
+      expect(doc.components.responses[name]!.content["application/problem+json"]!.schema.$ref, name).toBe("#/components/schemas/Problem");
       expect(doc.components.responses[name]!.headers, name).toHaveProperty("X-Request-Id");
     }
     expect(doc.components.responses.Unauthorized!.headers).toHaveProperty("WWW-Authenticate");
@@ -153,7 +156,7 @@ const names: string[] = [];
 let cursor: string | undefined;
 do {
   const { data, error } = await client.GET("/v1/agents", { params: { query: { limit: 1, ...(cursor ? { cursor } : {}) } } });
-  if (error) throw new Error(error.error.message);
+  if (error) throw new Error(error.detail);
   names.push(...data.agents.map((a) => a.name));
   cursor = data.next ?? undefined;
 } while (cursor);
@@ -169,8 +172,8 @@ for (let i = 0; i < 200 && reply === undefined; i++) {
   if (reply === undefined) await new Promise((r) => setTimeout(r, 50));
 }
 const refused = await client.POST("/v1/agents/{id}/cancel", { params: { path: { id } }, body: misspelt });
-const error: components["schemas"]["Error"] | undefined = refused.error;
-console.log(JSON.stringify({ names, reply, refused: refused.response.status, code: error?.error.code }));
+const error: components["schemas"]["Problem"] | undefined = refused.error;
+console.log(JSON.stringify({ names, reply, refused: refused.response.status, code: error?.code }));
 `;
 
 describe("a typed client generated from the document", () => {

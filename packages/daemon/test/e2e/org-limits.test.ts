@@ -41,13 +41,13 @@ it("past org_requests_per_s an org's request is 429 with Retry-After; another or
   const beta = await orgToken(p, "beta");
 
   expect((await p.api("GET", "/v1/agents", undefined, { token: acme })).status).toBe(200);
-  const refused = await p.api<{ error: { code: string; message: string; retryable: boolean } }>("GET", "/v1/agents", undefined, {
+  const refused = await p.api<{ code: string; detail: string; retryable: boolean }>("GET", "/v1/agents", undefined, {
     token: acme,
   });
   expect(refused.status, refused.text).toBe(429);
   expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-  expect(refused.json.error).toMatchObject({ code: "rate_limited", retryable: true });
-  expect(refused.json.error.message).toContain("limits.org_requests_per_s");
+  expect(refused.json).toMatchObject({ code: "rate_limited", retryable: true });
+  expect(refused.json.detail).toContain("limits.org_requests_per_s");
   // Refused before anything is done: a message it carried is not queued.
   const post = await p.api("POST", "/v1/agents", { name: "late", description: "x", model: "script/echo" }, { token: acme });
   expect(post.status).toBe(429);

@@ -124,9 +124,9 @@ describe("wardrik reload", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/added none; updated none; removed newbie/);
     expect(await names()).toEqual(["helper", "keeper", "talker"]);
-    const gone = await p.api<{ error: { code: string } }>("GET", `/v1/agents/${id}`);
+    const gone = await p.api<{ code: string }>("GET", `/v1/agents/${id}`);
     expect(gone.status).toBe(404);
-    expect(gone.json.error.code).toBe("not_found");
+    expect(gone.json.code).toBe("not_found");
   });
 
   it("a file added back later is a new agent with a new ID", async () => {

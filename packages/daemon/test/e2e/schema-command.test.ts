@@ -1,12 +1,14 @@
 /**
  * `wardrik schema config|agent|policy` through the real CLI, and the schema
- * files the build ships, which the comment `wardrik init` writes points at.
+ * files the build ships (with wardrik, and with @wardrik/protocol for
+ * projects), which the comment `wardrik init` writes points at.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";
-import { createProject } from "../helpers/spawn-daemon.js";
+import { createProject, REPO_ROOT } from "../helpers/spawn-daemon.js";
 
 const ajv = new Ajv({ strict: false });
 
@@ -30,19 +32,26 @@ describe("wardrik schema", () => {
     }
   });
 
-  it("the comment at the top of config.yaml and policies names a shipped file with the same schema", async () => {
+  it("the comment at the top of config.yaml and policies names, relative to the file, the same schema in the project's node_modules", async () => {
     const p = await createProject({ start: false });
+    // What `npm install` puts there: the project's package.json lists @wardrik/protocol, which ships the schemas.
+    expect(JSON.parse(p.read("package.json")).dependencies).toHaveProperty("@wardrik/protocol");
+    mkdirSync(join(p.dir, "node_modules", "@wardrik"), { recursive: true });
+    symlinkSync(join(REPO_ROOT, "packages", "protocol"), join(p.dir, "node_modules", "@wardrik", "protocol"), "dir");
     for (const [kind, file] of [
       ["config", "config.yaml"],
       ["policy", "policies/default.yaml"],
     ] as const) {
       const match = /^# yaml-language-server: \$schema=(.+)$/m.exec(p.read(file).split("\n")[0]!);
       expect(match, `${file} starts with the yaml-language-server comment`).not.toBeNull();
-      const shipped = match![1]!;
-      expect(shipped.endsWith(`schemas/${kind}.json`)).toBe(true);
-      expect(existsSync(shipped)).toBe(true);
+      const named = match![1]!;
+      // Relative, so the project can move or be cloned: the editor resolves it against the file's folder.
+      expect(isAbsolute(named)).toBe(false);
+      expect(named).toBe(`${file.includes("/") ? ".." : "."}/node_modules/@wardrik/protocol/schemas/${kind}.json`);
+      const resolved = resolve(dirname(join(p.dir, file)), named);
+      expect(existsSync(resolved), resolved).toBe(true);
       const printed = await p.cli(["schema", kind]);
-      expect(JSON.parse(readFileSync(shipped, "utf8"))).toEqual(JSON.parse(printed.stdout));
+      expect(JSON.parse(readFileSync(resolved, "utf8"))).toEqual(JSON.parse(printed.stdout));
     }
   });
 

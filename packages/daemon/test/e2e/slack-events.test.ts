@@ -46,15 +46,16 @@ describe("requests from Slack are verified", () => {
     const unsigned = await s.event(body, { unsigned: true });
     expect(unsigned.status).toBe(401);
     expect(unsigned.json).toMatchObject({
-      error: { code: "unauthorized", message: expect.stringMatching(/X-Slack-Request-Timestamp and X-Slack-Signature/) },
+      code: "unauthorized",
+      detail: expect.stringMatching(/X-Slack-Request-Timestamp and X-Slack-Signature/),
     });
     const wrong = await s.event(body, { secret: "not-the-signing-secret" });
     expect(wrong.status).toBe(401);
-    expect(wrong.json).toMatchObject({ error: { message: "X-Slack-Signature does not match the request." } });
+    expect(wrong.json).toMatchObject({ detail: "X-Slack-Signature does not match the request." });
     // Correctly signed, but six minutes old: a replayed request.
     const old = await s.event(body, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 });
     expect(old.status).toBe(401);
-    expect(old.json).toMatchObject({ error: { message: expect.stringMatching(/more than 5 minutes/) } });
+    expect(old.json).toMatchObject({ detail: expect.stringMatching(/more than 5 minutes/) });
     // A body changed after signing.
     const ts = String(Math.floor(Date.now() / 1000));
     const { slackSignature } = await import("../helpers/slack-loopback.js");

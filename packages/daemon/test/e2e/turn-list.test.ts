@@ -57,21 +57,21 @@ describe("a conversation's turns", () => {
     expect(second.turns.map((t) => t.id)).toEqual([runs[0]]);
     expect(second.next).toBeNull();
     const agents = await p.apiOk<{ next: string | null }>("GET", "/v1/agents?limit=1");
-    const wrong = await p.api<{ error: { message: string } }>(
+    const wrong = await p.api<{ detail: string }>(
       "GET",
       `/v1/agents/${id}/conversations/books/turns?cursor=${encodeURIComponent(agents.next!)}`,
     );
     expect(wrong.status).toBe(400);
-    expect(wrong.json.error.message).toContain("cursor");
+    expect(wrong.json.detail).toContain("cursor");
   });
 
   it("another conversation's turns stay in it; an unknown conversation is a 404 that names it", async () => {
     const main = await p.apiOk<TurnList>("GET", `/v1/agents/${id}/conversations/main/turns`);
     expect(main.turns).toHaveLength(1);
     expect(main.turns[0]!.first_message).toBe("Something else");
-    const missing = await p.api<{ error: { message: string } }>("GET", `/v1/agents/${id}/conversations/nope/turns`);
+    const missing = await p.api<{ detail: string }>("GET", `/v1/agents/${id}/conversations/nope/turns`);
     expect(missing.status).toBe(404);
-    expect(missing.json.error.message).toContain("no conversation nope");
+    expect(missing.json.detail).toContain("no conversation nope");
   });
 
   it("another org's token sees no such agent", async () => {

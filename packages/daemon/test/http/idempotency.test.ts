@@ -149,7 +149,7 @@ describe("Idempotency-Key", () => {
     await s.post("/v1/things", { text: "a" }, "k1");
     const other = await s.post("/v1/things", { text: "b" }, "k1");
     expect(other.status).toBe(422);
-    expect(await other.json()).toMatchObject({ error: { code: "idempotency_conflict", retryable: false } });
+    expect(await other.json()).toMatchObject({ code: "idempotency_conflict", retryable: false });
     expect(s.ran).toEqual(["a"]);
   });
 
@@ -160,7 +160,7 @@ describe("Idempotency-Key", () => {
     await new Promise((r) => setTimeout(r, 20));
     const during = await s.post("/v1/things", { text: "a" }, "k1");
     expect(during.status).toBe(409);
-    expect(await during.json()).toMatchObject({ error: { code: "conflict", retryable: true } });
+    expect(await during.json()).toMatchObject({ code: "conflict", retryable: true });
     release();
     expect((await first).status).toBe(201);
     expect(s.ran).toEqual(["a"]);
@@ -195,7 +195,7 @@ describe("Idempotency-Key", () => {
     const successor = setup("daemon-2", dead.db);
     const r = await successor.post("/v1/things", { text: "a" }, "k1");
     expect(r.status).toBe(409);
-    expect(await r.json()).toMatchObject({ error: { code: "conflict", retryable: false, message: expect.stringMatching(/interrupted/) } });
+    expect(await r.json()).toMatchObject({ code: "conflict", retryable: false, detail: expect.stringMatching(/interrupted/) });
     expect(successor.ran).toEqual([]);
   });
 
@@ -207,7 +207,8 @@ describe("Idempotency-Key", () => {
       const r = await s.post("/v1/tokens", {}, "k1");
       expect(r.status).toBe(400);
       expect(await r.json()).toMatchObject({
-        error: { code: "bad_request", message: expect.stringMatching(/does not take an Idempotency-Key/) },
+        code: "bad_request",
+        detail: expect.stringMatching(/does not take an Idempotency-Key/),
       });
     }
     expect(s.ran).toEqual(["a", "a"]);
@@ -247,7 +248,7 @@ describe("Idempotency-Key", () => {
     release();
     const late = await first;
     expect(late.status).toBe(409);
-    expect(await late.json()).toMatchObject({ error: { code: "conflict", retryable: true } });
+    expect(await late.json()).toMatchObject({ code: "conflict", retryable: true });
     expect(await other.queued()).toHaveLength(1);
     // Its client retries and gets the answer the other attempt stored.
     const retried = await slow.post("k1");

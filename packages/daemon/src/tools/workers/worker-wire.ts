@@ -2,7 +2,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { RawData } from "ws";
-import { parseJsonWithin, WORKER_PATH, type WorkerResult } from "@wardrik/protocol";
+import { parseJsonWithin, PROBLEM_CONTENT_TYPE, WardrikError, WORKER_PATH, type ErrorCode, type WorkerResult } from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 
 export interface UpgradeGate {
@@ -45,12 +45,13 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-export function refuse(socket: Duplex, status: number, code: string, message: string, retryable = false): void {
+/** Refuses a worker's upgrade request with the API's problem document. */
+export function refuse(socket: Duplex, status: number, code: ErrorCode, message: string, retryable = false): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify({ error: { code, message, retryable } });
-  const text = { 401: "Unauthorized", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable" }[status] ?? "Error";
+  const problem = new WardrikError(code, message, { status, retryable }).toJSON(WORKER_PATH);
+  const body = JSON.stringify(problem);
   socket.end(
-    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
