@@ -93,6 +93,28 @@ export function daemonUrl(dir: string, settings: ProjectAddress, warn: (message:
   return running;
 }
 
+/**
+ * What a refused admin token most likely means when this project's daemon is
+ * not running (no live .wardrik/daemon.json) and the CLI went to config.yaml's
+ * address: another Wardrik daemon answers there, one that does not know this
+ * project's token. `err` itself otherwise (WARDRIK_URL or WARDRIK_TOKEN set,
+ * not a 401, or this project's daemon runs).
+ */
+export function explainRefusedToken(err: unknown): unknown {
+  if (!WardrikError.isInstance(err) || err.status !== 401 || process.env.WARDRIK_URL || process.env.WARDRIK_TOKEN) return err;
+  const dir = prepared?.dir;
+  const address = prepared?.read?.address;
+  if (dir === undefined || address === undefined || readLiveDaemonFile(dir) !== undefined) return err;
+  const url = localUrl(address.listen.host, address.listen.port);
+  return new WardrikError(
+    "unauthorized",
+    `The daemon at ${url} does not accept this project's admin token (${ADMIN_TOKEN_FILE}). This project's daemon is not running ` +
+      `(no live ${DAEMON_FILE}), and another Wardrik daemon answers at ${url}, config.yaml's listen address. ` +
+      `Start this project's daemon with \`wardrik daemon\` in ${dir}, after stopping the other one or giving this project another listen: address.`,
+    { status: 401 },
+  );
+}
+
 /** An agent, found by `name` or `org/name`, and a client that acts in its org. */
 export interface AgentRef {
   agent: AgentSummary;

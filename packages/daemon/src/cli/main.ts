@@ -31,9 +31,16 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`wardrik: ${err.message}\n`);
       process.exit(2);
     }
-    process.stderr.write(`wardrik: ${err instanceof Error ? err.message : String(err)}\n`);
+    const shown = await explained(err);
+    process.stderr.write(`wardrik: ${shown instanceof Error ? shown.message : String(shown)}\n`);
     process.exit(1);
   }
+}
+
+/** A refused token, said as what is likely wrong (connect.ts); other errors as they are. */
+async function explained(err: unknown): Promise<unknown> {
+  if ((err as { status?: unknown } | null)?.status !== 401) return err;
+  return (await import("./connect.js")).explainRefusedToken(err);
 }
 
 type Register = (program: Command) => void;

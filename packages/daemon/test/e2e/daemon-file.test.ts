@@ -2,7 +2,8 @@
  * `.wardrik/daemon.json`: the running daemon says where it listens, so the
  * CLI finds a daemon started with `--port N` without WARDRIK_URL; it says so
  * when that address is not config.yaml's (or WARDRIK_URL points elsewhere);
- * a clean stop removes the file, and one left by a killed daemon is ignored.
+ * a clean stop removes the file, and one left by a killed daemon is ignored
+ * (and when another daemon answers in its place, the CLI says so).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -64,5 +65,20 @@ describe(".wardrik/daemon.json", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^wardrik: Cannot reach the Wardrik daemon at ${configured}: `));
     expect(r.stderr).not.toContain("note:");
+  });
+
+  it("when another daemon answers at config.yaml's address and refuses the admin token, the CLI says this project's daemon is not running", async () => {
+    const other = await createProject();
+    p.write("config.yaml", p.read("config.yaml").replace(/^listen: .*$/m, `listen: 127.0.0.1:${other.port}`));
+    const r = await cli(["ls"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toContain("The bearer token is not valid");
+    expect(r.stderr).toContain(`The daemon at http://127.0.0.1:${other.port} does not accept this project's admin token`);
+    expect(r.stderr).toContain("This project's daemon is not running");
+    expect(r.stderr).toContain(`another Wardrik daemon answers at http://127.0.0.1:${other.port}`);
+    expect(r.stderr).toContain(`Start this project's daemon with \`wardrik daemon\` in ${p.dir}`);
+    // With WARDRIK_TOKEN the token is the user's own choice: the daemon's answer stands.
+    const own = await cli(["ls"], { WARDRIK_TOKEN: "wrk_not_a_token" });
+    expect(own.stderr).toContain("The bearer token is not valid");
   });
 });
