@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, test } from "vitest";
 import { z } from "zod";
+import { WardrikError } from "@wardrik/protocol";
 import { Wardrik, type ReconnectInfo, type WardrikOptions } from "../src/index.js";
 import { ConnectionReport, STILL_TRYING_EVERY_MS } from "../src/connection-report.js";
 import { protocolServer, until, type ProtocolServer } from "./helpers/protocol-server.js";
@@ -101,11 +102,9 @@ test("a daemon that cannot be reached at all: one line with a hint, then a remin
 test("a refused token rejects listen() with one message that gives the hint once", async () => {
   const http = createServer();
   http.on("upgrade", (_req, socket) => {
-    const body = JSON.stringify({
-      error: { code: "unauthorized", message: "The token is not valid. Check WARDRIK_TOKEN.", retryable: false },
-    });
+    const body = JSON.stringify(new WardrikError("unauthorized", "The token is not valid. Check WARDRIK_TOKEN.").toJSON("/v1/workers"));
     socket.end(
-      `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 401 Unauthorized\r\nContent-Type: application/problem+json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   http.listen(0, "127.0.0.1");

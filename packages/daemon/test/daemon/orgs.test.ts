@@ -62,8 +62,8 @@ describe("orgs", () => {
     ] as const) {
       const r = await call(acme, method, path, body);
       expect(r.status).toBe(404);
-      expect((r.json.error as { message: string }).message.replace(helperId, "ID")).toBe(
-        (unknown.json.error as { message: string }).message.replace("agt_01JF8X5RQ2M3V9ZK0B7Y4T6WHN", "ID"),
+      expect(String(r.json.detail).replace(helperId, "ID")).toBe(
+        String(unknown.json.detail).replace("agt_01JF8X5RQ2M3V9ZK0B7Y4T6WHN", "ID"),
       );
     }
     expect((await call(admin, "GET", `/v1/agents/${spyId}`)).status).toBe(404);
