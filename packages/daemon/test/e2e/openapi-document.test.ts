@@ -122,6 +122,23 @@ describe("the document", () => {
     expect(doc.paths["/v1/health"]!.get!.security).toEqual([]);
   });
 
+  it("declares Idempotency-Key on every POST that keeps its answer under one, with the 409 and 422 it brings", () => {
+    const posts = operations().filter(({ method }) => method === "post");
+    const keyed = posts.filter(({ op }) => op.parameters?.some((x) => x.name === "Idempotency-Key" && x.in === "header"));
+    expect(keyed.map(({ path }) => path)).toEqual(
+      expect.arrayContaining(["/v1/agents", "/v1/agents/{id}/messages", "/v1/agents/{id}/cancel", "/v1/agents/{id}/calls/{call}/approve"]),
+    );
+    for (const { path, op } of keyed) {
+      expect(op.responses["409"]?.$ref, path).toBe("#/components/responses/Conflict");
+      expect(op.responses["422"]?.$ref, path).toBe("#/components/responses/Unprocessable");
+    }
+    // A token's POST refuses a key (its secret is shown once); routes without a token have no org to keep keys in.
+    const keyedPaths = new Set(keyed.map(({ path }) => path));
+    expect(keyedPaths.has("/v1/tokens")).toBe(false);
+    for (const { path, op } of posts)
+      if (Array.isArray(op.security) && op.security.length === 0) expect(keyedPaths.has(path), path).toBe(false);
+  });
+
   it("documents the event stream as text/event-stream resumed with Last-Event-ID", () => {
     const op = doc.paths["/v1/agents/{id}/events/stream"]!.get!;
     expect(Object.keys(op.responses["200"]!.content!)).toEqual(["text/event-stream"]);
