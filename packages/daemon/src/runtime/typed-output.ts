@@ -12,7 +12,7 @@ import type { OutputSchema } from "../config/output-schema.js";
 import { schemaProblems } from "../json-schema/schema-problems.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { StaleTurn } from "./engine-options.js";
-import { announceModelCall, endedIn } from "./turn-driver.js";
+import { announceModelCall, endedIn } from "./turn-bookkeeping.js";
 import { endTurn } from "./turn-moves.js";
 
 export type CheckedOutput = { fits: true; value: unknown } | { fits: false; problems: string[] };
