@@ -163,6 +163,11 @@ describe("the cluster trusts no plaintext in the database", () => {
     expect((await post(undefined, () => sign(body), body.replace("forged-tampered", "forged-changed"))).status).toBe(401);
     const stale = await post(forged("stale"), (text) => signRequest(ring, "POST", "/v1/cluster/calls", text, Date.now() - 10 * 60_000));
     expect(stale.status).toBe(401);
+    // Signed, but nested past limits.json_depth: refused like any other request's body, before it is parsed.
+    const deep = `{"org":"default","tool":"charge","args":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`;
+    const tooDeep = await post(undefined, () => sign(deep), deep);
+    expect(tooDeep.status).toBe(400);
+    expect(JSON.parse(tooDeep.text)).toMatchObject({ error: { code: "json_too_deep" } });
     expect(w.log().filter((l) => l.tag.startsWith("forged-"))).toEqual([]);
   });
 
