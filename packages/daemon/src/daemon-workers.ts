@@ -32,7 +32,7 @@ export function daemonWorkers(
     },
     onLateAnswer: (org, { callId, attempt, outcome }) => {
       // Not through the registry: blanked here, like every other tool outcome.
-      runtime?.acceptLateAnswer(org, { callId, attempt, outcome: redactOutcome(outcome, redactor) }).then(
+      runtime?.acceptLateAnswer(org, { callId, attempt, outcome: redactOutcome(outcome, redactor.forOrg(org)) }).then(
         (taken) => log(taken ? "info" : "debug", taken ? "a late answer completed its call" : "late answer dropped", { callId, attempt }),
         (err: unknown) => log("error", "a late answer could not be stored", { callId, err: String(err) }),
       );

@@ -90,7 +90,12 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     const all = trace ? { ...trace, ...fields } : fields;
     rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
   };
-  const { db, lock, config, secrets } = await openProject(dir, { env, redactor, log, synchronous: options.synchronous ?? "NORMAL" });
+  const { db, lock, config, secrets, serverCredentials } = await openProject(dir, {
+    env,
+    redactor,
+    log,
+    synchronous: options.synchronous ?? "NORMAL",
+  });
   // Packages a project may not use load on first use; `--log-level debug` shows which did, and why (until close).
   const stopLoadLog = onOptionalModuleLoaded((load) => log("debug", "optional module loaded", { ...load }));
   const slack = config.slack
@@ -112,7 +117,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   });
   // Events and stored messages carry no known secret value.
   const store = new Store(db, bus, ids, clock, {
-    redact: (data) => redactor.redactValue(data),
+    redact: (data, org) => redactor.forOrg(org).redactValue(data),
     onEventsWritten: eventsIO.onEventsWritten,
     onCommit: metrics.commitTook,
   });
@@ -144,8 +149,8 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       const p = name ? policies.get(name) : undefined;
       return budgetCaps(p && !("error" in p) ? p.policy.budget : undefined, def.budget);
     },
-    onDelta: (agentId, run, text, reset, retry) => deltas.delta(agentId, run, text, reset, retry),
-    onDeltaEnd: (agentId, run, ok) => deltas.end(agentId, run, ok),
+    onDelta: (agent, run, text, reset, retry) => deltas.delta(agent, run, text, reset, retry),
+    onDeltaEnd: (agent, run, ok) => deltas.end(agent.id, run, ok),
   };
 
   const unusableMcp = (name: string) => {
@@ -185,6 +190,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
       new McpToolset(name, entry, {
         homeOrg: config.org,
         ...{ log, cwd: config.dir, redactor, oauth, jsonDepth: config.limits.json_depth },
+        credentials: serverCredentials.get(name) ?? [],
         ...unusableMcp(name),
       }),
   );
@@ -195,7 +201,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
   const observed = await startDaemonTelemetry(config.telemetry, env, {
     ...{ store, bus, log, metrics, version: VERSION, node: node.node },
     redact: (t) => redactor.redact(t),
-    addSecret: (value) => redactor.add(value),
+    addSecret: (value) => redactor.add(value, undefined, config.org),
     workerConnections: () => workers.connectionsByOrg(),
   }).catch(async (err: unknown) => {
     await workers.close();

@@ -98,9 +98,9 @@ export class EventsIO {
       this.deliveries,
       o.clock,
       () => this.sender.kick(),
-      (t) => o.redactor.redact(t),
+      (t, org) => o.redactor.forOrg(org).redact(t),
     );
-    this.marks = new FiringMarks(this.firings, (t) => o.redactor.redact(t));
+    this.marks = new FiringMarks(this.firings, (t, org) => o.redactor.forOrg(org).redact(t));
     this.eventTriggers = new EventTriggerOutbox(() => this.index, this.firings, o.ids);
     this.firer = new TriggerFirer(() => this.store!, this.firings, this.marks, o.ids, o.clock, o.log);
     this.schedules = new ScheduleRunner(this.firer, this.firings, o.clock, o.log);

@@ -12,6 +12,7 @@ import { SECRET_STAND_IN } from "./config/references.js";
 import { setAside, type UnreadableUse } from "./config/unreadable-secrets.js";
 import type { Logger } from "./log/index.js";
 import type { SecretRedactor } from "./secrets/redactor.js";
+import type { ServerCredential } from "./tools/mcp/mcp-toolset-options.js";
 import { DatabaseLock } from "./store/database-lock.js";
 import { openDb, type OpenedDb } from "./store/open-db.js";
 import { SecretStore } from "./store/secrets.js";
@@ -21,6 +22,8 @@ export interface OpenedProject {
   lock: DatabaseLock | undefined;
   config: ProjectConfig;
   secrets: SecretStore;
+  /** Per MCP server of config.yaml, every `${env:}` and `${secret:}` value resolved into its entry. */
+  serverCredentials: Map<string, ServerCredential[]>;
 }
 
 export async function openProject(
@@ -53,12 +56,16 @@ export async function openProject(
   }
   let config: ProjectConfig;
   let secrets: SecretStore;
+  const serverCredentials = new Map<string, ServerCredential[]>();
   try {
     // A secret stored while the daemon runs is blanked from then on, too.
-    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"), { env, onSet: (_org, name, value) => redactor.add(value, name) });
-    // Every org's secrets, not only those config.yaml uses: no org's secret may show anywhere.
+    secrets = new SecretStore(db, join(dir, ".wardrik", "secret-key"), {
+      env,
+      onSet: (org, name, value) => redactor.add(value, name, org),
+    });
+    // Every org's secrets, not only those config.yaml uses: no org's secret may show anywhere (each in its own org's view).
     const stored = await secrets.everything();
-    for (const s of stored.values) redactor.add(s.value, s.name);
+    for (const s of stored.values) redactor.add(s.value, s.name, s.org);
     for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
     const known = await secrets.readable(bootstrap.org);
     // A secret that does not decrypt stops only what needs it: a stand-in lets the rest of the file load.
@@ -73,7 +80,12 @@ export async function openProject(
       },
       // An ${env:} value in an MCP server's command, args or headers (or another key that carries credentials) is as secret as a stored one.
       onResolved: (ref) => {
-        if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value);
+        if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value, undefined, bootstrap.org);
+        if (ref.path[0] === "mcp" && carriesCredentials(ref.path)) {
+          const server = String(ref.path[1]);
+          const list = serverCredentials.get(server) ?? [];
+          serverCredentials.set(server, [...list, { value: ref.value, ...(ref.kind === "secret" ? { name: ref.name } : {}) }]);
+        }
       },
     });
     config = setAside(loaded, unreadable, (part, why) =>
@@ -84,14 +96,17 @@ export async function openProject(
     lock?.release();
     throw err;
   }
-  // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets.
-  for (const m of Object.values(config.models)) redactor.add(m.api_key);
-  for (const s of config.subscribers ?? []) redactor.add(s.secret);
+  // Credentials config.yaml may take from ${env:}: model API keys, webhook signing secrets. They are config.yaml's
+  // org's: a model's key never reaches another org's agent (a provider's error quoting it is scrubbed where the model
+  // is resolved), and a granted MCP server's own credentials are blanked by the server's redactor for every org.
+  const own = (value: string | undefined) => redactor.add(value, undefined, config.org);
+  for (const m of Object.values(config.models)) own(m.api_key);
+  for (const s of config.subscribers ?? []) own(s.secret);
   if (config.slack) {
-    redactor.add(config.slack.bot_token);
-    redactor.add(config.slack.signing_secret);
+    own(config.slack.bot_token);
+    own(config.slack.signing_secret);
   }
-  return { db, lock, config, secrets };
+  return { db, lock, config, secrets, serverCredentials };
 }
 
 function readConfigText(dir: string): string {

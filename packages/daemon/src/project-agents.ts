@@ -74,7 +74,8 @@ export class ProjectAgents {
         return { name: a.name, file: a.file, error: [a.error ?? "unreadable", ...more].join("\n") };
       }
       // A webhook secret written into the file itself must not show in the agent's events either.
-      for (const t of a.definition.triggers ?? []) if ("webhook" in t && !t.secret.includes("${")) this.o.redactor.add(t.secret);
+      for (const t of a.definition.triggers ?? [])
+        if ("webhook" in t && !t.secret.includes("${")) this.o.redactor.add(t.secret, undefined, this.o.config.org);
       const problems = this.checkReferences(a.definition, a.file);
       if (problems.length > 0) return { name: a.name, file: a.file, error: problems.join("\n") };
       for (const own of modelRefs(a.definition)) {

@@ -23,18 +23,20 @@ export class LiveDeltas {
   ) {}
 
   /** A delta from the runtime; `reset`: the call is retried, and what it streamed (or held back) is void. */
-  delta(agentId: string, run: string, text: string, reset?: boolean, retry?: ModelRetry): void {
+  delta(agent: { id: string; org: string }, run: string, text: string, reset?: boolean, retry?: ModelRetry): void {
+    // The agent's org's values, as its events have them.
+    const redactor = this.redactor.forOrg(agent.org);
     if (reset) {
       this.streams.delete(run);
       // A provider's error text can quote a key: it reaches followers redacted.
-      const said = retry ? { ...retry, error: this.redactor.redact(retry.error) } : undefined;
-      this.send(agentId, run, "", true, said);
+      const said = retry ? { ...retry, error: redactor.redact(retry.error) } : undefined;
+      this.send(agent.id, run, "", true, said);
       return;
     }
     let stream = this.streams.get(run);
-    if (!stream) this.streams.set(run, (stream = this.redactor.stream({ keepPartials: true })));
+    if (!stream) this.streams.set(run, (stream = redactor.stream({ keepPartials: true })));
     const out = stream.push(text);
-    if (out !== "") this.send(agentId, run, out);
+    if (out !== "") this.send(agent.id, run, out);
   }
 
   /** The model call ended: what was held back goes out (`ok`), or is dropped with a failed call. */

@@ -75,10 +75,10 @@ export async function modelStep(
     ...(d.opts.modelBackoffMs !== undefined ? { backoffMs: d.opts.modelBackoffMs } : {}),
     ...(d.hooks.onDelta
       ? {
-          onDelta: (text: string) => d.hooks.onDelta?.(d.id, turn.id, text),
+          onDelta: (text: string) => d.hooks.onDelta?.(d.ref, turn.id, text),
           // Text streamed by a failed attempt is void: followers are told to drop it.
           onRetry: (attempt: number, delayMs: number, error: string) =>
-            d.hooks.onDelta?.(d.id, turn.id, "", true, { attempt, delay_ms: Math.round(delayMs), error }),
+            d.hooks.onDelta?.(d.ref, turn.id, "", true, { attempt, delay_ms: Math.round(delayMs), error }),
         }
       : {}),
   };
@@ -91,12 +91,12 @@ export async function modelStep(
     try {
       r = await callModel({ ...request, model: m.model, price: m.price });
     } catch (err) {
-      d.hooks.onDeltaEnd?.(d.id, turn.id, false);
+      d.hooks.onDeltaEnd?.(d.ref, turn.id, false);
       d.opts.telemetry.modelCallEnded(started, undefined, err);
       throw err;
     }
     // Before the reply commits: text held back from the deltas reaches followers ahead of the events that end the call.
-    d.hooks.onDeltaEnd?.(d.id, turn.id, true);
+    d.hooks.onDeltaEnd?.(d.ref, turn.id, true);
     d.opts.telemetry.modelCallEnded(started, r);
     return { ...r, traced };
   });

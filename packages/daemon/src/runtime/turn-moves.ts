@@ -90,6 +90,7 @@ export async function endTurn(
     turn.id,
     from,
     {
+      org: agent.org,
       status: move.to,
       reason: end.reason,
       code,

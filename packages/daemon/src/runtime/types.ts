@@ -36,9 +36,15 @@ export interface RuntimeHooks {
   budget(agent: AgentDefinition): BudgetCaps;
   /** A live text delta of a model reply; not stored. */
   /** `reset`: the model call is retried; text streamed so far will not be kept. */
-  onDelta?(agentId: string, run: string, text: string, reset?: boolean, retry?: ModelRetry): void;
+  onDelta?(agent: DeltaAgent, run: string, text: string, reset?: boolean, retry?: ModelRetry): void;
   /** The model call whose text `onDelta` streamed has ended: `ok` when it replied, false when it failed or was stopped. */
-  onDeltaEnd?(agentId: string, run: string, ok: boolean): void;
+  onDeltaEnd?(agent: DeltaAgent, run: string, ok: boolean): void;
+}
+
+/** The agent whose model call streams: its org's secrets are blanked from the deltas. */
+export interface DeltaAgent {
+  id: string;
+  org: string;
 }
 
 export { LOST_ANSWER } from "@wardrik/protocol";

@@ -1,12 +1,16 @@
 /**
  * Secret values blanked out of everything the daemon records or shows.
  *
- * One redactor holds every known value: the secrets stored with `wardrik
- * secret set` (of every org, so no org's secret shows anywhere) and other
- * credentials from config.yaml (model API keys, MCP servers' env and
- * headers). It is applied where text leaves for a record: the log function,
- * tool outcomes (ToolRegistry), MCP errors and stderr, and event data as it
- * is written (Store.insertEvent).
+ * The daemon's redactor holds every known value, each owned by an org or by
+ * none: the secrets stored with `wardrik secret set` belong to their org, as
+ * do config.yaml's credentials (model API keys, MCP servers' env and
+ * headers, Slack and webhook secrets) to config.yaml's org and an MCP login
+ * to the org that made it. What one org sees (its events, message rows,
+ * turn replies, tool outcomes, live deltas) passes through `forOrg(org)`,
+ * which blanks that org's values and those of no org only: another org's
+ * value is not recognised there, so an org cannot confirm a guess of another
+ * org's secret by seeing it come back as a label. The daemon's own log and
+ * traces pass through the whole redactor, which blanks every org's values.
  *
  * A stored secret becomes `[secret:NAME]` (the name is not secret: `wardrik
  * secret ls` shows it); other values become `[redacted]`. Values shorter than
@@ -21,30 +25,64 @@ export { StreamRedactor };
 
 export const MIN_SECRET_LENGTH = 6;
 
+/**
+ * Whose values a view blanks: every org's (undefined: the whole redactor),
+ * one org's and those of no org (a string), or only those of no org (null).
+ */
+type Scope = string | null | undefined;
+
 export class SecretRedactor {
-  /** value -> label */
-  private readonly values = new Map<string, string>();
+  /** Values of no org: blanked for every org. value -> label */
+  private readonly common = new Map<string, string>();
+  /** Values of one org. org -> value -> label */
+  private readonly owned = new Map<string, Map<string, string>>();
+  private readonly views = new Map<string | null, SecretRedactor>();
   private needles: NeedleSet | undefined;
   /** Bumped on every add; with the parent's, tells when the compiled list is stale. */
   private version = 0;
   private compiledAt = -1;
 
-  /** `parent`: a redactor whose values this one also blanks, including values it learns later. */
-  constructor(private readonly parent?: SecretRedactor) {}
+  /**
+   * `parent`: a redactor whose values this one also blanks, including values
+   * it learns later; `scope`: which of the parent's values (see Scope).
+   */
+  constructor(
+    private readonly parent?: SecretRedactor,
+    private readonly scope?: Scope,
+  ) {}
 
-  /** Adds a value to blank; `name` labels a stored secret. Values under MIN_SECRET_LENGTH are ignored. */
-  add(value: string | undefined, name?: string): void {
+  /**
+   * Adds a value to blank; `name` labels a stored secret; `org`: the org it
+   * belongs to (blanked in that org's view and the whole redactor), or none
+   * (blanked everywhere). Values under MIN_SECRET_LENGTH are ignored.
+   */
+  add(value: string | undefined, name?: string, org?: string): void {
     if (!value || value.length < MIN_SECRET_LENGTH) return;
+    let values = this.common;
+    if (org !== undefined) {
+      values = this.owned.get(org) ?? new Map<string, string>();
+      this.owned.set(org, values);
+    }
     const label = name ? `[secret:${name}]` : UNNAMED;
     // A named label wins over an anonymous one for the same value.
-    if (this.values.get(value) === label || (this.values.has(value) && label === UNNAMED)) return;
-    this.values.set(value, label);
+    if (values.get(value) === label || (values.has(value) && label === UNNAMED)) return;
+    values.set(value, label);
     this.version++;
   }
 
   /** A redactor that blanks this one's values (live) plus its own. */
   extend(): SecretRedactor {
     return new SecretRedactor(this);
+  }
+
+  /** What `org` may see redacted: its own values and those of no org, never another org's (live). */
+  forOrg(org: string): SecretRedactor {
+    return this.view(org);
+  }
+
+  /** Only the values of no org (live): for what reaches several orgs, each redacted again with its own view after. */
+  commonOnly(): SecretRedactor {
+    return this.view(null);
   }
 
   get empty(): boolean {
@@ -116,19 +154,35 @@ export class SecretRedactor {
     }
   }
 
+  private view(scope: string | null): SecretRedactor {
+    let v = this.views.get(scope);
+    if (!v) this.views.set(scope, (v = new SecretRedactor(this, scope)));
+    return v;
+  }
+
   private compiled(): NeedleSet {
-    const parentNeedles = this.parent?.compiled().list ?? [];
     if (this.needles && this.compiledAt === this.stamp) return this.needles;
     const byText = new Map<string, string>();
-    for (const n of parentNeedles) byText.set(n.text, n.label);
-    for (const [value, label] of this.values) {
-      for (const form of encodings(value)) {
-        if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
-      }
-    }
+    this.collect(undefined, byText);
     this.needles = new NeedleSet([...byText].map(([text, label]) => ({ text, label })));
     this.compiledAt = this.stamp;
     return this.needles;
+  }
+
+  /** The forms of every value `scope` (narrowed by this redactor's own) sees, each with its label. */
+  private collect(scope: Scope, byText: Map<string, string>): void {
+    const seen = this.scope !== undefined ? this.scope : scope;
+    this.parent?.collect(seen, byText);
+    const sets = [this.common];
+    if (seen === undefined) sets.push(...this.owned.values());
+    else if (seen !== null) sets.push(this.owned.get(seen) ?? new Map<string, string>());
+    for (const values of sets) {
+      for (const [value, label] of values) {
+        for (const form of encodings(value)) {
+          if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
+        }
+      }
+    }
   }
 
   private get stamp(): number {

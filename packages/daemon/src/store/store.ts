@@ -19,8 +19,8 @@ import { TurnsTable } from "./turns.js";
 import { BufferedWriter, type Writer } from "./writer.js";
 
 export interface StoreOptions {
-  /** Applied to every event's data, stored message and turn reply before it is written (removes secret values). */
-  redact?: (data: unknown) => unknown;
+  /** Applied to every event's data, stored message and turn reply of `org` before it is written (removes that org's secret values). */
+  redact?: (data: unknown, org: string) => unknown;
   /**
    * Runs inside every transaction that wrote events, after they are written
    * (with their sequence numbers): what must be durable together with its
@@ -57,7 +57,7 @@ export class Store {
   readonly nodes: NodesTable;
   readonly slack: SlackTable;
   readonly consoleLinks: ConsoleLinksTable;
-  private readonly redact: (data: unknown) => unknown;
+  private readonly redact: (data: unknown, org: string) => unknown;
   private readonly onEventsWritten: StoreOptions["onEventsWritten"];
   private readonly onCommit: ((seconds: number) => void) | undefined;
 

@@ -8,10 +8,10 @@ import { STATE_FORMAT } from "./state-error.js";
  * caller sees it (`false`).
  */
 export class TurnsTable {
-  /** `redact`: known secret values out of the reply and the reason a turn ends with (they are shown, like events). */
+  /** `redact`: the org's known secret values out of the reply and the reason a turn ends with (they are shown, like events). */
   constructor(
     private readonly db: Db,
-    private readonly redact: (data: unknown) => unknown = (d) => d,
+    private readonly redact: (data: unknown, org: string) => unknown = (d) => d,
   ) {}
 
   get(id: string): Promise<TurnRow | undefined> {
@@ -152,6 +152,8 @@ export class TurnsTable {
     run: string,
     from: TurnStatusValue,
     end: {
+      /** The turn's agent's org, whose secrets are blanked from the reason and reply. */
+      org: string;
       status: TurnStatusValue;
       reason: string | null;
       code: string | null;
@@ -166,10 +168,10 @@ export class TurnsTable {
       "UPDATE turns SET status = ?, reason = ?, reason_code = ?, reply = ?, output = ?, ended_at = ?, iterations = COALESCE(?, iterations), spend_micros = spend_micros + ? WHERE id = ? AND status = ? RETURNING iterations, spend_micros, tool_micros, settled_micros",
       [
         end.status,
-        this.redact(end.reason),
+        this.redact(end.reason, end.org),
         end.code,
-        this.redact(end.reply),
-        end.output === undefined ? null : this.redact(end.output),
+        this.redact(end.reply, end.org),
+        end.output === undefined ? null : this.redact(end.output, end.org),
         now,
         end.iterations ?? null,
         end.costMicros ?? 0,

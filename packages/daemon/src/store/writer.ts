@@ -78,7 +78,7 @@ export class BufferedWriter implements Writer {
     private readonly tx: Tx,
     readonly now: string,
     private readonly ids: IdGenerator,
-    private readonly redact: (data: unknown) => unknown,
+    private readonly redact: (data: unknown, org: string) => unknown,
     private readonly onEventsWritten?: (tx: Tx, events: readonly StoredEvent[]) => Promise<void>,
   ) {}
 
@@ -105,7 +105,7 @@ export class BufferedWriter implements Writer {
   }
 
   emit<T extends EventType>(agent: AgentRef, type: T, data: EventDataMap[T], options: EmitOptions = {}): StoredEvent {
-    const clean = this.redact(data) as Record<string, unknown>;
+    const clean = this.redact(data, agent.org) as Record<string, unknown>;
     const event: StoredEvent = {
       specversion: "1.0",
       id: this.ids.next("event"),
@@ -129,7 +129,7 @@ export class BufferedWriter implements Writer {
 
   appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage {
     // Redacted now, not at the flush: what callers keep of it (the prompt cache) is what the row holds.
-    const pending: PendingMessage = { conversationId, run, message: this.redact(message) as StoredMessage, seq: 0 };
+    const pending: PendingMessage = { conversationId, run, message: this.redact(message, agent.org) as StoredMessage, seq: 0 };
     this.writesOf(agent).messages.push(pending);
     return pending;
   }

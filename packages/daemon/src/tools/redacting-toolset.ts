@@ -14,7 +14,8 @@ export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): T
 
 /**
  * Wraps a toolset so that what its calls return, and the reasons its status
- * gives, carry no known secret: the runtime stores outcomes in calls,
+ * gives, carry no known secret of the calling org (`redactor.forOrg`; another
+ * org's values are not recognised, see SecretRedactor): the runtime stores outcomes in calls,
  * history and events, and sends them to the model, so they are blanked
  * before any of that. One wrapper for every toolset (files, workers, MCP),
  * applied by the ToolRegistry.
@@ -25,21 +26,22 @@ export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): T
  */
 export function redactingToolset(inner: Toolset, redactor: SecretRedactor): Toolset {
   const overrides: Partial<Record<keyof Toolset, unknown>> = {
-    call: async (tool: string, args: unknown, ctx: ToolCallContext) => redactOutcome(await inner.call(tool, args, ctx), redactor),
+    call: async (tool: string, args: unknown, ctx: ToolCallContext) =>
+      redactOutcome(await inner.call(tool, args, ctx), redactor.forOrg(ctx.org)),
   };
   if (inner.callInTransaction) {
     overrides.callInTransaction = async (tx: Tx, tool: string, args: unknown, ctx: ToolCallContext) =>
-      redactOutcome(await inner.callInTransaction!(tx, tool, args, ctx), redactor);
+      redactOutcome(await inner.callInTransaction!(tx, tool, args, ctx), redactor.forOrg(ctx.org));
   }
   if (inner.recall) {
     overrides.recall = async (question: RecallQuestion, scope: ToolScope) => {
       const answer = await inner.recall!(question, scope);
-      return answer.known ? { ...answer, outcome: redactOutcome(answer.outcome, redactor) } : answer;
+      return answer.known ? { ...answer, outcome: redactOutcome(answer.outcome, redactor.forOrg(scope.org)) } : answer;
     };
   }
   if (inner.status) {
     overrides.status = (scope: ToolScope) =>
-      inner.status!(scope).map((s) => (s.reason === undefined ? s : { ...s, reason: redactor.redact(s.reason) }));
+      inner.status!(scope).map((s) => (s.reason === undefined ? s : { ...s, reason: redactor.forOrg(scope.org).redact(s.reason) }));
   }
   return new Proxy(inner, {
     get(target, key) {

@@ -29,21 +29,21 @@ export class FiringMarks {
 
   constructor(
     private readonly firings: TriggerFiringsTable,
-    /** The events carry redacted text: marks are keyed the same way. */
-    private readonly redact: (text: string) => string,
+    /** The events carry text redacted for their org: marks are keyed the same way. */
+    private readonly redact: (text: string, org: string) => string,
   ) {}
 
-  arm(agentId: string, conversation: string, text: string, firing: { id: string; claim: string }): FiringMark {
+  arm(agent: { id: string; org: string }, conversation: string, text: string, firing: { id: string; claim: string }): FiringMark {
     const mark: FiringMark = { firing };
-    const key = this.key(agentId, conversation, this.redact(text));
+    const key = this.key(agent.id, conversation, this.redact(text, agent.org));
     const list = this.armed.get(key);
     if (list) list.push(mark);
     else this.armed.set(key, [mark]);
     return mark;
   }
 
-  disarm(agentId: string, conversation: string, text: string, mark: FiringMark): void {
-    const key = this.key(agentId, conversation, this.redact(text));
+  disarm(agent: { id: string; org: string }, conversation: string, text: string, mark: FiringMark): void {
+    const key = this.key(agent.id, conversation, this.redact(text, agent.org));
     const list = (this.armed.get(key) ?? []).filter((m) => m !== mark);
     if (list.length > 0) this.armed.set(key, list);
     else this.armed.delete(key);

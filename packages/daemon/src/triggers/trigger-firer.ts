@@ -70,7 +70,7 @@ export class TriggerFirer {
       await this.firings.fail(f.id, this.claim, error, this.clock.now().toISOString());
       return { queued: false, reason: "failed", error };
     }
-    const mark = this.marks.arm(f.agentId, f.conversation, f.text, { id: f.id, claim: this.claim });
+    const mark = this.marks.arm(agent, f.conversation, f.text, { id: f.id, claim: this.claim });
     try {
       const q = await runtime.enqueue(agent, f.conversation, f.text);
       // Another message of the same text took the mark (or the text was redacted): record it now.
@@ -87,7 +87,7 @@ export class TriggerFirer {
       await this.firings.release(f.id, this.claim, this.clock.now().getTime() + RETRY_MS);
       return { queued: false, reason: "retry", error };
     } finally {
-      this.marks.disarm(f.agentId, f.conversation, f.text, mark);
+      this.marks.disarm(agent, f.conversation, f.text, mark);
     }
   }
 }

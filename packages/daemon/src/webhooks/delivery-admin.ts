@@ -11,7 +11,8 @@ export class DeliveryAdmin {
     /** Called once a delivery is pending again, so the sender takes it at once. */
     private readonly kick: () => void,
     /** Blanks secret values (a subscriber URL may carry a token). */
-    private readonly redact: (text: string) => string = (t) => t,
+    /** An org's known secret values out of what that org is shown. */
+    private readonly redact: (text: string, org: string) => string = (t) => t,
   ) {}
 
   async list(
@@ -23,7 +24,7 @@ export class DeliveryAdmin {
     const page = rows.slice(0, query.limit);
     const attempts = await this.table.attemptsOf(page.map((r) => r.id));
     return {
-      deliveries: page.map((r) => this.view(describeDelivery(r, attempts.get(r.id) ?? []))),
+      deliveries: page.map((r) => this.view(org, describeDelivery(r, attempts.get(r.id) ?? []))),
       next: rows.length > query.limit ? Buffer.from(`d:${page.at(-1)!.id}`).toString("base64url") : null,
     };
   }
@@ -32,7 +33,7 @@ export class DeliveryAdmin {
     const row = await this.table.get(org, id);
     if (!row) throw new WardrikError("not_found", `No delivery ${id}; wardrik deliveries lists them.`);
     const attempts = await this.table.attemptsOf([id]);
-    return this.view(describeDelivery(row, attempts.get(id) ?? []));
+    return this.view(org, describeDelivery(row, attempts.get(id) ?? []));
   }
 
   /** Sends a delivery again (a dead letter, or one delivered before), with a fresh retry window. */
@@ -43,8 +44,9 @@ export class DeliveryAdmin {
     return this.get(org, id);
   }
 
-  private view(v: DeliveryView): DeliveryView {
-    return { ...v, subscriber: this.redact(v.subscriber), ...(v.last_error ? { last_error: this.redact(v.last_error) } : {}) };
+  private view(org: string, v: DeliveryView): DeliveryView {
+    const redact = (t: string) => this.redact(t, org);
+    return { ...v, subscriber: redact(v.subscriber), ...(v.last_error ? { last_error: redact(v.last_error) } : {}) };
   }
 }
 

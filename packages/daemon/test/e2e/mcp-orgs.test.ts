@@ -56,14 +56,18 @@ beforeAll(async () => {
   }
 });
 
-async function runTurn(org: string): Promise<WireEvent[]> {
+async function runTurn(org: string, text = "try both", conversation = "main"): Promise<WireEvent[]> {
   const token = tokens[org]!;
   const id = agents[org]!;
-  const q = await p.api("POST", `/v1/agents/${id}/messages`, { text: "try both" }, { token });
+  const q = await p.api<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text, conversation }, { token });
   expect(q.status, q.text).toBe(202);
   return waitFor(async () => {
     const r = await p.api<{ events: WireEvent[] }>("GET", `/v1/agents/${id}/events?limit=1000`, undefined, { token });
-    return r.json.events.some((e) => /turn\.(completed|failed)$/.test(e.type)) ? r.json.events : undefined;
+    const run = r.json.events.find(
+      (e) => short(e.type) === "turn.started" && ((e.data.messages as string[] | undefined) ?? []).includes(q.json.message),
+    )?.run;
+    const ended = r.json.events.some((e) => e.run === run && /turn\.(completed|failed)$/.test(e.type));
+    return ended ? r.json.events : undefined;
   }, `the turn of ${org}'s agent`);
 }
 
@@ -127,5 +131,33 @@ describe("MCP servers and orgs", () => {
     const cli = await p.cli(["mcp", "ls", "--json"], { env: { WARDRIK_URL: p.url, WARDRIK_TOKEN: tokens.acme } });
     expect(cli.code, cli.stderr).toBe(0);
     expect((JSON.parse(cli.stdout) as { name: string }[]).map((s) => s.name)).toEqual(["lent"]);
+  });
+
+  it("redaction is per org: another org's secret in a message comes back as it was sent, so a guess of it is not confirmed", async () => {
+    const ACME_VALUE = "acme-3f9e1b7c2d-OWN-VALUE";
+    const set = await p.api("POST", "/v1/secrets/ACME_TOKEN", { value: ACME_VALUE }, { headers: { "wardrik-org": "acme" } });
+    expect(set.status, set.text).toBe(200);
+    const guess = `is it ${SECRET} and mine ${ACME_VALUE}`;
+    const queuedText = (events: WireEvent[]) =>
+      events
+        .filter((e) => short(e.type) === "message.queued")
+        .map((e) => String(e.data.text))
+        .find((t) => t.startsWith("is it"));
+    // acme's own secret is blanked in acme's events and message rows; the config org's value is not recognised there.
+    const acme = await runTurn("acme", guess, "guess");
+    expect(queuedText(acme)).toBe(`is it ${SECRET} and mine [secret:ACME_TOKEN]`);
+    const rows = await p.api<{ messages: { content: { text?: string } }[] }>(
+      "GET",
+      `/v1/agents/${agents.acme!}/conversations/guess/messages`,
+      undefined,
+      { token: tokens.acme! },
+    );
+    expect(rows.json.messages[0]!.content.text).toBe(`is it ${SECRET} and mine [secret:ACME_TOKEN]`);
+    expect(JSON.stringify(acme)).not.toMatch(/PRIVATE_TOKEN|acme-3f9e1b7c2d/);
+    // The config org sees the reverse: its own value blanked, acme's not recognised.
+    await p.send("home", guess, "guess");
+    expect(queuedText(await p.events("home"))).toBe("is it [secret:PRIVATE_TOKEN] and mine " + ACME_VALUE);
+    // The daemon's own log blanks every org's values.
+    for (const value of [SECRET, ACME_VALUE]) expect(p.daemonStderr() + p.daemonStdout()).not.toContain(value);
   });
 });

@@ -381,7 +381,7 @@ function loopRuntime(resolved: ResolvedModel): LoopRuntime {
     resolveModel: () => resolved,
     decide: (call) => decide(policy, { tool: call.tool, args: call.args, readOnly: call.readOnly }),
     budget: () => ({}),
-    onDelta: (agent, run, text) => deltas.push({ agent, run, text }),
+    onDelta: (agent, run, text) => deltas.push({ agent: agent.id, run, text }),
   };
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, systemClock));

@@ -135,6 +135,32 @@ describe("SecretRedactor", () => {
     expect(child.redact(`${TOKEN} server-env-value`)).toBe("[secret:LINEAR_TOKEN] [redacted]");
     expect(parent.redact("server-env-value")).toBe("server-env-value");
   });
+
+  it("forOrg(): an org's view blanks its own values and those of no org, never another org's; the whole redactor blanks all", () => {
+    const r = new SecretRedactor();
+    const acme = r.forOrg("acme");
+    const beta = r.forOrg("beta");
+    r.add("acme-value-1234", "ACME_KEY", "acme");
+    r.add("beta-value-5678", "BETA_KEY", "beta");
+    r.add("everyone-value", undefined);
+    const text = "acme-value-1234 beta-value-5678 everyone-value";
+    expect(acme.redact(text)).toBe("[secret:ACME_KEY] beta-value-5678 [redacted]");
+    expect(beta.redactValue({ t: text })).toEqual({ t: "acme-value-1234 [secret:BETA_KEY] [redacted]" });
+    expect(r.redact(text)).toBe("[secret:ACME_KEY] [secret:BETA_KEY] [redacted]");
+    expect(r.commonOnly().redact(text)).toBe("acme-value-1234 beta-value-5678 [redacted]");
+    // The same value stored by two orgs: each sees its own name for it, not the other's.
+    r.add("shared-value-99", "A_NAME", "acme");
+    r.add("shared-value-99", "B_NAME", "beta");
+    expect(acme.redact("shared-value-99")).toBe("[secret:A_NAME]");
+    expect(beta.redact("shared-value-99")).toBe("[secret:B_NAME]");
+    // An extension of a view (an MCP server's own values) keeps the view's scope.
+    const server = acme.extend();
+    server.add("server-own-value");
+    expect(server.redact(`${text} server-own-value`)).toBe("[secret:ACME_KEY] beta-value-5678 [redacted] [redacted]");
+    // A stream of one org's reply holds back only what could start that org's values.
+    const stream = beta.stream({ keepPartials: true });
+    expect(stream.push("acme-value-1234 beta-va") + stream.push("lue-5678") + stream.flush()).toBe("acme-value-1234 [secret:BETA_KEY]");
+  });
 });
 
 describe("StreamRedactor", () => {

@@ -2,6 +2,12 @@ import type { Logger } from "../../log/logger.js";
 import type { SecretRedactor } from "../../secrets/redactor.js";
 import type { McpOAuth } from "./oauth/mcp-oauth.js";
 
+/** A value config.yaml resolved into a server's entry; `name`: the stored secret it came from. */
+export interface ServerCredential {
+  value: string;
+  name?: string;
+}
+
 export interface McpToolsetOptions {
   /** config.yaml's org, whose credentials the server carries: it, and the orgs of the server's `orgs:`, may use it. Default "default". */
   homeOrg?: string;
@@ -10,6 +16,8 @@ export interface McpToolsetOptions {
   log?: Logger;
   /** Known secret values (the daemon's redactor); the server's own credentials from config.yaml are added to it. */
   redactor?: SecretRedactor;
+  /** Every `${env:}` and `${secret:}` value config.yaml gives the server (command, args, env, headers): blanked wherever it shows. */
+  credentials?: readonly ServerCredential[];
   /** The daemon's OAuth grants: a remote server without an Authorization header then logs in per org. */
   oauth?: McpOAuth;
   /** Working directory of stdio servers (the project directory), so relative paths in `args` work. */

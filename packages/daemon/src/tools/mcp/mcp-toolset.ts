@@ -57,7 +57,9 @@ export class McpToolset implements Toolset {
     private readonly entry: McpServerEntry,
     private readonly options: McpToolsetOptions = {},
   ) {
-    this.redactor = redactorFor(entry, options.redactor);
+    // Only the values of no org, and the server's own: what it answers reaches each org through the registry, which
+    // blanks that org's values there (a server granted to several orgs must not tell one org another's values).
+    this.redactor = redactorFor(entry, options.redactor?.commonOnly(), options.credentials);
     this.orgs = entry.orgs?.includes("*") ? undefined : new Set([options.homeOrg ?? "default", ...(entry.orgs ?? [])]);
     // A server that cannot run needs no login either.
     this.oauth = options.oauth && mayUseOAuth(entry) && options.unusable === undefined ? options.oauth : undefined;

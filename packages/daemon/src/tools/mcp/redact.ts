@@ -1,5 +1,6 @@
 import type { McpServerEntry } from "../../config/types.js";
 import { SecretRedactor } from "../../secrets/redactor.js";
+import type { ServerCredential } from "./mcp-toolset-options.js";
 
 /** Flags whose value is a credential: `--api-key=VALUE` or `--api-key VALUE`. */
 const SECRET_FLAG = /token|key|secret|passw|credential|auth/i;
@@ -7,14 +8,15 @@ const AUTH_SCHEME = /^(bearer|basic|digest|token|bot)$/i;
 
 /**
  * A redactor for one server: everything `base` blanks (the known secrets)
- * plus the server's own credentials from config.yaml, which may come from
- * `${env:}` or be written inline: env values, header values (and a bearer
+ * plus the server's own credentials from config.yaml: every `${env:}` and
+ * `${secret:}` value resolved into its entry (`credentials`), and those written inline: env values, header values (and a bearer
  * token alone), URL credentials, and the values of credential-like flags in
  * `args`. Messages built from the server's stderr, errors and results pass
  * through it.
  */
-export function redactorFor(entry: McpServerEntry, base?: SecretRedactor): SecretRedactor {
+export function redactorFor(entry: McpServerEntry, base?: SecretRedactor, credentials: readonly ServerCredential[] = []): SecretRedactor {
   const r = base ? base.extend() : new SecretRedactor();
+  for (const c of credentials) r.add(c.value, c.name);
   for (const v of Object.values(entry.env ?? {})) r.add(v);
   for (const v of Object.values(entry.headers ?? {})) {
     r.add(v);

@@ -52,7 +52,7 @@ export class McpOAuth {
 
   /**
    * Reads every stored grant once at start: their tokens join the redactor
-   * (no org's token may show anywhere), and sessions know their state
+   * (blanked in the log and in that org's view), and sessions know their state
    * without a database read.
    */
   async load(): Promise<void> {
@@ -65,7 +65,7 @@ export class McpOAuth {
         this.o.log("warn", "a stored MCP grant is not valid JSON; log in again", { org: g.org, server: g.server });
         continue;
       }
-      for (const s of grantSecrets(doc)) this.o.redactor.add(s);
+      for (const s of grantSecrets(doc)) this.o.redactor.add(s, undefined, g.org);
       const server = this.servers.get(g.server);
       if (server) this.sessions.set(key(g.org, g.server), new McpOAuthSession(g.org, server, this.ctx, doc));
     }

@@ -88,13 +88,13 @@ export class McpOAuthSession {
   async reload(): Promise<GrantDocument | undefined> {
     const text = await this.ctx.grants.get(this.org, this.name);
     this.doc = text === undefined ? undefined : parseGrant(text);
-    if (this.doc) for (const s of grantSecrets(this.doc)) this.ctx.redactor.add(s);
+    if (this.doc) for (const s of grantSecrets(this.doc)) this.ctx.redactor.add(s, undefined, this.org);
     return this.doc;
   }
 
   async save(doc: GrantDocument): Promise<void> {
     // Blanked before anything could log them.
-    for (const s of grantSecrets(doc)) this.ctx.redactor.add(s);
+    for (const s of grantSecrets(doc)) this.ctx.redactor.add(s, undefined, this.org);
     await this.ctx.grants.put(this.org, this.name, JSON.stringify(doc));
     this.doc = doc;
   }
@@ -165,7 +165,7 @@ export class McpOAuthSession {
         return undefined;
       }
       // The authorization server is down or confused: the grant stays; the next use tries again.
-      const detail = this.ctx.redactor.redact(err instanceof Error ? err.message : String(err));
+      const detail = this.ctx.redactor.forOrg(this.org).redact(err instanceof Error ? err.message : String(err));
       this.problem = `its OAuth token could not be refreshed: ${detail}`;
       this.ctx.log("warn", "MCP server's OAuth token could not be refreshed", { server: this.name, org: this.org, err: detail });
       return undefined;
