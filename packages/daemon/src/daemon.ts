@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { Script } from "@wardrik/testing/scripted-model";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "./admin-token.js";
-import { DEFAULT_LEASE_SECONDS, type AgentDefinition, type ProjectConfig } from "./config/index.js";
+import { DEFAULT_LEASE_SECONDS, type AgentDefinition, type McpServerEntry, type ProjectConfig } from "./config/index.js";
 import { EventBus } from "./events/event-bus.js";
 import { LiveDeltas } from "./events/live-deltas.js";
 import { EventsIO } from "./events-io.js";
@@ -157,6 +157,13 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     const why = config.unusable?.[`mcp.${name}`];
     return why === undefined ? {} : { unusable: why };
   };
+  // config.yaml's servers (its org's, and those `orgs:` grants) and each org's own (orgs.ORG.mcp), with the org each belongs to.
+  const mcpEntries: [string, McpServerEntry, string][] = [
+    ...Object.entries(config.mcp).map(([name, entry]): [string, McpServerEntry, string] => [name, entry, config.org]),
+    ...Object.entries(config.orgs ?? {}).flatMap(([org, part]) =>
+      Object.entries(part.mcp).map(([name, entry]): [string, McpServerEntry, string] => [name, entry, org]),
+    ),
+  ];
   const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
   const node = await nodeOwnership(db, store, bus, {
@@ -180,15 +187,15 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     log,
     homeOrg: config.org,
     // A server given a secret that cannot be decrypted is never started, nor asked whether it wants a login.
-    servers: Object.fromEntries(Object.entries(config.mcp).filter(([name]) => !unusableMcp(name).unusable)),
+    servers: Object.fromEntries(mcpEntries.filter(([name]) => !unusableMcp(name).unusable).map(([name, entry]) => [name, entry])),
     now: () => clock.now().getTime(),
   });
   await oauth.load();
   // One namespace per MCP server; each starts when an awake agent first needs it.
-  const mcpServers = Object.entries(config.mcp).map(
-    ([name, entry]) =>
+  const mcpServers = mcpEntries.map(
+    ([name, entry, home]) =>
       new McpToolset(name, entry, {
-        homeOrg: config.org,
+        homeOrg: home,
         ...{ log, cwd: config.dir, redactor, oauth, jsonDepth: config.limits.json_depth },
         credentials: serverCredentials.get(name) ?? [],
         ...unusableMcp(name),

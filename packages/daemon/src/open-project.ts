@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CONFIG_FILE, loadConfig, type ProjectConfig } from "./config/index.js";
+import { CONFIG_FILE, loadConfig, type KeyPath, type ProjectConfig } from "./config/index.js";
 import { carriesCredentials } from "./config/credential-keys.js";
 import { SECRET_STAND_IN } from "./config/references.js";
 import { setAside, type UnreadableUse } from "./config/unreadable-secrets.js";
@@ -67,22 +67,25 @@ export async function openProject(
     const stored = await secrets.everything();
     for (const s of stored.values) redactor.add(s.value, s.name, s.org);
     for (const u of stored.unreadable) log("warn", "a stored secret cannot be decrypted", { org: u.org, secret: u.name, error: u.error });
-    const known = await secrets.readable(bootstrap.org);
+    // config.yaml's org's secrets, and those of each org with a part of its own (orgs.ORG), which its references read.
+    const known = new Map<string, Awaited<ReturnType<SecretStore["readable"]>>>();
+    for (const org of [bootstrap.org, ...Object.keys(bootstrap.orgs ?? {})]) known.set(org, await secrets.readable(org));
+    const ownerOf = (path: KeyPath) => (path[0] === "orgs" ? String(path[1]) : bootstrap.org);
     // A secret that does not decrypt stops only what needs it: a stand-in lets the rest of the file load.
     const unreadable: UnreadableUse[] = [];
     const loaded = loadConfig(dir, {
       env,
-      secret: (name) => known.values.get(name),
-      unreadableSecret: (name) => known.unreadable.get(name),
+      secret: (name, path) => known.get(ownerOf(path))?.values.get(name),
+      unreadableSecret: (name, path) => known.get(ownerOf(path))?.unreadable.get(name),
       standIn: (use) => {
         unreadable.push(use);
         return PLACEHOLDER;
       },
       // An ${env:} value in an MCP server's command, args or headers (or another key that carries credentials) is as secret as a stored one.
       onResolved: (ref) => {
-        if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value, undefined, bootstrap.org);
-        if (ref.path[0] === "mcp" && carriesCredentials(ref.path)) {
-          const server = String(ref.path[1]);
+        if (ref.kind === "env" && carriesCredentials(ref.path)) redactor.add(ref.value, undefined, ownerOf(ref.path));
+        const server = serverOf(ref.path);
+        if (server !== undefined && carriesCredentials(ref.path)) {
           const list = serverCredentials.get(server) ?? [];
           serverCredentials.set(server, [...list, { value: ref.value, ...(ref.kind === "secret" ? { name: ref.name } : {}) }]);
         }
@@ -115,4 +118,11 @@ function readConfigText(dir: string): string {
   } catch {
     return ""; // loadConfig says what is wrong with a missing or unreadable file
   }
+}
+
+/** The MCP server a key of config.yaml belongs to (`mcp.NAME...` or `orgs.ORG.mcp.NAME...`). */
+function serverOf(path: KeyPath): string | undefined {
+  if (path[0] === "mcp" && path[1] !== undefined) return String(path[1]);
+  if (path[0] === "orgs" && path[2] === "mcp" && path[3] !== undefined) return String(path[3]);
+  return undefined;
 }

@@ -34,8 +34,9 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
   // The secrets the daemon holds (when it answers): a ${secret:NAME} that names none is found here.
   const listed = daemon ? await daemon.listSecrets().catch(() => undefined) : undefined;
   const secrets: ProjectSecrets = {
-    secret: (name) => (listed === undefined || listed.secrets.includes(name) ? SECRET_STAND_IN : undefined),
-    unreadableSecret: (name) => listed?.unreadable.find((u) => u.name === name)?.error,
+    // Another org's secrets (under orgs:) are not listed for config.yaml's org: taken as set.
+    secret: (name, path) => (listed === undefined || path[0] === "orgs" || listed.secrets.includes(name) ? SECRET_STAND_IN : undefined),
+    unreadableSecret: (name, path) => (path[0] === "orgs" ? undefined : listed?.unreadable.find((u) => u.name === name)?.error),
   };
 
   const { config, readable } = checkProjectFiles(dir, secrets, checks);

@@ -128,6 +128,17 @@ const mcpName = z
     error: (issue) => `is taken by the built-in ${String(issue.input)} tools; pick another name`,
   });
 
+const mcpServers = z.record(mcpName, z.union([mcpStdio, mcpHttp], { error: mcpFormError }));
+
+/** One org's own part of config.yaml: what belongs to that org alone and carries its secrets. */
+const orgSection = z.strictObject({
+  mcp: mcpServers
+    .default(() => ({}))
+    .describe(
+      "MCP servers of this org alone: their ${secret:NAME} references read this org's secrets, and only this org's agents may list and call them. Names share the tool namespaces with every other server.",
+    ),
+});
+
 export const configSchema = z
   .strictObject({
     org: nameText().default("default").describe("The org that agents/ belongs to."),
@@ -140,10 +151,11 @@ export const configSchema = z
       .record(modelName, modelEntrySchema)
       .default(() => ({}))
       .describe("Named models that agents can refer to."),
-    mcp: z
-      .record(mcpName, z.union([mcpStdio, mcpHttp], { error: mcpFormError }))
-      .default(() => ({}))
-      .describe("MCP servers by name; the name is the tool namespace."),
+    mcp: mcpServers.default(() => ({})).describe("MCP servers by name; the name is the tool namespace."),
+    orgs: z
+      .record(nameText(`must be an org name (${NAME_RULE})`), orgSection)
+      .optional()
+      .describe("What belongs to one org other than config.yaml's own, by org: its MCP servers."),
     policy: nameText(`must be ${NAME_RULE} (a file in policies/)`).optional().describe("The policy for agents that name none."),
     tool_timeout: seconds().default(DEFAULT_TOOL_TIMEOUT).describe("Seconds before a tool call times out."),
     limits: limitsSchema.prefault({}),
@@ -161,6 +173,17 @@ export const configSchema = z
     // A bare name must be a `models:` entry; `provider/model-id` is resolved by models/.
     if (model !== undefined && !model.includes("/") && !Object.hasOwn(config.models, model)) {
       addIssue(ctx, ["model"], 'must be "provider/model-id" or the name of an entry in models');
+    }
+    // A server's name is its tool namespace, one for the whole daemon: an org's server cannot reuse another's.
+    const taken = new Map(Object.keys(config.mcp).map((n) => [n, `mcp.${n}`]));
+    for (const [org, section] of Object.entries(config.orgs ?? {})) {
+      for (const [name, entry] of Object.entries(section.mcp)) {
+        const path = ["orgs", org, "mcp", name];
+        if (entry.orgs !== undefined) addIssue(ctx, [...path, "orgs"], `cannot be used here: the server belongs to org ${org} alone`);
+        const other = taken.get(name);
+        if (other) addIssue(ctx, path, `the name "${name}" is taken by ${other}: tool namespaces are shared by every org, pick another`);
+        else taken.set(name, path.join("."));
+      }
     }
   })
   .describe("Wardrik daemon settings (config.yaml). Changes take effect when the daemon restarts.");

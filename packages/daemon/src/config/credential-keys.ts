@@ -17,6 +17,9 @@ export function carriesCredentials(path: KeyPath): boolean {
   switch (top) {
     case "mcp":
       return path[2] !== "orgs";
+    case "orgs":
+      // orgs.ORG.mcp.NAME...: an org's own server, as a server of `mcp:`.
+      return path[2] === "mcp" && carriesCredentials(path.slice(2));
     case "slack":
       return path[1] === "bot_token" || path[1] === "signing_secret";
     case "models":

@@ -8,10 +8,10 @@ import { formatKeyPath, type KeyPath, type Source } from "./yaml-source.js";
 export interface ReferenceSources {
   /** Where `${env:NAME}` looks; default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** Where `${secret:NAME}` looks; without it every secret reference is an error. */
-  secret?: (name: string) => string | undefined;
+  /** Where `${secret:NAME}` looks (`path`: the key it is at, which tells whose secret it is); without it every secret reference is an error. */
+  secret?: (name: string, path: KeyPath) => string | undefined;
   /** For a secret `secret` does not give: why it cannot be read (it is stored but does not decrypt); undefined when it is not set. */
-  unreadableSecret?: (name: string) => string | undefined;
+  unreadableSecret?: (name: string, path: KeyPath) => string | undefined;
   /**
    * A value to use in place of an unreadable secret, so that the rest of the
    * file loads (the caller then turns off what the key belongs to); without
@@ -65,8 +65,8 @@ function resolveString(src: Source, sources: ReferenceSources, raw: string, path
       sources.onResolved?.({ kind: "env", name, value: found, path });
       return found;
     }
-    const found = sources.secret?.(name);
-    const unreadable = found === undefined ? sources.unreadableSecret?.(name) : undefined;
+    const found = sources.secret?.(name, path);
+    const unreadable = found === undefined ? sources.unreadableSecret?.(name, path) : undefined;
     if (unreadable !== undefined) {
       if (sources.standIn) return sources.standIn({ name, path, error: unreadable });
       return src.fail(path, `${formatKeyPath(path)}: ${unreadable}`);

@@ -32,13 +32,15 @@ export interface McpServerEntry {
 }
 
 /** config.yaml after loading: defaults filled, references resolved. */
-export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp"> {
+export interface ProjectConfig extends Omit<ConfigFile, "models" | "mcp" | "orgs"> {
   /** Absolute path of the project directory. */
   dir: string;
   /** `sqlite:PATH` (absolute after loading) or a postgres URL. */
   database: string;
   models: Record<string, ModelEntry>;
   mcp: Record<string, McpServerEntry>;
+  /** Other orgs' own parts: their MCP servers (each org's alone, with that org's secrets). */
+  orgs?: Record<string, { mcp: Record<string, McpServerEntry> }>;
   /** Seconds before a tool call times out. */
   tool_timeout: number;
   /**

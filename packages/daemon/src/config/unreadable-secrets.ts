@@ -21,6 +21,8 @@ export interface UnreadableUse {
 /** The part of config.yaml a key belongs to, as a key path: `models.NAME`, `mcp.NAME`, `slack`, `subscribers[N]`, `telemetry`. */
 export function partOf(path: KeyPath): string | undefined {
   const [top, second] = path;
+  // An org's own server: server names are unique across config.yaml, so it is `mcp.NAME` too.
+  if (top === "orgs" && path[2] === "mcp" && path[3] !== undefined) return formatKeyPath(["mcp", path[3]]);
   if ((top === "models" || top === "mcp" || top === "subscribers") && second !== undefined) return formatKeyPath([top, second]);
   if (top === "slack" || top === "telemetry") return top;
   return undefined;

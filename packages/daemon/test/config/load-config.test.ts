@@ -246,7 +246,7 @@ describe("errors name the key, the file and the line", () => {
   it("rejects an unknown top-level key", () => {
     const error = configError(() => parse("org: a\nlisten: 80\nmodles: {}\n"));
     expect(error.message).toBe(
-      'config.yaml:3: key "modles" is not allowed: did you mean "model" or "models"? (allowed: org, listen, database, model, models, mcp, policy, tool_timeout, limits, worker_grace, subscribers, deliveries, cluster, slack, telemetry)',
+      'config.yaml:3: key "modles" is not allowed: did you mean "model" or "models"? (allowed: org, listen, database, model, models, mcp, orgs, policy, tool_timeout, limits, worker_grace, subscribers, deliveries, cluster, slack, telemetry)',
     );
     expect(error.key).toBe("modles");
   });
@@ -362,6 +362,34 @@ describe("mcp names", () => {
   it("refuses a server named like a built-in namespace, with file and line", () => {
     expect(() => parseConfig("mcp:\n  files:\n    command: x\n", "/tmp/p")).toThrow(
       /config.yaml:2: name "files" in mcp is taken by the built-in files tools/,
+    );
+  });
+});
+
+describe("orgs: an org's own MCP servers", () => {
+  const ACME = "orgs:\n  acme:\n    mcp:\n      search:\n        command: s\n        env: { KEY: '${secret:KEY}' }\n";
+
+  it("reads each org's servers, and resolves their ${secret:} from that org's secrets (the key's path tells whose)", () => {
+    const asked: string[] = [];
+    const config = parse(ACME, {
+      secret: (name, at) => {
+        asked.push(`${at.join(".")}=${name}`);
+        return at[0] === "orgs" && at[1] === "acme" ? "acme-value" : undefined;
+      },
+    });
+    expect(config.orgs).toEqual({ acme: { mcp: { search: { command: "s", env: { KEY: "acme-value" } } } } });
+    expect(asked).toEqual(["orgs.acme.mcp.search.env.KEY=KEY"]);
+  });
+
+  it("refuses a name another server has (namespaces are shared by every org), and orgs: on an org's own server", () => {
+    expect(configError(() => parse(`mcp:\n  search:\n    command: t\n${ACME}`, { secret: () => "v" })).message).toMatch(
+      /orgs\.acme\.mcp\.search .*the name "search" is taken by mcp\.search: tool namespaces are shared by every org, pick another/,
+    );
+    const twice = "orgs:\n  a:\n    mcp:\n      x:\n        command: s\n  b:\n    mcp:\n      x:\n        command: s\n";
+    expect(configError(() => parse(twice)).message).toMatch(/orgs\.b\.mcp\.x .*taken by orgs\.a\.mcp\.x/);
+    const granted = "orgs:\n  a:\n    mcp:\n      x:\n        command: s\n        orgs: [b]\n";
+    expect(configError(() => parse(granted)).message).toMatch(
+      /orgs\.a\.mcp\.x\.orgs cannot be used here: the server belongs to org a alone/,
     );
   });
 });

@@ -4,14 +4,24 @@
  * they exist, unless the server names that org in `orgs:`. Two real stdio
  * servers (the quoting fixture, which returns the arguments it was started
  * with): `private`, given the config org's secret, and `lent`, granted to
- * org acme. Agents of acme and of another org try both.
+ * org acme. Agents of acme and of another org try both. And a server of acme
+ * alone (`orgs.acme.mcp`), server-everything from npm given acme's secret:
+ * acme's agent reads it (blanked); no other org's agent, config.yaml's own
+ * included, can reach it.
  */
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, waitFor, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 const SECRET = "mo-7d1c0e5b9a2f44-PRIVATE";
 const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/quoting-mcp.mjs", import.meta.url));
+const EVERYTHING = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");
+const ACME_KEY = "acme-own-5e8d2c1f9b7a-KEY";
+const OWN = `steps:
+  - tool_calls: [{ tool: acmeown/get-env }]
+  - text: "done"
+`;
 const TRY_BOTH = `steps:
   - tool_calls: [{ tool: private/deep }]
   - tool_calls: [{ tool: lent/deep }]
@@ -29,15 +39,24 @@ function server(name: string, extra: string): string {
 
 beforeAll(async () => {
   p = await createProject({
-    scripts: { both: TRY_BOTH },
+    scripts: { both: TRY_BOTH, own: OWN },
     files: {
       "agents/home.md": agentFile({ description: "The config org's agent", model: "both", tools: ["private/*", "lent/*"], policy: "open" }),
+      "agents/home-own.md": agentFile({
+        description: "The config org's agent, after acme's server",
+        model: "own",
+        tools: ["*"],
+        policy: "open",
+      }),
       "policies/open.yaml": 'description: Everything runs.\nrules:\n  - tool: "*"\n    decision: allow\n',
     },
   });
   expect((await p.api("POST", "/v1/secrets/PRIVATE_TOKEN", { value: SECRET })).status).toBe(200);
+  const acmeKey = await p.api("POST", "/v1/secrets/ACME_KEY", { value: ACME_KEY }, { headers: { "wardrik-org": "acme" } });
+  expect(acmeKey.status, acmeKey.text).toBe(200);
   await p.stop();
-  const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "no-secret-here")}    orgs: [acme]\n`;
+  const own = `orgs:\n  acme:\n    mcp:\n      acmeown:\n        command: ${JSON.stringify(process.execPath)}\n        args: [${JSON.stringify(EVERYTHING)}, stdio]\n        env: { ACME_KEY: "\${secret:ACME_KEY}" }\n`;
+  const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "no-secret-here")}    orgs: [acme]\n${own}`;
   // The fixture server's `deep` tool nests 1,000 levels: past the default limits.json_depth (64).
   p.write("config.yaml", `${p.read("config.yaml")}\nlimits:\n  json_depth: 2000\n${mcp}`);
   await p.start();
@@ -53,12 +72,20 @@ beforeAll(async () => {
     );
     expect(agent.status, agent.text).toBe(201);
     agents[org] = (agent.json as { id: string }).id;
+    const owner = await p.api(
+      "POST",
+      "/v1/agents",
+      { name: "owner", description: `${org}'s agent`, model: "own", tools: ["*"] },
+      { token: tokens[org]! },
+    );
+    expect(owner.status, owner.text).toBe(201);
+    agents[`${org}-owner`] = (owner.json as { id: string }).id;
   }
 });
 
-async function runTurn(org: string, text = "try both", conversation = "main"): Promise<WireEvent[]> {
+async function runTurn(org: string, text = "try both", conversation = "main", agent = org): Promise<WireEvent[]> {
   const token = tokens[org]!;
-  const id = agents[org]!;
+  const id = agents[agent]!;
   const q = await p.api<{ message: string }>("POST", `/v1/agents/${id}/messages`, { text, conversation }, { token });
   expect(q.status, q.text).toBe(202);
   return waitFor(async () => {
@@ -120,7 +147,8 @@ describe("MCP servers and orgs", () => {
       };
     };
     const acme = await seen("acme");
-    expect(acme).toMatchObject({ servers: ["lent"], one: 404, login: 404, tools: ["lent/deep"], sources: ["lent"] });
+    // acme's own server too (orgs.acme.mcp); config.yaml's org does not see it.
+    expect(acme).toMatchObject({ servers: ["acmeown", "lent"], one: 404, login: 404, tools: ["lent/deep"], sources: ["lent"] });
     expect(acme.unmatched).toMatch(/^no tool namespace "private"/);
     expect(acme.unmatched).not.toMatch(/namespaces are .*private/);
     const other = await seen("other");
@@ -130,7 +158,7 @@ describe("MCP servers and orgs", () => {
     expect(home.servers.map((s) => s.name).sort()).toEqual(["lent", "private"]);
     const cli = await p.cli(["mcp", "ls", "--json"], { env: { WARDRIK_URL: p.url, WARDRIK_TOKEN: tokens.acme } });
     expect(cli.code, cli.stderr).toBe(0);
-    expect((JSON.parse(cli.stdout) as { name: string }[]).map((s) => s.name)).toEqual(["lent"]);
+    expect((JSON.parse(cli.stdout) as { name: string }[]).map((s) => s.name).sort()).toEqual(["acmeown", "lent"]);
   });
 
   it("redaction is per org: another org's secret in a message comes back as it was sent, so a guess of it is not confirmed", async () => {
@@ -159,5 +187,23 @@ describe("MCP servers and orgs", () => {
     expect(queuedText(await p.events("home"))).toBe("is it [secret:PRIVATE_TOKEN] and mine " + ACME_VALUE);
     // The daemon's own log blanks every org's values.
     for (const value of [SECRET, ACME_VALUE]) expect(p.daemonStderr() + p.daemonStdout()).not.toContain(value);
+  });
+
+  it("an org's own server (orgs.ORG.mcp) carries that org's secret and serves that org alone", async () => {
+    const acme = await runTurn("acme", "read your env", "main", "acme-owner");
+    expect(outcomes(acme)).toEqual({ "acmeown/get-env": "completed" });
+    // acme's ${secret:ACME_KEY} reached the server (its env is quoted back), blanked on the way to acme's record.
+    const completed = acme.find((e) => short(e.type) === "call.completed")!;
+    expect(JSON.stringify(completed.data)).toContain("[secret:ACME_KEY]");
+    expect(JSON.stringify(acme)).not.toContain(ACME_KEY);
+    // Neither another org's agent nor config.yaml's own can list or call it.
+    const other = await runTurn("other", "read your env", "main", "other-owner");
+    expect(outcomes(other)).toEqual({ "acmeown/get-env": "unknown_tool" });
+    const { end } = await p.send("home-own", "read your env");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(outcomes(await p.events("home-own"))).toEqual({ "acmeown/get-env": "unknown_tool" });
+    expect((await p.api("GET", "/v1/mcp-servers/acmeown")).status).toBe(404);
+    expect((await p.api("GET", "/v1/mcp-servers/acmeown", undefined, { token: tokens.acme! })).status).toBe(200);
+    for (const events of [other, await p.events("home-own")]) expect(JSON.stringify(events)).not.toMatch(/ACME_KEY|acme-own-5e8d/);
   });
 });
