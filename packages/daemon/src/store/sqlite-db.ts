@@ -21,6 +21,13 @@ export interface SqliteOptions {
 
 const MAX_GROUP = 64;
 const PAGE_SIZE = 1024;
+/**
+ * A statement of a transaction whose parameters hold more characters than
+ * this (a megabyte message, a tool's large result) writes for a long while:
+ * after it the transaction lets the event loop turn once, so one org's large
+ * write does not hold every other request until it commits.
+ */
+const LARGE_STATEMENT_CHARS = 64 * 1024;
 
 /**
  * SQLite adapter (WAL). better-sqlite3 is synchronous, so a transaction that
@@ -41,6 +48,13 @@ export class SqliteDb implements Db {
   private readonly readerStatements = new Map<string, Database.Statement>();
   /** The last holder of each `exclusive` lock, which the next one waits for. */
   private readonly locks = new Map<string, Promise<unknown>>();
+  /**
+   * True while an open transaction lets the event loop turn (after a large
+   * statement): what other callers ask of the connection meanwhile must not
+   * land in it, so reads go to the committed rows and writes queue as a
+   * transaction of their own.
+   */
+  private paused = false;
 
   constructor(path: string, options: SqliteOptions = {}) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -109,6 +123,21 @@ export class SqliteDb implements Db {
     },
   };
 
+  /** What a transaction's function writes with: the connection, with a turn of the event loop after each large statement. */
+  private readonly inTransaction: Tx = {
+    run: async (sql, params = []) => {
+      const result = await this.direct.run(sql, params);
+      if (charsOf(params) > LARGE_STATEMENT_CHARS) {
+        this.paused = true;
+        await new Promise((r) => setImmediate(r));
+        this.paused = false;
+      }
+      return result;
+    },
+    get: (sql, params) => this.direct.get(sql, params),
+    all: (sql, params) => this.direct.all(sql, params),
+  };
+
   readonly committed: Pick<Tx, "get" | "all"> = {
     get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
       if (!this.reader) return this.direct.get<R>(sql, params);
@@ -127,13 +156,13 @@ export class SqliteDb implements Db {
   }
 
   run(sql: string, params?: readonly SqlValue[]) {
-    return this.direct.run(sql, params);
+    return this.paused ? this.transaction((tx) => tx.run(sql, params)) : this.direct.run(sql, params);
   }
   get<R extends Row = Row>(sql: string, params?: readonly SqlValue[]) {
-    return this.direct.get<R>(sql, params);
+    return this.paused ? this.committed.get<R>(sql, params) : this.direct.get<R>(sql, params);
   }
   all<R extends Row = Row>(sql: string, params?: readonly SqlValue[]) {
-    return this.direct.all<R>(sql, params);
+    return this.paused ? this.committed.all<R>(sql, params) : this.direct.all<R>(sql, params);
   }
 
   /** One daemon owns a SQLite file (DatabaseLock), so the lock is this process's: a chain per name. */
@@ -199,7 +228,7 @@ export class SqliteDb implements Db {
             // Alone in its batch: the transaction itself is the savepoint.
             const item = batch[0]!;
             try {
-              const value = await item.fn(this.direct);
+              const value = await item.fn(this.inTransaction);
               settled.push(() => item.resolve(value));
             } catch (err) {
               this.db.exec("ROLLBACK");
@@ -210,7 +239,7 @@ export class SqliteDb implements Db {
             for (const item of batch) {
               this.control("SAVEPOINT tx");
               try {
-                const value = await item.fn(this.direct);
+                const value = await item.fn(this.inTransaction);
                 this.control("RELEASE tx");
                 settled.push(() => item.resolve(value));
               } catch (err) {
@@ -244,4 +273,11 @@ export class SqliteDb implements Db {
     if (this.reader?.open) this.reader.close();
     if (this.db.open) this.db.close();
   }
+}
+
+/** How many characters the string parameters of a statement hold. */
+function charsOf(params: readonly SqlValue[]): number {
+  let n = 0;
+  for (const p of params) if (typeof p === "string") n += p.length;
+  return n;
 }

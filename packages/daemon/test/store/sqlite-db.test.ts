@@ -138,6 +138,29 @@ describe("SqliteDb", () => {
     await db.close();
   });
 
+  it("a transaction lets the event loop turn after a large statement; what others ask meanwhile stays out of it", async () => {
+    const { db } = tempDb();
+    const insert = "INSERT INTO files (agent_id, path, content, updated_at) VALUES ('a', ?, ?, 'now')";
+    const seen: { read?: number; wrote?: Promise<unknown> } = {};
+    const big = db.transaction(async (tx) => {
+      // A megabyte, as a large message or tool result is: after it, the event loop turns (sockets, immediates) before the commit.
+      setImmediate(() => {
+        seen.read = undefined;
+        void db.get<{ n: number }>("SELECT COUNT(*) AS n FROM files").then((r) => (seen.read = r!.n));
+        seen.wrote = db.run(insert, ["outside", "y"]);
+      });
+      await tx.run(insert, ["big", "x".repeat(1_000_000)]);
+      expect(seen.wrote).toBeDefined();
+      throw new Error("rolled back");
+    });
+    await expect(big).rejects.toThrow("rolled back");
+    await seen.wrote;
+    // The read saw committed rows only (not the big one), and the write outside is not undone with the transaction.
+    expect(seen.read).toBe(0);
+    expect((await db.all<{ path: string }>("SELECT path FROM files")).map((r) => r.path)).toEqual(["outside"]);
+    await db.close();
+  });
+
   it("refuses a database written by a newer Wardrik", async () => {
     const { db, path } = tempDb();
     await db.close();
