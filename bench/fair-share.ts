@@ -81,15 +81,20 @@ async function busyOrg(url: string, token: string, agent: string, clients: numbe
   const started = performance.now();
   let turns = 0;
   let refused = 0;
+  let errors = 0;
   process.once("SIGTERM", () => {
     const seconds = (performance.now() - started) / 1000;
-    process.stdout.write(JSON.stringify({ turns, refused, seconds }) + "\n", () => process.exit(0));
+    process.stdout.write(JSON.stringify({ turns, refused, errors, seconds }) + "\n", () => process.exit(0));
   });
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       for (let n = 0; ; n++) {
-        const r = await oneTurn(url, token, agent, `a${c}-${n}`, ends);
-        if ("retryAfterS" in r) {
+        // A connection the daemon dropped under the load (a reset) is counted, and the client goes on.
+        const r = await oneTurn(url, token, agent, `a${c}-${n}`, ends).catch(() => undefined);
+        if (r === undefined) {
+          errors++;
+          await sleep(100);
+        } else if ("retryAfterS" in r) {
           refused++;
           // As a well-behaved client does: wait as asked, plus a little so that the refused do not all come back at once.
           await sleep(r.retryAfterS * 1000 + Math.random() * 1000);
@@ -116,9 +121,12 @@ async function measure(seconds: number, aClients: number, config: string | undef
       stdio: ["ignore", "pipe", "inherit"],
     });
     const lines = createInterface({ input: child.stdout! });
-    const summary = new Promise<{ turns: number; refused: number; seconds: number }>((resolve, reject) => {
-      lines.once("line", (l) => resolve(JSON.parse(l) as { turns: number; refused: number; seconds: number }));
-      child.once("exit", (code) => reject(new Error(`org A's load exited (${code}) without a summary`)));
+    const summary = new Promise<{ turns: number; refused: number; errors: number; seconds: number }>((resolve, reject) => {
+      lines.once("line", (l) => resolve(JSON.parse(l) as { turns: number; refused: number; errors: number; seconds: number }));
+      // After a moment: the summary line may still be on its way when the exit is seen.
+      child.once("exit", (code, signal) =>
+        setTimeout(() => reject(new Error(`org A's load exited (${code ?? signal}) without a summary`)), 500),
+      );
     });
     await sleep(RAMP_MS);
     const cpu0 = d.cpuMs();
@@ -136,6 +144,7 @@ async function measure(seconds: number, aClients: number, config: string | undef
       ratio_p99: Math.round((s1.p99_ms / s0.p99_ms) * 100) / 100,
       a_turns_per_s: Math.round((a.turns / a.seconds) * 10) / 10,
       a_refused_429: a.refused,
+      a_failed_requests: a.errors,
       daemon_cpu_share: Math.round((cpu / (seconds * 1000)) * 100) / 100,
     };
   } finally {

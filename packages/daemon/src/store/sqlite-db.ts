@@ -24,8 +24,8 @@ const PAGE_SIZE = 1024;
 /**
  * A statement of a transaction whose parameters hold more characters than
  * this (a megabyte message, a tool's large result) writes for a long while:
- * after it the transaction lets the event loop turn once, so one org's large
- * write does not hold every other request until it commits.
+ * before and after it the transaction lets the event loop turn once, so one
+ * org's large write does not hold every other request until it commits.
  */
 const LARGE_STATEMENT_CHARS = 64 * 1024;
 
@@ -126,17 +126,22 @@ export class SqliteDb implements Db {
   /** What a transaction's function writes with: the connection, with a turn of the event loop after each large statement. */
   private readonly inTransaction: Tx = {
     run: async (sql, params = []) => {
+      if (charsOf(params) <= LARGE_STATEMENT_CHARS) return this.direct.run(sql, params);
+      // Before (what led here, such as parsing the body, was work enough) and after.
+      await this.letLoopTurn();
       const result = await this.direct.run(sql, params);
-      if (charsOf(params) > LARGE_STATEMENT_CHARS) {
-        this.paused = true;
-        await new Promise((r) => setImmediate(r));
-        this.paused = false;
-      }
+      await this.letLoopTurn();
       return result;
     },
     get: (sql, params) => this.direct.get(sql, params),
     all: (sql, params) => this.direct.all(sql, params),
   };
+
+  private async letLoopTurn(): Promise<void> {
+    this.paused = true;
+    await new Promise((r) => setImmediate(r));
+    this.paused = false;
+  }
 
   readonly committed: Pick<Tx, "get" | "all"> = {
     get: <R extends Row>(sql: string, params: readonly SqlValue[] = []) => {
