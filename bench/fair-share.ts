@@ -16,6 +16,8 @@ const SELF = fileURLToPath(import.meta.url);
 /** Pause between two of B's turns: a steady stream well under the default request rate (under a lower one given, half of it). */
 const B_GAP_MS = 50;
 let bGapMs = B_GAP_MS;
+/** Org B's requests that failed (no answer) in the current measure. */
+let bFailed = 0;
 const WARMUP_TURNS = 300;
 /** How long A runs at full speed before B is measured beside it. */
 const RAMP_MS = 2000;
@@ -61,7 +63,12 @@ async function steady(url: string, token: string, agent: string, ends: Ends, sto
   const latencies: number[] = [];
   const until = performance.now() + (stop.ms ?? Infinity);
   for (let i = 0; latencies.length < (stop.turns ?? Infinity) && performance.now() < until; i++) {
-    const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends);
+    // A connection reset (seen on a machine loaded far past its cores) is counted and the turn sent again.
+    const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends).catch(() => undefined);
+    if (r === undefined) {
+      bFailed++;
+      continue;
+    }
     if ("retryAfterS" in r) throw new Error("org B's steady stream was refused (429): it must stay under the limit");
     latencies.push(r.ms);
     await sleep(bGapMs);
@@ -115,6 +122,7 @@ async function measure(seconds: number, aClients: number, config: string | undef
     const bEnds = turnEnds({ client: b }, bAgent);
     // Warm both orgs' paths (V8 compiles hot code for the first few hundred turns), then B alone.
     await steady(d.url, bToken, bAgent, bEnds, { turns: WARMUP_TURNS });
+    bFailed = 0;
     const alone = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
 
     const child = spawn(process.execPath, [SELF, "--busy", d.url, aToken, aAgent, String(aClients)], {
@@ -145,6 +153,7 @@ async function measure(seconds: number, aClients: number, config: string | undef
       a_turns_per_s: Math.round((a.turns / a.seconds) * 10) / 10,
       a_refused_429: a.refused,
       a_failed_requests: a.errors,
+      b_failed_requests: bFailed,
       daemon_cpu_share: Math.round((cpu / (seconds * 1000)) * 100) / 100,
     };
   } finally {
