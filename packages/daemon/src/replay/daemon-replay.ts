@@ -39,7 +39,8 @@ export function daemonReplay(d: {
     toolTimeoutMs: d.toolTimeoutMs,
     clock: d.clock,
     log: d.log,
-    redact: (data) => d.redactor.redactValue(data),
+    // The scratch agent is of the replaying org: its values only, as in its own events.
+    redact: (data, org) => d.redactor.forOrg(org).redactValue(data),
   };
   return (row, input) => runReplay(deps, row, input);
 }

@@ -30,8 +30,8 @@ export interface ReplayDeps {
   toolTimeoutMs: number;
   clock: Clock;
   log: Logger;
-  /** Applied to what the scratch copy stores (secret values removed). */
-  redact?: (data: unknown) => unknown;
+  /** Applied to what the scratch copy stores (the org's secret values removed). */
+  redact?: (data: unknown, org: string) => unknown;
 }
 
 /** The agent as the replay runs it: its definition, model and policy (each as given, or the agent's own), and the runtime's hooks. */

@@ -30,7 +30,7 @@ export interface ScratchAgentOptions {
   toolTimeoutMs: number;
   clock: Clock;
   log: Logger;
-  redact?: (data: unknown) => unknown;
+  redact?: (data: unknown, org: string) => unknown;
 }
 
 /**
