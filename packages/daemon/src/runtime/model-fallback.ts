@@ -81,7 +81,7 @@ export async function withFallback<T>(
         );
       });
       // Text the failed model streamed is void: followers are told to drop it.
-      d.hooks.onDelta?.(d.id, run, "", true, {
+      d.hooks.onDelta?.(d.ref, run, "", true, {
         attempt: 1,
         delay_ms: 0,
         error: `${model.ref} failed (${failed.message}); trying ${next.ref}`,
