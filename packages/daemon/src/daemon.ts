@@ -91,9 +91,7 @@ export async function startDaemon(dir: string, options: DaemonOptions = {}): Pro
     rawLog(level, redactor.redact(msg), all && redactor.redactValue(all));
   };
   const { db, lock, config, secrets, serverCredentials } = await openProject(dir, {
-    env,
-    redactor,
-    log,
+    ...{ env, redactor, log, node: options.node },
     synchronous: options.synchronous ?? "NORMAL",
   });
   // Packages a project may not use load on first use; `--log-level debug` shows which did, and why (until close).

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CONFIG_FILE, loadConfig, type KeyPath, type ProjectConfig } from "./config/index.js";
+import { CONFIG_FILE, DEFAULT_LEASE_SECONDS, loadConfig, type KeyPath, type ProjectConfig } from "./config/index.js";
 import { carriesCredentials } from "./config/credential-keys.js";
 import { SECRET_STAND_IN } from "./config/references.js";
 import { setAside, type UnreadableUse } from "./config/unreadable-secrets.js";
@@ -28,7 +28,7 @@ export interface OpenedProject {
 
 export async function openProject(
   dir: string,
-  o: { env: NodeJS.ProcessEnv; redactor: SecretRedactor; log: Logger; synchronous: "NORMAL" | "FULL" },
+  o: { env: NodeJS.ProcessEnv; redactor: SecretRedactor; log: Logger; synchronous: "NORMAL" | "FULL"; node?: string },
 ): Promise<OpenedProject> {
   const { env, redactor, log } = o;
   // Secrets live in the database, which config names: read config once to find
@@ -49,7 +49,14 @@ export async function openProject(
   const lock = sqlite ? DatabaseLock.acquire(bootstrap.database.slice("sqlite:".length)) : undefined;
   let db: OpenedDb;
   try {
-    db = await openDb(bootstrap.database, { synchronous: o.synchronous, log });
+    db = await openDb(bootstrap.database, {
+      synchronous: o.synchronous,
+      log,
+      // pg_stat_activity names the node whose sessions hold a lock.
+      applicationName: o.node === undefined ? "wardrik" : `wardrik ${o.node}`,
+      // A node frozen longer than its lease has lost its agents: its open transaction, and the rows it locked, go then too.
+      idleInTransactionMs: (bootstrap.cluster?.idle_in_transaction ?? bootstrap.cluster?.lease ?? DEFAULT_LEASE_SECONDS) * 1000,
+    });
   } catch (err) {
     lock?.release();
     throw err;

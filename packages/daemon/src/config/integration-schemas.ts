@@ -58,6 +58,13 @@ export const clusterSchema = z
     lease: seconds()
       .default(DEFAULT_LEASE_SECONDS)
       .describe("Seconds a node owns an agent without renewing; other nodes take over after it."),
+    idle_in_transaction: z
+      .number()
+      .nonnegative({ error: "must be a number of seconds >= 0" })
+      .optional()
+      .describe(
+        "Seconds PostgreSQL lets a session of this node sit idle inside a transaction before it ends the session, so a frozen node's row locks go; default the lease, 0 leaves the server's setting.",
+      ),
     advertise: httpUrl()
       .optional()
       .describe("Where the other nodes reach this one; default the listen address (the host name when it listens on every interface)."),

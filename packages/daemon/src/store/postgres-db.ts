@@ -13,6 +13,13 @@ export interface PostgresOptions {
   log?: StoreLog;
   /** The name PostgreSQL shows for these sessions in pg_stat_activity (default "wardrik"). */
   applicationName?: string;
+  /**
+   * Milliseconds a session may sit idle inside a transaction before the
+   * server ends it (PostgreSQL's idle_in_transaction_session_timeout), so a
+   * process frozen mid-transaction (SIGSTOP, a stalled VM) does not hold its
+   * row locks until it thaws. Unset or 0: the server's own setting.
+   */
+  idleInTransactionMs?: number;
 }
 
 const asText = (text: string): string => text;
@@ -96,6 +103,7 @@ export class PostgresDb implements Db {
       application_name: options.applicationName ?? "wardrik",
       keepAlive: true,
       connectionTimeoutMillis: 30_000,
+      ...(options.idleInTransactionMs ? { idle_in_transaction_session_timeout: Math.ceil(options.idleInTransactionMs) } : {}),
     };
     this.pool = new (loadPg().Pool)({ ...config, max: options.poolSize ?? 10 });
     // An idle connection that fails (server restart, network) is dropped by the pool; without a listener it would crash the process.
@@ -229,13 +237,14 @@ function advisoryKey(name: string): string {
 
 /**
  * A statement error that means the session is finished: class 08 (connection
- * exception) or 57P (the server is shutting down or ended this backend). A
+ * exception), 57P (the server is shutting down or ended this backend) or
+ * 25P03 (the session sat idle in a transaction too long, and was ended). A
  * dead socket is also reported on the client's 'error' event, but only a
  * moment later; this catches it before the connection could go back to the pool.
  */
 function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("08") || code.startsWith("57P"));
+  return typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || code === "25P03");
 }
 
 /** The `Tx` of one transaction: bound to its connection, and unusable once the transaction ended. */

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll } from "vitest";
 import { NodesTable } from "../../src/store/nodes.js";
-import { openDb } from "../../src/store/open-db.js";
+import { openDb, type OpenedDb } from "../../src/store/open-db.js";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
 import { ownerOf, waitForClusterWorker as waitForNodesToSeeWorker } from "./cluster-project.js";
@@ -124,10 +124,15 @@ export function waitForClusterWorker(c: Cluster, at: ClusterNode, w: FaultWorker
   return waitForNodesToSeeWorker(c.nodes, at, w, timeoutMs);
 }
 
+/** The cluster's database, opened by the test (application name `cluster-kit`); the caller closes it. */
+export function openClusterDb(c: Cluster): Promise<OpenedDb> {
+  const url = /^database:[ \t]*(\S+)/m.exec(readFileSync(join(c.p.dir, "config.yaml"), "utf8"))![1]!;
+  return openDb(url, { applicationName: "cluster-kit", log: () => undefined });
+}
+
 /** The worker tools of live nodes, as the database tells every node (what another node would forward calls for). */
 export async function workerToolsOf(c: Cluster): Promise<{ node: string; tool: string }[]> {
-  const url = /^database:[ \t]*(\S+)/m.exec(readFileSync(join(c.p.dir, "config.yaml"), "utf8"))![1]!;
-  const db = await openDb(url, { applicationName: "cluster-kit", log: () => undefined });
+  const db = await openClusterDb(c);
   try {
     const rows = await new NodesTable(db).remoteWorkerTools("", c.leaseSeconds * 1000);
     return rows.map((r) => ({ node: r.node, tool: r.tool }));

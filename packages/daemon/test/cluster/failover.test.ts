@@ -19,7 +19,7 @@ import {
   type FaultEvent,
   type FaultWorker,
 } from "../faults/fault-kit.js";
-import { startCluster, waitForClusterWorker, workerToolsOf, type Cluster, type ClusterNode } from "./cluster-kit.js";
+import { openClusterDb, startCluster, waitForClusterWorker, workerToolsOf, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };
 
@@ -33,7 +33,7 @@ const logsOf = (text: string) => logs().filter((l) => l.tag.startsWith(`${text}/
 beforeAll(async () => {
   c = await startCluster({
     count: 3,
-    agents: ["lost", "kept", "moved", "frozen", "attached"],
+    agents: ["lost", "kept", "moved", "frozen", "attached", "locked"],
     byPrefix: {
       owner: { toolMs: SLOW, rerunMs: 100 },
       kept: { toolMs: SLOW, rerunMs: 100 },
@@ -238,6 +238,63 @@ describe("failover", () => {
     expect(turn.filter((e) => short(e.type) === "call.failed")).toEqual([]);
     expect(turn.filter((e) => short(e.type) === "approval.requested")).toEqual([]);
     await sleep(1000);
+    await expectOneRecord(c.nodes);
+  });
+
+  it("an owner frozen inside a transaction: PostgreSQL ends its session after cluster.idle_in_transaction (default the lease), and the other nodes go on while it is still frozen", async () => {
+    agent = await c.idOf("locked");
+    const first = await send(c.nodes[0]!, "locked-1");
+    await settleAndCheck(c.nodes[0]!, first, "locked-1");
+    const owner = c.node((await c.ownerOf(agent))!);
+    const other = c.nodes.find((n) => n !== owner)!;
+    const db = await openClusterDb(c);
+    try {
+      // The test holds the agent's row, so the owner's next write for it waits mid-transaction.
+      let release!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = db.transaction(async (tx) => {
+        await tx.get("SELECT id FROM agents WHERE id = ? FOR UPDATE", [agent]);
+        locked();
+        await new Promise<void>((r) => (release = r));
+      });
+      await isLocked;
+      const posting = send(owner, "locked-2").catch(() => undefined);
+      const session = await waitUntil(
+        async () =>
+          (
+            await db.all<{ pid: number }>(
+              "SELECT pid FROM pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock' AND query LIKE 'UPDATE agents SET event_seq%'",
+              [`wardrik ${owner.name}`],
+            )
+          )[0],
+        "the owner's write to wait for the agent's row",
+        20_000,
+        10,
+      );
+      owner.pause();
+      try {
+        release();
+        await holder;
+        // Its statement done, the frozen owner cannot commit: its session sits idle in the transaction, holding the row.
+        const stateOf = async () =>
+          (await db.get<{ state: string }>("SELECT state FROM pg_stat_activity WHERE pid = ?", [session.pid]))?.state;
+        await waitUntil(async () => (await stateOf()) === "idle in transaction", "the owner's session to hold the row, idle", 10_000, 10);
+        // Another node writes for the agent, takes it over once the lease is gone and answers, the owner still frozen:
+        // the server ended the frozen session (and its locks) after the lease.
+        const next = await send(other, "locked-3");
+        await settleAndCheck(other, next, "locked-3");
+        expect(await stateOf()).toBeUndefined();
+        expect(owner.alive).toBe(true);
+      } finally {
+        owner.resume();
+      }
+      // Thawed, the owner's request failed or committed anew; either way every message it accepted gets its one turn.
+      const second = await posting;
+      if (second) await settleAndCheck(other, second, "locked-2");
+    } finally {
+      await db.close();
+    }
     await expectOneRecord(c.nodes);
   });
 });

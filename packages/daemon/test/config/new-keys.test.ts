@@ -26,6 +26,8 @@ describe("config.yaml keys for later features", () => {
     expect(parse("").worker_grace).toBe(30);
     expect(parse("worker_grace: 0\n").worker_grace).toBe(0);
     expect(parse("cluster: {}\n").cluster).toEqual({ lease: 10 });
+    // Unset, a node's PostgreSQL sessions idle in a transaction for at most the lease; 0 leaves the server's setting.
+    expect(parse("cluster:\n  idle_in_transaction: 0\n").cluster).toEqual({ lease: 10, idle_in_transaction: 0 });
     expect(parse("slack:\n  bot_token: b\n  signing_secret: s\n").slack).toEqual({
       bot_token: "b",
       signing_secret: "s",
@@ -43,8 +45,13 @@ describe("config.yaml keys for later features", () => {
     ["worker_grace: -1", "config.yaml:2: worker_grace must be a number of seconds >= 0", "worker_grace"],
     ["cluster:\n  lease: -1", "config.yaml:3: cluster.lease must be a positive number of seconds", "cluster.lease"],
     [
+      "cluster:\n  idle_in_transaction: -1",
+      "config.yaml:3: cluster.idle_in_transaction must be a number of seconds >= 0",
+      "cluster.idle_in_transaction",
+    ],
+    [
       "cluster:\n  leese: 5",
-      'config.yaml:3: key "cluster.leese" is not allowed: did you mean "lease"? (allowed: lease, advertise)',
+      'config.yaml:3: key "cluster.leese" is not allowed: did you mean "lease"? (allowed: lease, idle_in_transaction, advertise)',
       "cluster.leese",
     ],
     [
