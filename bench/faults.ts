@@ -15,8 +15,10 @@
  *
  * Prints one JSON line per run ({"run":i,"seed":...,"kills":...,counts,"failures":[...]}),
  * then the total: {"workload":"faults","seed":S,"kills":K,"accepted":A,"lost":0,
- *  "completed_reruns":0,"unsafe_reruns_without_approval":0,"asked_about_finished":F,
- *  "effects_run_twice":0,...,"failures":[...],"totals":{...}}
+ *  "completed_reruns":0,"unsafe_reruns_without_approval":0,"asked_about_finished":0,
+ *  "effects_run_twice":0,...,"policy_approvals":P,"failures":[...],"totals":{...}}
+ * Every other kill lands around a person's approval of a call a policy asks
+ * about (policy_approvals: the asks the person approved).
  */
 import { addCounts, NO_COUNTS } from "../packages/daemon/test/faults/fault-ledger.js";
 import { planKills, singleNodeFaultRun } from "../packages/daemon/test/faults/single-node-faults.js";
@@ -34,6 +36,8 @@ const totals = { turns: 0, calls: 0, executions: 0, safe_reruns: 0, lost_answer_
 const failures: string[] = [];
 let counts = NO_COUNTS;
 let kills = 0;
+let empty = 0;
+let policyApprovals = 0;
 const t0 = performance.now();
 for (let run = 0; kills < KILLS; run++) {
   const seed = SEED * 1000 + run;
@@ -42,9 +46,13 @@ for (let run = 0; kills < KILLS; run++) {
   counts = addCounts(counts, r.counts);
   if (r.stats) for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r.stats[k];
   failures.push(...r.failures.map((f) => `run ${run} (seed ${seed}): ${f.slice(0, 240)}`));
-  console.log(JSON.stringify({ run, seed, kills: r.kills, ...r.counts, failures: r.failures.map((f) => f.slice(0, 240)) }));
-  // A run that ended in an error made fewer kills than asked: the next run makes up the rest, unless none landed.
-  if (r.kills === 0) break;
+  policyApprovals += r.policyApprovals;
+  const runFailures = r.failures.map((f) => f.slice(0, 240));
+  console.log(JSON.stringify({ run, seed, kills: r.kills, ...r.counts, policy_approvals: r.policyApprovals, failures: runFailures }));
+  // A run that ended in an error made fewer kills than asked: the next runs make up the rest, unless three in a row
+  // landed none (a worker that cannot start on a machine this busy, say).
+  empty = r.kills === 0 ? empty + 1 : 0;
+  if (empty >= 3) break;
 }
 console.log(
   JSON.stringify({
@@ -52,6 +60,7 @@ console.log(
     seed: SEED,
     kills,
     ...counts,
+    policy_approvals: policyApprovals,
     failures,
     totals,
     seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),

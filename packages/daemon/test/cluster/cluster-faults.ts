@@ -6,7 +6,8 @@
  * Messages flow to random agents through random live nodes while seeded
  * random faults hit: SIGKILL of the node that drives an agent (owner), of a
  * node that drives none (non-owner), of a worker process (started again
- * under its name, appending to the same log), and SIGSTOP of an owner for
+ * under its name, appending to the same log and answering from the same
+ * finished-calls file), and SIGSTOP of an owner for
  * longer than its lease (then SIGCONT). Killed nodes start again. At the end
  * every agent is settled (the person approves each lost-answer call) and the
  * run is counted from ground truth (fault-ledger.ts). No vitest here.
@@ -74,7 +75,12 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
   const workers: FaultWorker[] = [];
   // Worker i knows the nodes starting from a different one: w0 lands on n1, w1 on n3.
   const urlsOf = (i: number) => (i === 0 ? c.nodes : [...c.nodes].reverse()).map((n) => n.url).join(",");
-  const startW = (i: number) => (workers[i] = startWorker({ url: urlsOf(i), token: c.token }, join(c.root, "workers"), `w${i}`));
+  // Each worker keeps its finished calls in a file of its own (the SDK's FileFinishedCalls): started again after a
+  // kill, it answers for what its predecessor finished, as issue 30 asks of a worker told to remember.
+  const startW = (i: number) =>
+    (workers[i] = startWorker({ url: urlsOf(i), token: c.token }, join(c.root, "workers"), `w${i}`, {
+      finishedFile: join(c.root, "workers", `w${i}.finished.jsonl`),
+    }));
   const logs = (): LogEntry[] => workers.flatMap((w) => w.log());
   const live = () => c.nodes.filter((n) => n.alive && !frozen.has(n));
   let sent = 0;
@@ -84,8 +90,9 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
     // Together, as a cluster's nodes may well start.
     await Promise.all(c.nodes.map((n) => n.start()));
     for (let i = 0; i < WORKERS; i++) startW(i);
-    await waitForClusterWorker(c.nodes, c.nodes[0]!, workers[0]!, 30_000);
-    await waitForClusterWorker(c.nodes, c.nodes[2]!, workers[1]!, 30_000);
+    // A first start compiles the workers' TypeScript: slow on a busy machine.
+    await waitForClusterWorker(c.nodes, c.nodes[0]!, workers[0]!, 60_000);
+    await waitForClusterWorker(c.nodes, c.nodes[2]!, workers[1]!, 60_000);
     const ids: Record<string, string> = {};
     const listed = await api<{ agents: { id: string; name: string }[] }>(c.nodes[0]!, "GET", "/v1/agents");
     for (const a of listed.agents) ids[a.name] = a.id;

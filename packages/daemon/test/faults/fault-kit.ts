@@ -388,10 +388,39 @@ export interface SettleResult {
 }
 
 /**
- * After a restart: approves every call that waits with the lost-answer reason,
+ * An approval a policy asked for (a rule decided `ask`), not one asked because
+ * a call's answer was lost.
+ */
+export function isPolicyAsk(e: FaultEvent): boolean {
+  return e.data.lost !== true && typeof e.data.rule === "string";
+}
+
+/**
+ * The approvals granted for a call after its answer was lost (each allows one
+ * more run), told apart from the grant of a policy's ask (which allows the first).
+ */
+export function lostAnswerGrants(callEvents: FaultEvent[]): number {
+  let lastAsk: FaultEvent | undefined;
+  let grants = 0;
+  for (const e of [...callEvents].sort((a, b) => a.seq - b.seq)) {
+    if (short(e.type) === "approval.requested") lastAsk = e;
+    else if (short(e.type) === "approval.granted" && lastAsk && isLostAnswer(lastAsk)) grants += 1;
+  }
+  return grants;
+}
+
+/**
+ * After a restart: approves every call that waits with the lost-answer reason
+ * (and, with `policyAsks`, every call a policy rule asks about: the person),
  * until every accepted message's turn has ended. Returns all the agent's events.
  */
-export async function settle(d: FaultDaemon, agentId: string, accepted: string[], timeoutMs = 30_000): Promise<SettleResult> {
+export async function settle(
+  d: FaultDaemon,
+  agentId: string,
+  accepted: string[],
+  timeoutMs = 30_000,
+  opts: { policyAsks?: boolean } = {},
+): Promise<SettleResult> {
   const approved = new Map<string, number>();
   const handled = new Set<number>();
   const unexpectedApprovals: FaultEvent[] = [];
@@ -403,7 +432,7 @@ export async function settle(d: FaultDaemon, agentId: string, accepted: string[]
       handled.add(e.seq);
       // Already answered (by the caller, before this settle).
       if (events.some((x) => x.seq > e.seq && x.data.call === e.data.call && /^approval\.(granted|denied)$/.test(short(x.type)))) continue;
-      if (!isLostAnswer(e)) {
+      if (!isLostAnswer(e) && !(opts.policyAsks && isPolicyAsk(e))) {
         unexpectedApprovals.push(e);
         continue;
       }
@@ -472,8 +501,9 @@ interface CallInfo {
  *   executions (with the call's key) produced; no call started again after its result was stored;
  * - the worker never ran a call more often than the daemon started it, never with another key,
  *   and never after the call's result was stored (a completed call never ran twice);
- * - safe calls (readOnly/idempotent) never waited for a person; an unsafe call ran at most once
- *   plus once per approval, and each such approval was asked with the lost-answer reason.
+ * - safe calls (readOnly/idempotent) never waited for a person about a lost answer; an unsafe call
+ *   ran at most once plus once per approval of a lost answer; every approval was asked with the
+ *   lost-answer reason or by a policy rule (`ask`).
  */
 export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; accepted: string[] }): CheckReport {
   const { events, log, accepted } = input;
@@ -567,16 +597,19 @@ export function checkInvariants(input: { events: FaultEvent[]; log: LogEntry[]; 
       lostResults += ends.filter((x) => !(x.pid === out?.pid && x.exec === out?.exec)).length;
     }
     for (const a of asked) {
-      if (!isLostAnswer(a)) fail(`${label} waited for approval with reason ${JSON.stringify(a.data.reason)}`);
+      if (!isLostAnswer(a) && !isPolicyAsk(a)) fail(`${label} waited for approval with reason ${JSON.stringify(a.data.reason)}`);
     }
+    const lostAsks = asked.filter(isLostAnswer);
+    const reruns = lostAnswerGrants(c.events);
     if (c.safe) {
-      if (asked.length > 0) fail(`${label} is safe to repeat but waited for approval ${asked.length} time(s)`);
+      if (lostAsks.length > 0) fail(`${label} is safe to repeat but waited for approval of a lost answer ${lostAsks.length} time(s)`);
       if (execs.length > 1) safeReruns += 1;
     } else {
-      if (asked.length > 0) lostApprovals += 1;
-      if (execs.length > 1 + granted.length)
-        fail(`${label} ran ${execs.length} times with ${granted.length} approval(s): an unsafe call ran twice without approval`);
-      if (startedEv.length > 1 + granted.length) fail(`${label} was started ${startedEv.length} times with ${granted.length} approval(s)`);
+      if (lostAsks.length > 0) lostApprovals += 1;
+      if (execs.length > 1 + reruns)
+        fail(`${label} ran ${execs.length} times with ${reruns} approval(s) of a lost answer: an unsafe call ran twice without approval`);
+      if (startedEv.length > 1 + reruns)
+        fail(`${label} was started ${startedEv.length} times with ${reruns} approval(s) of a lost answer (${granted.length} in all)`);
     }
   }
   return {

@@ -87,4 +87,17 @@ describe("countFaults", () => {
     const logs = [log("call_c", "charge", "start", 3), log("call_c", "charge", "start", 5, 2), log("call_c", "charge", "end", 9, 2)];
     expect(countFaults({ events, logs, accepted: ["msg_1"] })).toMatchObject({ unsafe_reruns_without_approval: 1, effects_run_twice: 0 });
   });
+
+  it("takes a policy's ask, granted, as leave to run once: a second run needs an approval of a lost answer", () => {
+    const asked = [
+      ...turn(),
+      ev("approval.requested", 3, { call: "call_c", reason: "A person approves every charge", rule: "workers/charge", lost: false }),
+      ev("approval.granted", 4, { call: "call_c" }),
+      ev("call.completed", 9, { call: "call_c" }),
+      ev("turn.completed", 10, {}),
+    ];
+    const twice = [log("call_c", "charge", "start", 5), log("call_c", "charge", "start", 6, 2), log("call_c", "charge", "end", 9, 2)];
+    expect(countFaults({ events: asked, logs: twice, accepted: ["msg_1"] })).toMatchObject({ unsafe_reruns_without_approval: 1, asked: 0 });
+    expect(countFaults({ events: asked, logs: twice.slice(0, 1), accepted: ["msg_1"] }).unsafe_reruns_without_approval).toBe(0);
+  });
 });

@@ -6,7 +6,7 @@
  * these counts, and their short seeded passes in CI assert on them. No vitest
  * here: the benchmarks use it too.
  */
-import { LOST_ANSWER, SAFE, short, type FaultEvent, type FaultTool, type LogEntry } from "./fault-kit.js";
+import { LOST_ANSWER, SAFE, lostAnswerGrants, short, type FaultEvent, type FaultTool, type LogEntry } from "./fault-kit.js";
 
 export interface FaultCounts {
   /** Messages the API accepted (202). */
@@ -19,7 +19,7 @@ export interface FaultCounts {
   failed_calls: number;
   /** Calls a worker started again after their result was stored, or that completed twice. */
   completed_reruns: number;
-  /** Unsafe calls that a worker started more often than once plus once per approval. */
+  /** Unsafe calls that a worker started more often than once plus once per approval of a lost answer. */
   unsafe_reruns_without_approval: number;
   /** Lost-answer approvals asked of a person for a call a worker had already finished. */
   asked_about_finished: number;
@@ -104,7 +104,8 @@ export function countFaults(input: { events: FaultEvent[]; logs: LogEntry[]; acc
     c.asked += lostAnswer.length;
     c.asked_about_finished += lostAnswer.filter((a) => finished.some((f) => f.time <= Date.parse(a.time))).length;
     if (!call.unsafe) continue;
-    if (starts.length > 1 + of("approval.granted").length) c.unsafe_reruns_without_approval += 1;
+    // A policy's ask granted lets the call run once; only an approval of a lost answer allows another run.
+    if (starts.length > 1 + lostAnswerGrants(call.events)) c.unsafe_reruns_without_approval += 1;
     if (finished.length > 1) c.effects_run_twice += 1;
   }
   return c;

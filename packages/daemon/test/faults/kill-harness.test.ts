@@ -1,14 +1,14 @@
 /**
  * The short seeded pass of `npm run bench -- faults` in CI: a few SIGKILLs of
- * the one daemon mid-turn, in a row on one project (single-node-faults.ts),
+ * the one daemon in a row on one project (single-node-faults.ts), mid-turn
+ * or around a person's approval of an unsafe call a policy asks about,
  * counted from ground truth (fault-ledger.ts): nothing accepted is lost, no
  * completed call runs again, no unsafe call runs twice without a person's
- * approval, and no effect completes twice (the worker outlives the daemon and
- * answers a call it finished from memory). Persons asked about calls that had
- * finished are printed, not asserted: issue 30 points 1-4 (ask the workers
- * first) bring that count to 0. So are the invariants of checkInvariants (a
- * call may fail "No worker serves" when the worker reconnects late, point 3);
- * the other fault tests assert them.
+ * approval of a lost answer, no person is asked about a call the worker had
+ * finished, and no effect completes twice, approved or not (the worker
+ * outlives the daemon and answers from memory). The invariants of
+ * checkInvariants are printed, not asserted (a call may fail "No worker
+ * serves" when the worker reconnects late); the other fault tests assert them.
  */
 import { expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/test-database.js";
@@ -18,12 +18,12 @@ const SEED = 11;
 const KILLS = 3;
 
 it(
-  `${KILLS} seeded kills of the daemon (seed ${SEED}): nothing lost, nothing completed or unsafe ran twice`,
+  `${KILLS} seeded kills of the daemon (seed ${SEED}): mid-turn and around approvals: nothing lost, nothing ran twice, nobody asked about a finished call`,
   { timeout: 600_000 },
   async (ctx) => {
     const { url } = await createTestDatabase({ scope: ctx });
     const r = await singleNodeFaultRun(planKills(KILLS, SEED), url);
-    console.log(`faults seed ${SEED}: ${JSON.stringify({ kills: r.kills, ...r.counts })}`);
+    console.log(`faults seed ${SEED}: ${JSON.stringify({ kills: r.kills, ...r.counts, policy_approvals: r.policyApprovals })}`);
     if (r.failures.length > 0) console.log(`faults seed ${SEED} invariants:\n${r.failures.join("\n")}`);
     expect(r.failures.filter((f) => f.startsWith("error:"))).toEqual([]);
     expect(r.kills).toBe(KILLS);
@@ -33,6 +33,12 @@ it(
       completed_reruns: 0,
       unsafe: 0,
     });
-    expect(r.counts.effects_run_twice).toBe(0);
+    expect({ asked_about_finished: r.counts.asked_about_finished, effects_run_twice: r.counts.effects_run_twice }).toEqual({
+      asked_about_finished: 0,
+      effects_run_twice: 0,
+    });
+    // The pass went through the person: a kill landed around an approval, and the person approved the asks.
+    expect(planKills(KILLS, SEED).some((p) => p.approval)).toBe(true);
+    expect(r.policyApprovals).toBeGreaterThan(0);
   },
 );
