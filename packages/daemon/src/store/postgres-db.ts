@@ -137,7 +137,7 @@ export class PostgresDb implements Db {
 
   /** BEGIN ... COMMIT on one pooled connection, which only `fn`'s statements use until the end. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.withSession(async (client, isBroken) => {
+    return this.withSession(async (client, brokenBy) => {
       const tx = new SessionTx(client, this.stats);
       try {
         await client.query("BEGIN");
@@ -146,8 +146,16 @@ export class PostgresDb implements Db {
         this.stats.commits++;
         return value;
       } catch (err) {
+        const broken = brokenBy();
         // After a failed COMMIT the server has ended the transaction already; ROLLBACK then only warns.
-        if (!isBroken()) await client.query("ROLLBACK").catch(() => undefined);
+        if (!broken) await client.query("ROLLBACK").catch(() => undefined);
+        // The server ended the session because it sat idle in this transaction (the process was frozen): nothing of
+        // it committed, and it may run again on another connection. The statement that failed may only say that the
+        // connection is gone: the server's reason came on the connection's 'error' event.
+        if (sqlState(err) !== IDLE_IN_TRANSACTION_ENDED && sqlState(broken) === IDLE_IN_TRANSACTION_ENDED)
+          throw Object.assign(new Error(`The transaction was rolled back: ${broken!.message}`, { cause: err }), {
+            code: IDLE_IN_TRANSACTION_ENDED,
+          });
         throw err;
       } finally {
         tx.end();
@@ -162,7 +170,7 @@ export class PostgresDb implements Db {
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const key = advisoryKey(name);
-    return this.withSession(async (client, _isBroken, discard) => {
+    return this.withSession(async (client, _brokenBy, discard) => {
       await client.query("SELECT pg_advisory_lock($1::bigint)", [key]);
       try {
         return await fn();
@@ -207,7 +215,7 @@ export class PostgresDb implements Db {
    * destroyed, never returned to the pool for the next caller.
    */
   private async withSession<T>(
-    fn: (client: pg.PoolClient, isBroken: () => boolean, discard: (why: Error) => void) => Promise<T>,
+    fn: (client: pg.PoolClient, brokenBy: () => Error | undefined, discard: (why: Error) => void) => Promise<T>,
   ): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
@@ -217,7 +225,7 @@ export class PostgresDb implements Db {
     try {
       return await fn(
         client,
-        () => broken !== undefined,
+        () => broken,
         (why) => (broken ??= why),
       );
     } catch (err) {
@@ -243,8 +251,16 @@ function advisoryKey(name: string): string {
  * moment later; this catches it before the connection could go back to the pool.
  */
 function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || code === "25P03");
+  const code = sqlState(err);
+  return code !== undefined && (code.startsWith("08") || code.startsWith("57P") || code === IDLE_IN_TRANSACTION_ENDED);
+}
+
+/** PostgreSQL's idle_in_transaction_session_timeout: the server ended a session idle inside a transaction. */
+export const IDLE_IN_TRANSACTION_ENDED = "25P03";
+
+function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 /** The `Tx` of one transaction: bound to its connection, and unusable once the transaction ended. */

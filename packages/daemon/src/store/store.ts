@@ -12,6 +12,7 @@ import { FilesTable } from "./files.js";
 import { InputsTable } from "./inputs.js";
 import { LeasesTable } from "./leases.js";
 import { NodesTable } from "./nodes.js";
+import { IDLE_IN_TRANSACTION_ENDED } from "./postgres-db.js";
 import { SlackTable } from "./slack.js";
 import { SpendTable } from "./spend.js";
 import { TokensTable } from "./tokens.js";
@@ -31,8 +32,12 @@ export interface StoreOptions {
   onCommit?: (seconds: number) => void;
 }
 
-/** PostgreSQL's codes for a transaction that lost a race and may simply be run again. */
-const RETRYABLE_SQLSTATES = new Set(["40001", "40P01"]);
+/**
+ * PostgreSQL's codes for a transaction that may simply be run again: it lost
+ * a race, or its session was ended while it sat idle (its process was frozen;
+ * see PostgresOptions.idleInTransactionMs), so nothing of it committed.
+ */
+const RETRYABLE_SQLSTATES = new Set(["40001", "40P01", IDLE_IN_TRANSACTION_ENDED]);
 const MAX_TX_ATTEMPTS = 5;
 
 /**
