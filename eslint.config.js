@@ -14,6 +14,8 @@ const SRC = "packages/daemon/src";
 export const DAEMON_GRAPH = {
   log: [],
   config: [],
+  // Checks values against a JSON Schema (typed answers, tool arguments): a leaf like log/.
+  "json-schema": [],
   // The storage core: rows, the events they hold (typed in events/), the secrets they encrypt (keys in secrets/).
   store: ["events", "secrets"],
   events: ["secrets", "store"],
@@ -24,14 +26,29 @@ export const DAEMON_GRAPH = {
   models: ["config", "log", "store", "tools"],
   webhooks: ["config", "events", "log", "store"],
   // The runtime learns of other nodes through the ownership interface it defines; cluster/ implements it.
-  runtime: ["config", "log", "models", "policy", "store", "tools"],
+  runtime: ["config", "json-schema", "log", "models", "policy", "store", "tools"],
   // Several daemons on one database: built on runtime, store, tools and events, never on what serves requests.
   cluster: ["events", "log", "runtime", "secrets", "store", "tools"],
   // Replays drive a runtime of their own in a scratch copy; what serves requests calls them.
   replay: ["config", "events", "log", "models", "policy", "runtime", "secrets", "store", "tools"],
   triggers: ["config", "events", "log", "runtime", "store", "webhooks"],
   // What serves requests: the HTTP API, and the Slack and MCP endpoints it mounts (which use its helpers).
-  http: ["agent-mcp", "cluster", "config", "events", "log", "metrics", "policy", "replay", "runtime", "secrets", "slack", "store", "tools"],
+  http: [
+    "agent-mcp",
+    "cluster",
+    "config",
+    "events",
+    "json-schema",
+    "log",
+    "metrics",
+    "policy",
+    "replay",
+    "runtime",
+    "secrets",
+    "slack",
+    "store",
+    "tools",
+  ],
   slack: ["config", "events", "http", "log", "metrics", "runtime", "store"],
   "agent-mcp": ["events", "http", "store"],
   telemetry: ["config", "events", "http", "log", "metrics", "runtime", "store", "tools"],

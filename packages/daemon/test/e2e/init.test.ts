@@ -53,7 +53,13 @@ describe.concurrent("wardrik init", () => {
     const version = (await runWardrik(["--version"], { cwd: tmp })).stdout.trim();
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | string | boolean>;
     expect(pkg).toMatchObject({ name: "my-agents", private: true, type: "module", scripts: { worker: "tsx workers/tools.ts" } });
-    expect(pkg.dependencies).toEqual({ "@wardrik/sdk": version, tsx: expect.any(String), zod: expect.any(String) });
+    // @wardrik/protocol ships the JSON Schemas that config.yaml's and the agents' $schema lines point at.
+    expect(pkg.dependencies).toEqual({
+      "@wardrik/sdk": version,
+      "@wardrik/protocol": version,
+      tsx: expect.any(String),
+      zod: expect.any(String),
+    });
     expect(readFileSync(join(dir, ".gitignore"), "utf8")).toContain("node_modules/");
     // The worker finds this project's daemon without WARDRIK_URL / WARDRIK_TOKEN.
     const worker = readFileSync(join(dir, "workers", "tools.ts"), "utf8");
