@@ -58,7 +58,7 @@ test.each(["forks", "threads"])(
       expect(out).not.toContain(BY_HAND);
       expect(running(byHand!)).toBe(true);
     } finally {
-      if (byHand !== undefined) process.kill(byHand, "SIGKILL");
+      if (byHand !== undefined && running(byHand)) process.kill(byHand, "SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
   },
@@ -74,12 +74,17 @@ function running(pid: number): boolean {
   }
 }
 
-/** The pid of a running process whose command line holds `text`. */
+/**
+ * The pid of a running `node -e text` process. Not merely a command line that
+ * holds `text`: the short-lived `sh -c "node -e text &"` that starts it holds
+ * it too, and taking that one's pid made this test fail now and then.
+ */
 function findProcess(text: string): number | undefined {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(text) && running(Number(name))) return Number(name);
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv[0] === process.execPath && argv[1] === "-e" && argv[2] === text && running(Number(name))) return Number(name);
     } catch {
       // gone meanwhile
     }
