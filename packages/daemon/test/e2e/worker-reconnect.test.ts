@@ -3,10 +3,10 @@
  * again on the same port, and the same worker process (the SDK's default
  * settings) reconnects by itself and serves the next call.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { startFixtureWorker } from "../helpers/fixture-worker.js";
+import { agentFile, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
 const SCRIPT = `steps:
   - tool_calls:
@@ -15,25 +15,8 @@ const SCRIPT = `steps:
   - text: "Found {{result}}"
 `;
 
-function startWorker(p: TestProject): { child: ChildProcess; output: () => string } {
-  const file = fileURLToPath(new URL("./fixtures/order-worker.ts", import.meta.url));
-  const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  cleanupLater(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-  });
-  return { child, output: () => out };
+function startWorker(p: TestProject): ReturnType<typeof startFixtureWorker> {
+  return startFixtureWorker(p, fileURLToPath(new URL("./fixtures/order-worker.ts", import.meta.url)));
 }
 
 /** Whether the worker is connected and serves find_order, as the agent's details list it. */
