@@ -65,9 +65,9 @@ test("while the daemon is down the worker retries quietly: one line when the lin
   // Many attempts fail (the issue counted 85 lines in 76 s); none of them is a line of its own.
   await until(() => retries.length >= 20, "twenty failed attempts", 15_000);
   const warnings = said.filter((s) => s.startsWith("warn: "));
-  // One line for the loss; a daemon still closing may take the worker back for a moment and drop it again (a second loss, said as such), never a line per attempt.
-  expect(warnings.length).toBeGreaterThanOrEqual(1);
-  expect(warnings.length).toBeLessThanOrEqual(2);
+  // One line for the loss, never a line per attempt.
+  expect(warnings).toHaveLength(1);
+  expect(said.filter((s) => s.includes("reconnected"))).toEqual([]);
   for (const w of warnings) expect(w).toMatch(/^warn: Wardrik: lost the connection to ws:\/\/\S+ \(.+\); reconnecting\. Calls resume/);
   await daemon.start();
   await until(() => said.some((s) => s.includes("reconnected")), "the reconnected line", 15_000);

@@ -103,17 +103,17 @@ export async function protocolServer(options: { heartbeatMs?: number } = {}): Pr
   };
 
   const stop = async (code = 1001): Promise<void> => {
+    // Stop taking connections first, as a daemon that is shutting down does: a worker retrying during the closing handshakes must not be taken back for a moment.
+    const s = server;
+    const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
     for (const ws of live) ws.close(code, code === 1001 ? "The daemon is shutting down" : "closed");
     // Wait for the closing handshakes so the worker sees the code, then cut whatever is left.
     const deadline = Date.now() + 2000;
     while (live.length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     for (const ws of live) ws.terminate();
     wss?.close();
-    const s = server;
-    if (s) {
-      s.closeAllConnections();
-      await new Promise<void>((resolve) => s.close(() => resolve()));
-    }
+    s?.closeAllConnections();
+    await closed;
     server = undefined;
   };
 
