@@ -105,7 +105,11 @@ export const ReplayTurn = z
     messages: z.array(z.string()),
     original: TurnOutcome.extend({ calls: z.array(RecordedCallView) }).optional(),
     replay: TurnOutcome.extend({ calls: z.array(ReplayCallView) }),
-    diverged: z.boolean().describe("The replay called other tools or arguments than the original, or a call was not in the record"),
+    diverged: z
+      .boolean()
+      .describe(
+        "The replay called other tools or arguments than the original, a call was refused in one and not the other, or a call was not in the record",
+      ),
   })
   .meta({ id: "ReplayTurn" });
 export type ReplayTurn = z.infer<typeof ReplayTurn>;

@@ -9,8 +9,8 @@ import type { ScratchAgent } from "./scratch-agent.js";
 /**
  * One replayed turn beside the original: its reply, calls (each with where
  * its answer came from) and cost, and whether it diverged: it called other
- * tools or arguments than the original did, or a call found no answer in
- * the record.
+ * tools or arguments than the original did, a call was refused on one side
+ * and not the other, or a call found no answer in the record.
  */
 export async function reportTurn(
   scratch: ScratchAgent,
@@ -40,7 +40,9 @@ export async function reportTurn(
     cost_usd: toUsd(row?.spend_micros ?? 0),
     calls,
   };
-  const key = (c: { tool: string; args: unknown }) => `${c.tool} ${canonicalJson(c.args)}`;
+  // A call refused where the original ran (or ran where the original was refused) is another call.
+  const key = (c: { tool: string; args: unknown; status: string }) =>
+    `${c.tool} ${canonicalJson(c.args)}${c.status === "denied" ? " denied" : ""}`;
   const sameCalls = planned.original !== undefined && planned.original.calls.map(key).join("\n") === calls.map(key).join("\n");
   const unanswered = calls.some((c) => c.source === "missing" || c.source === "live");
   return {

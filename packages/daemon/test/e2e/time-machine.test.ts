@@ -228,6 +228,12 @@ describe("wardrik replay", () => {
       ["workers/find_order", "allow", "record"],
       ["workers/refund_order", "deny", "none"],
     ]);
+    // The same tool with the same arguments, refused where the original ran it: the turn diverged.
+    expect(d.turns[0]!.original!.calls.map((c) => [c.tool, c.status])).toEqual([
+      ["workers/find_order", "completed"],
+      ["workers/refund_order", "completed"],
+    ]);
+    expect(d.turns[0]!.diverged).toBe(true);
 
     // A call the policy sends to a person, which nobody decided in the record: the replay stops there.
     p.write("drafts/ask-refund.yaml", rules("ask"));
