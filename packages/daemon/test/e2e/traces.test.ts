@@ -5,11 +5,12 @@
  * up) and across a daemon crash, both OTLP encodings, and log lines that
  * name the active span.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { startFixtureWorker } from "../helpers/fixture-worker.js";
+import { agentFile, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
 const LOOKUP = `steps:
   - tool_calls:
@@ -40,19 +41,7 @@ function otelEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 function startTracedWorker(p: TestProject): { child: ChildProcess; output: () => string } {
   const file = fileURLToPath(new URL("./fixtures/traced-worker.ts", import.meta.url));
-  const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], { cwd: REPO_ROOT, env, stdio: "pipe" });
-  let out = "";
-  child.stdout!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (out += c));
-  cleanupLater(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-  });
-  return { child, output: () => out };
+  return startFixtureWorker(p, file, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
 }
 
 const ofTrace = (traceId: string) => (s: ReceivedSpan) => s.traceId === traceId;
