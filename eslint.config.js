@@ -58,6 +58,9 @@ export const DAEMON_GRAPH = {
 /** Files at the top of src/ that build and run the daemon from every folder: only cli/ (and they themselves) may import them. */
 export const ASSEMBLY = [
   "daemon",
+  "daemon-parts",
+  "daemon-services",
+  "service-list",
   "daemon-workers",
   "daemon-signals",
   "open-project",
