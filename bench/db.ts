@@ -51,7 +51,7 @@ async function commits(db: OpenedDb, inFlight: number, tag: string): Promise<num
 async function measure(db: OpenedDb, durability: string): Promise<Result[]> {
   const out: Result[] = [];
   try {
-    for (const n of IN_FLIGHT) out.push({ db: db.dialect, durability, in_flight: n, tx_per_s: await commits(db, n, `${n}`) });
+    for (const n of IN_FLIGHT) out.push({ db: db.dialect.name, durability, in_flight: n, tx_per_s: await commits(db, n, `${n}`) });
   } finally {
     await db.close();
   }

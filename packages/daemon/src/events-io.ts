@@ -126,7 +126,7 @@ export class EventsIO {
   async start(): Promise<void> {
     await this.refresh();
     // One daemon per SQLite file: a claim found at start belongs to a process that is gone.
-    if (this.o.db.dialect === "sqlite") {
+    if (!this.o.db.dialect.shared) {
       await this.deliveries.releaseAll();
       await this.firings.releaseAll();
     }

@@ -8,5 +8,5 @@ import type { Db } from "../store/db.js";
  * everything and wakes its followers itself: never (undefined).
  */
 export function ownLookMs(db: Pick<Db, "dialect">): number | undefined {
-  return db.dialect === "postgres" ? 1000 : undefined;
+  return db.dialect.ownLookMs;
 }

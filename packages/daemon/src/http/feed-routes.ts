@@ -1,6 +1,6 @@
 import { streamSSE } from "hono/streaming";
 import { FeedPage, FeedQuery, FeedStreamHeaders, FeedStreamQuery, typeMatches, WardrikError } from "@wardrik/protocol";
-import { feedEnd, isFeedCursor, readFeed, type FeedFilter } from "../store/event-feed.js";
+import { feedEnd, feedStart, isFeedCursor, readFeed, type FeedFilter } from "../store/event-feed.js";
 import { toCloudEvent } from "./agent-summary.js";
 import { FEED_FOLLOWER_TIMING, FeedFollower } from "./feed-follower.js";
 import type { RouteTable } from "./route-table.js";
@@ -94,7 +94,7 @@ function filterOf(query: { type?: string | undefined; agent?: string | undefined
 }
 
 function checkedCursor(svc: ApiServices, raw: string | undefined): string {
-  if (raw === undefined || raw === "") return svc.store.db.dialect === "postgres" ? "0.0" : "0";
+  if (raw === undefined || raw === "") return feedStart(svc.store.db);
   if (!isFeedCursor(svc.store.db, raw)) {
     throw new WardrikError("bad_request", `"${raw}" is not a feed cursor; use the \`cursor\` of an event or page read from this daemon.`);
   }

@@ -8,7 +8,8 @@
  * reports the rows an INSERT/UPDATE/DELETE changed; `transaction` commits
  * everything `fn` wrote or, if `fn` throws, nothing.
  *
- * Where they differ, and queries must work with both:
+ * Where they differ (the pieces of SQL that cannot be written once are on
+ * `dialect`), and queries must work with both:
  * - SQLite runs one transaction at a time; PostgreSQL runs them concurrently
  *   (READ COMMITTED), so allocating or claiming must lock or check `changes`.
  * - After a statement fails inside a transaction, PostgreSQL refuses the
@@ -17,6 +18,8 @@
  * - PostgreSQL folds unquoted names to lower case: write column aliases in
  *   snake_case (`AS turn_count`), never camelCase.
  */
+import type { SqlDialect } from "./dialect.js";
+
 export type SqlValue = string | number | bigint | null;
 export type Row = Record<string, SqlValue>;
 
@@ -33,7 +36,8 @@ export interface DbStats {
 }
 
 export interface Db extends Tx {
-  readonly dialect: "sqlite" | "postgres";
+  /** Everything that differs between SQLite and PostgreSQL (dialect.ts). */
+  readonly dialect: SqlDialect;
   readonly stats: DbStats;
   /**
    * Reads that see committed rows only. On SQLite a plain read shares the

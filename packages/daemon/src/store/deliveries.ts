@@ -106,7 +106,7 @@ export class DeliveriesTable {
 
   /** `FOR UPDATE SKIP LOCKED` where transactions run at once (PostgreSQL); SQLite runs one writer at a time. */
   private get skipLocked(): string {
-    return this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+    return this.db.dialect.skipLocked;
   }
 
   /**

@@ -85,14 +85,14 @@ export class DeliveryClaims {
 
   /** `FOR UPDATE SKIP LOCKED` where transactions run at once (PostgreSQL); SQLite runs one writer at a time. */
   private get skipLocked(): string {
-    return this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+    return this.db.dialect.skipLocked;
   }
 
   private async record(tx: Tx, claim: string, results: readonly RunResult[]): Promise<ClaimedRow[]> {
     // The agents' rows first (in one order), as the transactions that write their events take them: a delivery
     // queued meanwhile either commits before this look for a queue's next head, or sees the run done and becomes
     // the head itself.
-    if (this.db.dialect === "postgres") {
+    if (this.db.dialect.concurrentWriters) {
       const agents = [...new Set(results.map((r) => (r.attempts[0]?.row ?? r.unsent[0]!).agent_id))].sort();
       if (agents.length > 0)
         await tx.all(`SELECT id FROM agents WHERE id IN (${agents.map(() => "?").join(", ")}) ORDER BY id FOR UPDATE`, agents);

@@ -2,6 +2,7 @@ import { EVENT_TYPE_PREFIX, shortType } from "@wardrik/protocol";
 import type { StoredEvent } from "../events/event-bus.js";
 import { keepDataJson } from "../events/event-json.js";
 import type { Db, Row, SqlValue } from "./db.js";
+import type { SqlDialect } from "./dialect.js";
 
 export interface EventRow {
   agent_id: string;
@@ -83,10 +84,10 @@ export function typeClause(types: readonly string[] | undefined, column = "type"
  * case of ASCII letters is ignored; PostgreSQL's ILIKE also ignores that of
  * other letters, SQLite's LIKE does not.
  */
-export function textClause(dialect: Db["dialect"], text: string): { sql: string; params: SqlValue[] } {
+export function textClause(dialect: Pick<SqlDialect, "caseInsensitiveLike">, text: string): { sql: string; params: SqlValue[] } {
   const json = JSON.stringify(text).slice(1, -1);
   const pattern = `%${json.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return { sql: ` AND data ${dialect === "postgres" ? "ILIKE" : "LIKE"} ? ESCAPE '\\'`, params: [pattern] };
+  return { sql: ` AND data ${dialect.caseInsensitiveLike} ? ESCAPE '\\'`, params: [pattern] };
 }
 
 export function toEvent(r: EventRow): StoredEvent {

@@ -2,9 +2,7 @@ import type { Db, Tx } from "./db.js";
 
 /** The database's clock in epoch milliseconds: every node compares leases against one clock. */
 export function nowMsSql(db: Db): string {
-  return db.dialect === "postgres"
-    ? "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT"
-    : "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+  return db.dialect.nowMs;
 }
 
 export interface Lease {
@@ -52,7 +50,7 @@ export class LeasesTable {
    * out within `mustRenewWithinMs` is renewed waiting, by itself.
    */
   async renew(node: string, leaseMs: number, mustRenewWithinMs = 0): Promise<Lease[]> {
-    if (this.db.dialect !== "postgres") {
+    if (!this.db.dialect.concurrentWriters) {
       const rows = await this.db.transaction((tx) =>
         tx.all<{ id: string; lease_token: number }>(
           `UPDATE agents SET lease_expires = ${this.now} + ? WHERE owner_node = ? RETURNING id, lease_token`,
@@ -100,7 +98,7 @@ SELECT id, lease_token, CASE WHEN id IN (SELECT id FROM renewed) THEN 1 ELSE 0 E
    * claiming right now are skipped rather than waited for.
    */
   async orphansWithWork(limit: number): Promise<string[]> {
-    const lock = this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+    const lock = this.db.dialect.skipLocked;
     return this.db.transaction(async (tx) => {
       const rows = await tx.all<{ id: string }>(
         `SELECT id FROM agents WHERE (owner_node IS NULL OR lease_expires < ${this.now}) AND status != 'unreadable' AND (running_turns > 0 OR id IN (SELECT agent_id FROM inputs WHERE status = 'queued')) ORDER BY id LIMIT ?${lock}`,

@@ -4,7 +4,7 @@ import { loadPg } from "./load-pg.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 import { migratePostgres, type Migration, type MigrationResult } from "./migrate.js";
 import { PostgresListener, type ListenOptions, type StoreLog, type Unsubscribe } from "./postgres-listener.js";
-import { toPostgresPlaceholders } from "./postgres-placeholders.js";
+import { postgresDialect } from "./postgres-dialect.js";
 
 export interface PostgresOptions {
   /** Connections in the pool (default 10); each running transaction holds one. */
@@ -62,7 +62,7 @@ const translated = new Map<string, string>();
 function pgSql(sql: string): string {
   let text = translated.get(sql);
   if (text === undefined) {
-    text = toPostgresPlaceholders(sql);
+    text = postgresDialect.statement(sql);
     // The store's SQL is a fixed set; should something build SQL dynamically, the cache starts over instead of growing.
     if (translated.size >= MAX_CACHED) translated.clear();
     translated.set(sql, text);
@@ -88,7 +88,7 @@ export class PostgresDb implements Db {
   get committed(): Pick<Tx, "get" | "all"> {
     return this;
   }
-  readonly dialect = "postgres" as const;
+  readonly dialect = postgresDialect;
   private readonly pool: pg.Pool;
   private readonly listener: PostgresListener;
   private closing: Promise<void> | undefined;

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { sqliteDialect } from "./sqlite-dialect.js";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createRequire } from "node:module";
@@ -35,7 +36,7 @@ const LARGE_STATEMENT_CHARS = 64 * 1024;
  * chain serialises transactions instead.
  */
 export class SqliteDb implements Db {
-  readonly dialect = "sqlite" as const;
+  readonly dialect = sqliteDialect;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly pending: { fn: (tx: Tx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];

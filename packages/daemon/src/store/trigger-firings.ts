@@ -71,7 +71,7 @@ export class TriggerFiringsTable {
 
   /** Claims pending firings nobody holds (new ones, or a crashed node's), oldest first. */
   async claimPending(claim: string, nowMs: number, until: number, limit: number): Promise<FiringRow[]> {
-    const skip = this.db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+    const skip = this.db.dialect.skipLocked;
     const rows = await this.db.transaction((tx) =>
       tx.all<FiringRow & Row>(
         `UPDATE trigger_firings SET claim = ?, claimed_until = ? WHERE claimed_until <= ? AND id IN (

@@ -35,13 +35,13 @@ export class TurnsTable {
    * on what the other is about to change.
    */
   async lock(tx: Tx, id: string): Promise<TurnStatusValue | undefined> {
-    const sql = `SELECT status FROM turns WHERE id = ?${this.db.dialect === "postgres" ? " FOR UPDATE" : ""}`;
+    const sql = `SELECT status FROM turns WHERE id = ?${this.db.dialect.forUpdate}`;
     return (await tx.get<{ status: TurnStatusValue }>(sql, [id]))?.status;
   }
 
   /** Like `lock`, with how many rounds' results are in the history. */
   async lockProgress(tx: Tx, id: string): Promise<Pick<TurnRow, "status" | "rounds_done" | "conversation_id"> | undefined> {
-    const sql = `SELECT status, rounds_done, conversation_id FROM turns WHERE id = ?${this.db.dialect === "postgres" ? " FOR UPDATE" : ""}`;
+    const sql = `SELECT status, rounds_done, conversation_id FROM turns WHERE id = ?${this.db.dialect.forUpdate}`;
     return tx.get<Pick<TurnRow, "status" | "rounds_done" | "conversation_id"> & Row>(sql, [id]);
   }
 

@@ -32,7 +32,7 @@ describe("openDb", () => {
     const { url } = await createTestDatabase();
     const db = await openDb(url);
     expect(db).toBeInstanceOf(TEST_DIALECT === "postgres" ? PostgresDb : SqliteDb);
-    expect(db.dialect).toBe(TEST_DIALECT);
+    expect(db.dialect.name).toBe(TEST_DIALECT);
     expect(await db.get("SELECT COUNT(*) AS n FROM agents")).toEqual({ n: 0 });
     await db.close();
   });
