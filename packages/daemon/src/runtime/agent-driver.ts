@@ -3,7 +3,7 @@ import { PromptCache } from "../models/build-prompt.js";
 import type { TurnRow } from "../store/rows.js";
 import type { AgentRef, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import type { CallStop } from "../tools/toolset.js";
+import { CallStops } from "./call-stops.js";
 import type { EngineOptions } from "./engine-options.js";
 import { TurnStop } from "./engine-options.js";
 import type { TurnSlot } from "./org-turn-slots.js";
@@ -29,10 +29,8 @@ export class AgentDriver {
   readonly runners = new Map<string, Runner>();
   private readonly prompts = new Map<string, PromptCache>();
   readonly turnControllers = new Map<string, AbortController>();
-  /** What stops each running call (a CallStopper, or an AbortController while its workers are asked about it). */
-  readonly callControllers = new Map<string, { abort(reason: CallStop): void }>();
-  /** Kills that arrived between a call's commit as running and its dispatch. */
-  readonly pendingKills = new Set<string>();
+  /** The calls running here, and kills that arrived between a call's commit as running and its dispatch. */
+  readonly calls = new CallStops();
   /** The iteration whose model.called is already recorded, per running turn. */
   readonly announced = new Map<string, number>();
   /** Open turn per conversation, as this driver knows it; a turn started here hands its row over. */
@@ -77,7 +75,7 @@ export class AgentDriver {
   readonly ref: AgentRef;
 
   get busy(): boolean {
-    return this.runners.size > 0 || this.callControllers.size > 0;
+    return this.runners.size > 0 || this.calls.size > 0;
   }
 
   /** How much of the reconnect grace is left (0 once it has passed). */

@@ -1,6 +1,6 @@
 import { LOST_ANSWER } from "@wardrik/protocol";
 import type { CallRow } from "../store/rows.js";
-import { CallStop, stopReasonOf, type RecallAnswer, type WorkerRef } from "../tools/toolset.js";
+import { stopReasonOf, type RecallAnswer, type WorkerRef } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 
 /**
@@ -24,8 +24,7 @@ export async function askWorkers(
   const controller = new AbortController();
   const onTurnAbort = () => controller.abort(turnSignal.reason);
   turnSignal.addEventListener("abort", onTurnAbort, { once: true });
-  d.callControllers.set(call.id, controller);
-  if (d.pendingKills.delete(call.id)) controller.abort(new CallStop("killed"));
+  const release = d.calls.track(call.id, controller);
   try {
     const answer = await toolset.recall(
       {
@@ -43,7 +42,7 @@ export async function askWorkers(
     return killed && !answer.known ? "killed" : answer;
   } finally {
     turnSignal.removeEventListener("abort", onTurnAbort);
-    if (d.callControllers.get(call.id) === controller) d.callControllers.delete(call.id);
+    release();
   }
 }
 

@@ -25,8 +25,7 @@ export async function invokeTool(
   const controller = new CallStopper();
   const onTurnAbort = () => controller.abort(new CallStop(turnStopReason(turnSignal)));
   turnSignal.addEventListener("abort", onTurnAbort, { once: true });
-  d.callControllers.set(call.id, controller);
-  if (d.pendingKills.delete(call.id)) controller.abort(new CallStop("killed"));
+  const release = d.calls.track(call.id, controller);
   const timeoutMs = d.opts.toolTimeoutMs;
   const timer = setTimeout(() => controller.abort(new CallStop("timeout")), timeoutMs);
   let cost = 0;
@@ -60,7 +59,7 @@ export async function invokeTool(
   } finally {
     clearTimeout(timer);
     turnSignal.removeEventListener("abort", onTurnAbort);
-    d.callControllers.delete(call.id);
+    release();
   }
   // A stop the toolset reported as something else is still that stop.
   if (controller.reason && outcome.ok === false && outcome.kind !== "timeout" && outcome.kind !== "killed") {

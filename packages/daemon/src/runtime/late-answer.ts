@@ -1,6 +1,5 @@
 import type { CallRow } from "../store/rows.js";
 import type { LateAnswer } from "../tools/toolset.js";
-import { CallStop } from "../tools/toolset.js";
 import { completeCall, completeLate, failCall } from "./call-moves.js";
 import { isFinalCall } from "./call-machine.js";
 import type { Runtime } from "./runtime.js";
@@ -38,7 +37,7 @@ export async function acceptLateAnswer(rt: Runtime, org: string, answer: LateAns
     return moved;
   });
   if (conversation === undefined) return false;
-  d?.callControllers.get(callId)?.abort(new CallStop("killed"));
+  d?.calls.kill(callId);
   d?.kick(conversation);
   return true;
 }

@@ -9,7 +9,6 @@ import { createAgent, readDefinition, removeAgent, syncFileAgents, type FileAgen
 import { AgentDriver } from "./agent-driver.js";
 import { TurnStop, type EngineOptions } from "./engine-options.js";
 import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
-import { CallStop } from "../tools/toolset.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { forkConversation } from "./fork-conversation.js";
 import { leaseLostAnswer } from "./lost-lease.js";
@@ -240,9 +239,7 @@ export class Runtime {
     const d = this.drivers.get(agentId);
     if (!d) return;
     if (poke.kind === "kill") {
-      const controller = d.callControllers.get(poke.call);
-      if (controller) controller.abort(new CallStop("killed"));
-      else d.pendingKills.add(poke.call);
+      d.calls.killNowOrAtDispatch(poke.call);
       return;
     }
     if (poke.kind === "cleared") {

@@ -2,7 +2,6 @@ import { WardrikError } from "@wardrik/protocol";
 import type { AgentRow, CallRow } from "../store/rows.js";
 import { parseStored } from "../store/state-error.js";
 import type { AgentRef, Writer } from "../store/store.js";
-import { CallStop } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { approveCall, killCall, refuseCall } from "./call-moves.js";
 import { isFinalCall } from "./call-machine.js";
@@ -51,10 +50,11 @@ export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: str
 export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promise<CallRow> {
   // Before anything is read: a dispatch about to start (the call just committed as running) sees the kill at once.
   const awake = rt.awake(agent.id);
-  const pending = awake && !awake.callControllers.has(callId) ? awake.pendingKills.add(callId) : undefined;
+  const held = awake && !awake.calls.has(callId) ? awake : undefined;
+  held?.calls.holdKill(callId);
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) {
-    pending?.delete(callId);
+    held?.calls.dropKill(callId);
     throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
   }
   const { d, ref } = await reach(rt, agent);
@@ -64,19 +64,14 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
     return call;
   }
   if (call.status === "running" && d) {
-    const controller = d.callControllers.get(callId);
-    if (controller) {
-      d.pendingKills.delete(callId);
-      controller.abort(new CallStop("killed"));
-      return call;
-    }
+    if (d.calls.kill(callId)) return call;
     if (d.turnControllers.has(call.run)) {
       // Committed as running, not dispatched yet: the dispatch aborts it at once.
-      d.pendingKills.add(callId);
+      d.calls.holdKill(callId);
       return call;
     }
   }
-  d?.pendingKills.delete(callId);
+  d?.calls.dropKill(callId);
   if (isFinalCall(call.status)) {
     throw new WardrikError("conflict", `Call ${callId} is already ${call.status}; only running or waiting calls can be stopped.`);
   }
