@@ -85,6 +85,25 @@ export class SecretRedactor {
     return this.view(null);
   }
 
+  /** The values this redactor blanks, each with its label. */
+  values(): Map<string, string> {
+    const byValue = new Map<string, string>();
+    this.collectValues(undefined, byValue);
+    return byValue;
+  }
+
+  /**
+   * A redactor that writes each key of `replacements` (found as it is,
+   * JSON-escaped or URL-encoded) as its value instead of a label: to put back
+   * what a stand-in stood for.
+   */
+  static replacing(replacements: ReadonlyMap<string, string>): SecretRedactor {
+    const r = new SecretRedactor();
+    for (const [from, to] of replacements) r.common.set(from, to);
+    r.version++;
+    return r;
+  }
+
   get empty(): boolean {
     return this.compiled().size === 0;
   }
@@ -163,24 +182,26 @@ export class SecretRedactor {
   private compiled(): NeedleSet {
     if (this.needles && this.compiledAt === this.stamp) return this.needles;
     const byText = new Map<string, string>();
-    this.collect(undefined, byText);
+    for (const [value, label] of this.values()) {
+      for (const form of encodings(value)) {
+        if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
+      }
+    }
     this.needles = new NeedleSet([...byText].map(([text, label]) => ({ text, label })));
     this.compiledAt = this.stamp;
     return this.needles;
   }
 
-  /** The forms of every value `scope` (narrowed by this redactor's own) sees, each with its label. */
-  private collect(scope: Scope, byText: Map<string, string>): void {
+  /** Every value `scope` (narrowed by this redactor's own) sees, each with its label (a named one wins). */
+  private collectValues(scope: Scope, byValue: Map<string, string>): void {
     const seen = this.scope !== undefined ? this.scope : scope;
-    this.parent?.collect(seen, byText);
+    this.parent?.collectValues(seen, byValue);
     const sets = [this.common];
     if (seen === undefined) sets.push(...this.owned.values());
     else if (seen !== null) sets.push(this.owned.get(seen) ?? new Map<string, string>());
     for (const values of sets) {
       for (const [value, label] of values) {
-        for (const form of encodings(value)) {
-          if (!byText.has(form) || byText.get(form) === UNNAMED) byText.set(form, label);
-        }
+        if (!byValue.has(value) || byValue.get(value) === UNNAMED) byValue.set(value, label);
       }
     }
   }

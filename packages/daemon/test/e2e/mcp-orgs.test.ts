@@ -3,8 +3,8 @@
  * credentials. Another org's agent cannot list or call them, nor learn that
  * they exist, unless the server names that org in `orgs:`. Two real stdio
  * servers (the quoting fixture, which returns the arguments it was started
- * with): `private`, given the config org's secret, and `lent`, granted to
- * org acme. Agents of acme and of another org try both. And a server of acme
+ * with): `private`, given the config org's secret, and `lent`, given another
+ * of its secrets and granted to org acme. Agents of acme and of another org try both. And a server of acme
  * alone (`orgs.acme.mcp`), server-everything from npm given acme's secret:
  * acme's agent reads it (blanked); no other org's agent, config.yaml's own
  * included, can reach it.
@@ -15,12 +15,19 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, waitFor, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
 
 const SECRET = "mo-7d1c0e5b9a2f44-PRIVATE";
+const LENT = "lent-4b8e2a6c1d9f-CRED";
 const MCP_FIXTURE = fileURLToPath(new URL("./fixtures/quoting-mcp.mjs", import.meta.url));
 const EVERYTHING = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");
 const ACME_KEY = "acme-own-5e8d2c1f9b7a-KEY";
 const OWN = `steps:
   - tool_calls: [{ tool: acmeown/get-env }]
   - text: "done"
+`;
+// Sends the message to the lent server's echo, asks the server to quote its own arguments, and says the message back.
+const GUESS = `steps:
+  - tool_calls: [{ tool: lent/echo, args: { text: "{{message}}" } }]
+  - tool_calls: [{ tool: lent/deep }]
+  - text: "You said: {{message}}"
 `;
 const TRY_BOTH = `steps:
   - tool_calls: [{ tool: private/deep }]
@@ -39,7 +46,7 @@ function server(name: string, extra: string): string {
 
 beforeAll(async () => {
   p = await createProject({
-    scripts: { both: TRY_BOTH, own: OWN },
+    scripts: { both: TRY_BOTH, own: OWN, guess: GUESS },
     files: {
       "agents/home.md": agentFile({ description: "The config org's agent", model: "both", tools: ["private/*", "lent/*"], policy: "open" }),
       "agents/home-own.md": agentFile({
@@ -52,34 +59,29 @@ beforeAll(async () => {
     },
   });
   expect((await p.api("POST", "/v1/secrets/PRIVATE_TOKEN", { value: SECRET })).status).toBe(200);
+  expect((await p.api("POST", "/v1/secrets/LENT_TOKEN", { value: LENT })).status).toBe(200);
   const acmeKey = await p.api("POST", "/v1/secrets/ACME_KEY", { value: ACME_KEY }, { headers: { "wardrik-org": "acme" } });
   expect(acmeKey.status, acmeKey.text).toBe(200);
   await p.stop();
   const own = `orgs:\n  acme:\n    mcp:\n      acmeown:\n        command: ${JSON.stringify(process.execPath)}\n        args: [${JSON.stringify(EVERYTHING)}, stdio]\n        env: { ACME_KEY: "\${secret:ACME_KEY}" }\n`;
-  const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "no-secret-here")}    orgs: [acme]\n${own}`;
+  const mcp = `mcp:\n${server("private", "${secret:PRIVATE_TOKEN}")}${server("lent", "${secret:LENT_TOKEN}")}    orgs: [acme]\n${own}`;
   // The fixture server's `deep` tool nests 1,000 levels: past the default limits.json_depth (64).
   p.write("config.yaml", `${p.read("config.yaml")}\nlimits:\n  json_depth: 2000\n${mcp}`);
   await p.start();
   for (const org of ["acme", "other"]) {
     const made = await p.cli(["token", org, "--json"]);
     tokens[org] = (JSON.parse(made.stdout) as { token: string }).token;
-    // Made by the org itself, with the same tool patterns and the same script as the config org's agent.
-    const agent = await p.api(
-      "POST",
-      "/v1/agents",
-      { name: "tryer", description: `${org}'s agent`, model: "both", tools: ["private/*", "lent/*"] },
-      { token: tokens[org]! },
-    );
-    expect(agent.status, agent.text).toBe(201);
-    agents[org] = (agent.json as { id: string }).id;
-    const owner = await p.api(
-      "POST",
-      "/v1/agents",
-      { name: "owner", description: `${org}'s agent`, model: "own", tools: ["*"] },
-      { token: tokens[org]! },
-    );
-    expect(owner.status, owner.text).toBe(201);
-    agents[`${org}-owner`] = (owner.json as { id: string }).id;
+    // Made by the org itself: `tryer` with the same tool patterns and the same script as the config org's agent.
+    const madeByOrg: [key: string, name: string, model: string, tools: string[]][] = [
+      [org, "tryer", "both", ["private/*", "lent/*"]],
+      [`${org}-owner`, "owner", "own", ["*"]],
+      [`${org}-guesser`, "guesser", "guess", ["lent/*"]],
+    ];
+    for (const [key, name, model, tools] of madeByOrg) {
+      const agent = await p.api("POST", "/v1/agents", { name, description: `${org}'s agent`, model, tools }, { token: tokens[org]! });
+      expect(agent.status, agent.text).toBe(201);
+      agents[key] = (agent.json as { id: string }).id;
+    }
   }
 });
 
@@ -148,7 +150,13 @@ describe("MCP servers and orgs", () => {
     };
     const acme = await seen("acme");
     // acme's own server too (orgs.acme.mcp); config.yaml's org does not see it.
-    expect(acme).toMatchObject({ servers: ["acmeown", "lent"], one: 404, login: 404, tools: ["lent/deep"], sources: ["lent"] });
+    expect(acme).toMatchObject({
+      servers: ["acmeown", "lent"],
+      one: 404,
+      login: 404,
+      tools: ["lent/deep", "lent/echo"],
+      sources: ["lent"],
+    });
     expect(acme.unmatched).toMatch(/^no tool namespace "private"/);
     expect(acme.unmatched).not.toMatch(/namespaces are .*private/);
     const other = await seen("other");
@@ -187,6 +195,45 @@ describe("MCP servers and orgs", () => {
     expect(queuedText(await p.events("home"))).toBe("is it [secret:PRIVATE_TOKEN] and mine " + ACME_VALUE);
     // The daemon's own log blanks every org's values.
     for (const value of [SECRET, ACME_VALUE]) expect(p.daemonStderr() + p.daemonStdout()).not.toContain(value);
+  });
+
+  it("a lent server's own credential is blanked in what it says for every org, yet an org that sends it gets it back as sent: no guess is confirmed", async () => {
+    // What acme reads of one turn: the message, the echo, the server quoting its arguments, the reply.
+    const seenBy = async (guess: string, conversation: string) => {
+      const all = await runTurn("acme", `is it ${guess}?`, conversation, "acme-guesser");
+      const queued = all.find((e) => short(e.type) === "message.queued" && e.data.conversation === conversation)!;
+      const run = all.find(
+        (e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(String(queued.data.message)),
+      )!.run;
+      const events = all.filter((e) => e.run === run);
+      expect(outcomes(events)).toEqual({ "lent/echo": "completed", "lent/deep": "completed" });
+      const output = (tool: string) =>
+        events.find((e) => short(e.type) === "call.completed" && e.data.tool === tool)!.data.output as { text?: string };
+      return {
+        queued: String(queued.data.text),
+        echo: JSON.stringify(output("lent/echo")),
+        // What the server said 1,000 levels down: the arguments it was started with.
+        deep: /"said":"([^"]*)"/.exec(JSON.stringify(output("lent/deep")))?.[1],
+        reply: String(events.find((e) => short(e.type) === "turn.completed")!.data.reply),
+      };
+    };
+    const right = await seenBy(LENT, "guess-right");
+    const wrong = await seenBy("lent-0a0a0a0a0a0a-CRED", "guess-wrong");
+    // The value acme sent comes back as sent, in its message, the echo and the reply, right or wrong.
+    expect(right.queued).toContain(`is it ${LENT}?`);
+    // In one answer, the server quoting acme's text and its own credential: the one is as sent, the other blanked.
+    expect(right.echo).toContain(`echo: is it ${LENT}?; started with lent [secret:LENT_TOKEN]`);
+    expect(right.reply).toContain(`You said: is it ${LENT}?`);
+    // The server quoting its own credential, unasked, is blanked for acme as for config.yaml's org.
+    expect(right.deep).toBe("started with lent [secret:LENT_TOKEN]");
+    // The right guess and a wrong one read alike: nothing tells acme which one is the credential.
+    const unlike = (seen: Awaited<ReturnType<typeof seenBy>>, guess: string) =>
+      [seen.queued, seen.echo, seen.deep, seen.reply].map((t) => t?.split(guess).join("GUESS"));
+    expect(unlike(right, LENT)).toEqual(unlike(wrong, "lent-0a0a0a0a0a0a-CRED"));
+    // config.yaml's org owns the credential: it is blanked in everything that org reads.
+    const { end } = await p.send("home", `is it ${LENT}?`, "lent-guess");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(JSON.stringify(await p.events("home"))).not.toContain(LENT);
   });
 
   it("an org's own server (orgs.ORG.mcp) carries that org's secret and serves that org alone", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { StderrTail } from "../../src/tools/mcp/stderr-tail.js";
 import { displayUrl, redactorFor } from "../../src/tools/mcp/redact.js";
+import { withStandIns } from "../../src/tools/mcp/stand-ins.js";
 import { base64Bytes, toToolOutcome } from "../../src/tools/mcp/to-tool-outcome.js";
 import { toToolInfo } from "../../src/tools/mcp/to-tool-info.js";
 
@@ -100,6 +101,21 @@ describe("MCP conversions", () => {
     const u = redactorFor({ url: "https://user:pa55word@h.example/mcp?key=qwerty99" });
     expect(u.redact("pa55word qwerty99")).toBe("[redacted] [redacted]");
     expect(displayUrl("https://user:pa55word@h.example/mcp?key=qwerty99")).toBe("https://h.example/mcp");
+  });
+
+  it("stand-ins: a lent org's arguments never carry the server's credential, and what the server quotes of them is put back", () => {
+    const r = redactorFor({ command: "x", env: { TOKEN: "tok-123456" } });
+    const untouched = { q: "nothing secret", deep: [{ x: 1 }] };
+    expect(withStandIns(untouched, r)).toEqual({ args: untouched });
+    const { args, restore } = withStandIns({ q: "is it tok-123456?", url: "a?t=tok-123456" }, r);
+    const sent = (args as { q: string }).q;
+    expect(sent).toMatch(/^is it [A-Za-z0-9]{10}\?$/);
+    expect(JSON.stringify(args)).not.toContain("tok-123456");
+    const standIn = sent.slice(6, 16);
+    // The server quotes the arguments and its own credential: the one comes back as sent, the other blanked.
+    const answer = r.redact(`you asked ${sent}; my token is tok-123456`);
+    expect(restore!.redactValue({ text: answer })).toEqual({ text: "you asked is it tok-123456?; my token is [redacted]" });
+    expect(restore!.redact(standIn)).toBe("tok-123456");
   });
 
   it("the stderr tail is bounded and keeps the last lines", () => {

@@ -5,7 +5,9 @@ import type { ToolCallContext, ToolInfo, ToolOutcome, ToolScope, Toolset } from 
 import { McpServerInstance, type McpServerStatus } from "./mcp-server-instance.js";
 import { MCP_DEFAULTS, type McpToolsetOptions } from "./mcp-toolset-options.js";
 import { mayUseOAuth, type McpOAuth } from "./oauth/mcp-oauth.js";
+import { redactOutcome } from "../redacting-toolset.js";
 import { displayUrl, redactorFor } from "./redact.js";
+import { withStandIns } from "./stand-ins.js";
 
 export type { McpServerStatus };
 
@@ -60,7 +62,7 @@ export class McpToolset implements Toolset {
     // Only the values of no org, and the server's own: what it answers reaches each org through the registry, which
     // blanks that org's values there (a server granted to several orgs must not tell one org another's values).
     this.redactor = redactorFor(entry, options.redactor?.commonOnly(), options.credentials);
-    this.orgs = entry.orgs?.includes("*") ? undefined : new Set([options.homeOrg ?? "default", ...(entry.orgs ?? [])]);
+    this.orgs = entry.orgs?.includes("*") ? undefined : new Set([this.home, ...(entry.orgs ?? [])]);
     // A server that cannot run needs no login either.
     this.oauth = options.oauth && mayUseOAuth(entry) && options.unusable === undefined ? options.oauth : undefined;
     if (this.oauth) {
@@ -71,6 +73,11 @@ export class McpToolset implements Toolset {
     } else {
       this.shared = this.makeInstance(undefined);
     }
+  }
+
+  /** config.yaml's org (or the org of `orgs.ORG.mcp`): it owns the server's credentials. */
+  private get home(): string {
+    return this.options.homeOrg ?? "default";
   }
 
   // ---- Toolset ----
@@ -88,17 +95,21 @@ export class McpToolset implements Toolset {
   async call(tool: string, args: unknown, ctx: ToolCallContext): Promise<ToolOutcome> {
     // The registry offers no other org this namespace; this holds even for a caller that skips it.
     if (!this.offeredTo(ctx.org)) return { ok: false, kind: "failed", error: `Unknown tool ${this.namespace}/${tool}.` };
-    return this.instance(ctx.org).call(tool, args, ctx);
+    if (ctx.org === this.home) return this.instance(ctx.org).call(tool, args, ctx);
+    // An org the server is lent to cannot hand it the server's credentials (see withStandIns).
+    const lent = withStandIns(args, this.redactor);
+    const outcome = await this.instance(ctx.org).call(tool, lent.args, ctx);
+    return lent.restore ? redactOutcome(outcome, lent.restore) : outcome;
   }
 
   /** The server's health for `wardrik agent show`, as the agent's org sees it. */
   status(scope?: ToolScope): { name: string; status: McpServerStatus; reason?: string }[] {
-    const org = scope?.org ?? this.options.homeOrg ?? "default";
+    const org = scope?.org ?? this.home;
     return this.offeredTo(org) ? [{ name: this.namespace, ...this.instance(org).status() }] : [];
   }
 
   skipped(scope?: ToolScope): { tool: string; reason: string }[] {
-    const org = scope?.org ?? this.options.homeOrg ?? "default";
+    const org = scope?.org ?? this.home;
     return this.offeredTo(org) ? this.instance(org).skippedTools : [];
   }
 
