@@ -5,7 +5,7 @@ import type { Hono } from "hono";
 import { WardrikError } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
 import { bodyTooLarge, problemAnswer } from "./http-errors.js";
-import { DRAIN_LIMIT, MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
+import { DRAIN_LIMIT, KEEP_ALIVE_HINT_S, KEEP_ALIVE_MS, MAX_BODY_BYTES, MAX_HEADER_BYTES } from "./limits.js";
 import { requestIdFor } from "./request-id.js";
 import type { HttpOptions } from "./http-options.js";
 
@@ -21,6 +21,11 @@ export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts
       jsonError(new WardrikError("bad_request", `The request cannot be read: ${err instanceof Error ? err.message : String(err)}.`)),
   });
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    // Node would hint the real timeout; the hint stays short, well inside it (see KEEP_ALIVE_MS).
+    if (res.shouldKeepAlive) {
+      res.setHeader("Connection", "keep-alive");
+      res.setHeader("Keep-Alive", `timeout=${KEEP_ALIVE_HINT_S}`);
+    }
     // Answer a declared-too-large body at once but keep reading (and dropping)
     // it, so a client still uploading gets the 413 instead of a reset connection.
     const declared = Number(req.headers["content-length"] ?? 0);
@@ -38,6 +43,7 @@ export async function listen(app: Hono<ApiEnv>, host: string, port: number, opts
     }
     void handle(req, res);
   });
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts));
   server.on("upgrade", (req, socket, head) => {
     const path = pathOf(req.url);
