@@ -1,7 +1,10 @@
 // Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, then beside org A
 // running turns at full speed with many clients (in a process of their own, so their own CPU is not B's client's),
-// once on a daemon with config.yaml's default limits (or the request rate given) and once on one whose limits are
-// out of reach. `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S]`.
+// once on a daemon with a per-org request rate A reaches and once on one whose limits are out of reach.
+// `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S|auto|default]`.
+// The rate: `auto` (the default) is half of what A alone gets through a daemon without limits on this machine, measured
+// first: a fixed rate above the machine's capacity never engages (on a shared machine the daemon gets through fewer
+// turns a second than the default 50 requests), and then the limits show nothing. `default`: config.yaml's defaults.
 // Each org uses a token of its own; the scripted model answers at once, so a turn is all daemon work.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -16,8 +19,8 @@ const SELF = fileURLToPath(import.meta.url);
 /** Pause between two of B's turns: a steady stream well under the default request rate (under a lower one given, half of it). */
 const B_GAP_MS = 50;
 let bGapMs = B_GAP_MS;
-/** Org B's requests that failed (no answer) in the current measure. */
-let bFailed = 0;
+/** Org B's requests that failed (no answer) in the current measure, by cause (the error's code). */
+let bFailed: Record<string, number> = {};
 const WARMUP_TURNS = 300;
 /** How long A runs at full speed before B is measured beside it. */
 const RAMP_MS = 2000;
@@ -64,16 +67,23 @@ async function steady(url: string, token: string, agent: string, ends: Ends, sto
   const until = performance.now() + (stop.ms ?? Infinity);
   for (let i = 0; latencies.length < (stop.turns ?? Infinity) && performance.now() < until; i++) {
     // A connection reset (seen on a machine loaded far past its cores) is counted and the turn sent again.
-    const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends).catch(() => undefined);
-    if (r === undefined) {
-      bFailed++;
-      continue;
-    }
+    const r = await oneTurn(url, token, agent, `b-${Date.now()}-${i}`, ends).catch((err: unknown) => {
+      const cause = failureCause(err);
+      bFailed[cause] = (bFailed[cause] ?? 0) + 1;
+      return undefined;
+    });
+    if (r === undefined) continue;
     if ("retryAfterS" in r) throw new Error("org B's steady stream was refused (429): it must stay under the limit");
     latencies.push(r.ms);
     await sleep(bGapMs);
   }
   return latencies;
+}
+
+/** What a failed request met: the code of fetch's cause (ECONNRESET, UND_ERR_SOCKET) or the message. */
+function failureCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
 function stats(ms: number[]): { turns: number; p50_ms: number; p99_ms: number } {
@@ -111,6 +121,46 @@ async function busyOrg(url: string, token: string, agent: string, clients: numbe
   );
 }
 
+interface BusySummary {
+  turns: number;
+  refused: number;
+  errors: number;
+  seconds: number;
+}
+
+/** Org A's load in a process of its own; `stop` ends it and gives its summary. */
+function startBusy(url: string, token: string, agent: string, clients: number): { stop(): Promise<BusySummary> } {
+  const child = spawn(process.execPath, [SELF, "--busy", url, token, agent, String(clients)], { stdio: ["ignore", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! });
+  const summary = new Promise<BusySummary>((resolve, reject) => {
+    lines.once("line", (l) => resolve(JSON.parse(l) as BusySummary));
+    // After a moment: the summary line may still be on its way when the exit is seen.
+    child.once("exit", (code, signal) =>
+      setTimeout(() => reject(new Error(`org A's load exited (${code ?? signal}) without a summary`)), 500),
+    );
+  });
+  return {
+    stop: () => {
+      child.kill("SIGTERM");
+      return summary;
+    },
+  };
+}
+
+/** Turns a second org A alone gets through a daemon without limits: what this machine can do now. */
+async function capacity(seconds: number, aClients: number): Promise<number> {
+  const d = await startDaemon(FILES, { config: (text) => text + NO_LIMITS });
+  try {
+    const aToken = (await d.client.createToken("default", "org-a")).token;
+    const busy = startBusy(d.url, aToken, await d.agentId("busy"), aClients);
+    await sleep(RAMP_MS + seconds * 1000);
+    const a = await busy.stop();
+    return a.turns / a.seconds;
+  } finally {
+    await d.close();
+  }
+}
+
 async function measure(seconds: number, aClients: number, config: string | undefined) {
   const d = await startDaemon(FILES, config ? { config: (text) => text + config } : {});
   try {
@@ -122,26 +172,15 @@ async function measure(seconds: number, aClients: number, config: string | undef
     const bEnds = turnEnds({ client: b }, bAgent);
     // Warm both orgs' paths (V8 compiles hot code for the first few hundred turns), then B alone.
     await steady(d.url, bToken, bAgent, bEnds, { turns: WARMUP_TURNS });
-    bFailed = 0;
+    bFailed = {};
     const alone = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
 
-    const child = spawn(process.execPath, [SELF, "--busy", d.url, aToken, aAgent, String(aClients)], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const lines = createInterface({ input: child.stdout! });
-    const summary = new Promise<{ turns: number; refused: number; errors: number; seconds: number }>((resolve, reject) => {
-      lines.once("line", (l) => resolve(JSON.parse(l) as { turns: number; refused: number; errors: number; seconds: number }));
-      // After a moment: the summary line may still be on its way when the exit is seen.
-      child.once("exit", (code, signal) =>
-        setTimeout(() => reject(new Error(`org A's load exited (${code ?? signal}) without a summary`)), 500),
-      );
-    });
+    const busy = startBusy(d.url, aToken, aAgent, aClients);
     await sleep(RAMP_MS);
     const cpu0 = d.cpuMs();
     const beside = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
     const cpu = d.cpuMs() - cpu0;
-    child.kill("SIGTERM");
-    const a = await summary;
+    const a = await busy.stop();
     bEnds.stop();
     const s0 = stats(alone);
     const s1 = stats(beside);
@@ -154,6 +193,7 @@ async function measure(seconds: number, aClients: number, config: string | undef
       a_refused_429: a.refused,
       a_failed_requests: a.errors,
       b_failed_requests: bFailed,
+      limits_engaged: a.refused > 0,
       daemon_cpu_share: Math.round((cpu / (seconds * 1000)) * 100) / 100,
     };
   } finally {
@@ -166,8 +206,10 @@ if (process.argv[2] === "--busy") {
 } else {
   const seconds = Number(process.argv[2] ?? 10);
   const aClients = Number(process.argv[3] ?? 64);
-  // A rate for the limited daemon other than the default: a slow or shared machine reaches its capacity below it.
-  const rate = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+  const given = process.argv[4] ?? "auto";
+  const aCapacity = given === "auto" ? await capacity(seconds, aClients) : undefined;
+  // A's posts are one request a turn: half its capacity keeps the daemon half idle for B.
+  const rate = aCapacity !== undefined ? Math.max(1, Math.round(aCapacity / 2)) : given === "default" ? undefined : Number(given);
   if (rate !== undefined) bGapMs = Math.max(B_GAP_MS, 2000 / rate);
   const limited = await measure(seconds, aClients, rate === undefined ? undefined : `\nlimits:\n  org_requests_per_s: ${rate}\n`);
   const unlimited = await measure(seconds, aClients, NO_LIMITS);
@@ -178,6 +220,7 @@ if (process.argv[2] === "--busy") {
       a_clients: aClients,
       b_gap_ms: bGapMs,
       goal_ratio: 1.2,
+      ...(aCapacity !== undefined ? { a_capacity_turns_per_s: Math.round(aCapacity * 10) / 10 } : {}),
       org_requests_per_s: rate ?? "default",
       limits: limited,
       no_limits: unlimited,
