@@ -1,5 +1,5 @@
 /**
- * End-to-end harness: a real project made by the real `wardrik init`, the real
+ * End-to-end harness: a real project made by `wardrik init`'s own code, the real
  * built daemon as a child process, the real CLI as child processes, real HTTP.
  *
  * Needs `npm run build` first (the tests run what a user runs: dist/).
@@ -20,6 +20,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { vi } from "vitest";
+import { findSdkTarballs } from "../../src/cli/sdk-tarballs.js";
+import { initProject } from "../../src/cli/init-project.js";
 import { afterThisFile } from "./file-cleanups.js";
 import { freePort } from "./free-port.js";
 import { createTestDatabase, TEST_DIALECT } from "./test-database.js";
@@ -210,6 +212,17 @@ export function spawnWardrik(args: string[], opts: CliOptions): CliProcess {
 // ---------------------------------------------------------------------------
 // Projects and daemons
 // ---------------------------------------------------------------------------
+
+/**
+ * What `wardrik init DIR` writes, by the command's own code run in the test
+ * process: a CLI process per project cost a node start and the CLI's imports
+ * (about a second on the busy test machine) for every project of the suite.
+ * The command itself, its output and its refusals are tested through the
+ * CLI in e2e/init.test.ts and e2e/cli-conventions.test.ts.
+ */
+export function initTestProject(dir: string): void {
+  initProject(dir, { sdk: findSdkTarballs(undefined) });
+}
 
 export interface ProjectOptions {
   /**
@@ -645,9 +658,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
 
   cleanupLater(() => project.dispose(), options.scope);
 
-  // The real `wardrik init`.
-  const init = await runWardrik(["init", dir], { cwd: tmp });
-  if (init.code !== 0) throw new Error(`wardrik init failed (${init.code}):\n${init.stdout}\n${init.stderr}`);
+  initTestProject(dir);
 
   let config = project.read("config.yaml");
   if (typeof options.config === "string") config = options.config;
