@@ -107,8 +107,8 @@ describe("Idempotency-Key on the other POSTs", () => {
 describe.sequential("wardrik ask across a daemon crash", () => {
   it("the daemon queues the message, its answer is lost, it is killed -9 and restarted: ask retries with the same key, queues once, exits 0", async () => {
     proxy.loseNextAnswer(async () => {
+      // ask's retry finds no daemon while this start runs (a second or more: it is a new process).
       await p.kill();
-      await sleep(500);
       await p.start();
     });
     const r = await p.cli(["ask", "survivor", "keep me once"], { env: { WARDRIK_URL: proxy.url } });
@@ -122,8 +122,8 @@ describe.sequential("wardrik ask across a daemon crash", () => {
   it("ask started while the daemon is down waits for it (up to 30 s) and then queues the message once", async () => {
     await p.kill();
     const ask = p.spawnCli(["ask", "latecomer", "are you back?"]);
+    // ask has found no daemon and keeps trying while this start runs (a second or more: it is a new process).
     await ask.waitForOutput((_o, err) => /no answer from the daemon/.test(err));
-    await sleep(1500);
     await p.start();
     const r = await ask.done;
     expect(r.code, r.stderr).toBe(0);
