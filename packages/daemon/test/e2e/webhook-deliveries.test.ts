@@ -81,7 +81,8 @@ beforeAll(async () => {
   await p.start();
 });
 
-describe("webhook subscribers", () => {
+// Each test has its own agent and receiver on the shared daemon, and most of their time is waiting on retries: they run side by side.
+describe.concurrent("webhook subscribers", () => {
   it("POSTs each matching event as a CloudEvent signed as Standard Webhooks specifies, and nothing else", async () => {
     const echoer = await p.agentId("echoer");
     await p.send("echoer", "hello subscribers");
