@@ -57,7 +57,7 @@ const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONL
  * file is stopped when that file ends (test/after-each-file.ts), also here.
  * A file that needs a process of its own (chdir, module state it changes)
  * stays out of this list; a new file not listed runs in the isolated
- * `sqlite` project, which is always safe.
+ * `sqlite-isolated` project, which is always safe.
  */
 export const UNIT_TEST_FILES = [
   "packages/protocol/test/**/*.test.ts",
@@ -76,6 +76,25 @@ export const UNIT_TEST_FILES = [
 
 /** The files of POSTGRES_TEST_FILES that run in the test process (runtime and store on the run's server): the `postgres-unit` project. */
 const POSTGRES_UNIT_FILES = ["packages/daemon/test/{runtime,store}/**/*.test.ts", "packages/daemon/test/workers/runtime-failover.test.ts"];
+
+/**
+ * The end-to-end files: each starts real daemons and CLI processes and keeps
+ * no state of its own in the test process (what the helpers start is
+ * stopped when the file ends, test/after-each-file.ts). Their projects
+ * (`sqlite`, and `postgres`, which holds only these) reuse a fork from
+ * one file to the next without per-file isolation: importing the helpers and
+ * the protocol package again for every file cost about a second of CPU per
+ * file. A file that changes process state (chdir, environment, module state
+ * of a helper) belongs elsewhere.
+ */
+const E2E_TEST_FILES = ["packages/daemon/test/e2e/**/*.test.ts"];
+
+/**
+ * Settings of the projects of E2E_TEST_FILES. The timeouts are those
+ * spawn-daemon.ts sets with vi.setConfig, which vitest resets after each
+ * file: without isolation the helper is evaluated for the first file only.
+ */
+const E2E_FORKS = { isolate: false, testTimeout: 90_000, hookTimeout: 90_000 };
 
 /** Tests of the tarballs `npm run pack` writes: their project packs once for the run (test/packaging/pack-once.ts). */
 const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
@@ -118,9 +137,19 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: "sqlite",
+          // The files of the sqlite run that are not end-to-end, each in a fork of its own (a new file not listed elsewhere lands here: always safe).
+          name: "sqlite-isolated",
           include: ALL_TEST_FILES,
-          exclude: [...UNIT_TEST_FILES, ...PACKAGING_TEST_FILES, ...ALONE_FILES],
+          exclude: [...UNIT_TEST_FILES, ...PACKAGING_TEST_FILES, ...ALONE_FILES, ...E2E_TEST_FILES],
+          env: { WARDRIK_TEST_DB: "sqlite" },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...E2E_FORKS,
+          name: "sqlite",
+          include: E2E_TEST_FILES,
           env: { WARDRIK_TEST_DB: "sqlite" },
         },
       },
@@ -152,6 +181,8 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // What is left of POSTGRES_TEST_FILES here is E2E_TEST_FILES.
+          ...E2E_FORKS,
           name: "postgres",
           include: POSTGRES_TEST_FILES,
           exclude: [...POSTGRES_UNIT_FILES, ...SQLITE_ONLY_FILES, ...ALONE_FILES],
