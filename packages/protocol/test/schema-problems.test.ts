@@ -1,12 +1,6 @@
-import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
-import { describeSchemaErrors, schemaDraftOf } from "../src/index.js";
-
-/** What the daemon and the console both do with edited arguments. */
-function problems(schema: Record<string, unknown>, value: unknown): string[] {
-  const result = new Validator(schema, schemaDraftOf(schema), false).validate(value);
-  return result.valid ? [] : describeSchemaErrors(result.errors);
-}
+import { checkEditedArguments, schemaProblems as problems } from "../src/edited-arguments.js";
+import { schemaDraftOf } from "../src/index.js";
 
 const ORDER = {
   type: "object",
@@ -34,5 +28,41 @@ describe("describeSchemaErrors", () => {
     expect(schemaDraftOf({ $schema: "http://json-schema.org/draft-04/schema#" })).toBe("4");
     expect(schemaDraftOf({ $schema: "https://json-schema.org/draft/2019-09/schema" })).toBe("2019-09");
     expect(schemaDraftOf({})).toBe("2020-12");
+  });
+});
+
+describe("checkEditedArguments: the one check the daemon and the console run", () => {
+  it("passes arguments that fit, as the object they are (text from an editor is parsed first)", () => {
+    expect(checkEditedArguments("orders/make", ORDER, '{"order": "o1"}')).toEqual({ ok: true, value: { order: "o1" } });
+    expect(checkEditedArguments("orders/make", ORDER, { order: "o1" })).toEqual({ ok: true, value: { order: "o1" } });
+  });
+
+  it("refuses text that is not JSON, or not an object, saying so", () => {
+    const notJson = checkEditedArguments("orders/make", ORDER, "{order: o1}");
+    expect(notJson).toMatchObject({ ok: false, code: "bad_request", problems: [expect.stringMatching(/^Not valid JSON: /)] });
+    expect(checkEditedArguments("orders/make", ORDER, ["o1"])).toMatchObject({
+      ok: false,
+      problems: ["The arguments must be a JSON object."],
+    });
+  });
+
+  it("refuses what does not fit the schema with the API's message, every problem in it", () => {
+    const c = checkEditedArguments("orders/make", ORDER, { extra: 1 });
+    expect(c).toEqual({
+      ok: false,
+      code: "bad_request",
+      problems: ['arguments needs property "order"', 'arguments has property "extra", which the tool does not take'],
+      message:
+        "Invalid request: body.arguments do not fit orders/make's input schema: " +
+        'arguments needs property "order"; arguments has property "extra", which the tool does not take.',
+    });
+  });
+
+  it("with no schema (no worker offers the tool now) nothing can be checked: a conflict, not bad input", () => {
+    const c = checkEditedArguments("orders/make", undefined, { order: "o1" });
+    expect(c).toMatchObject({ ok: false, code: "conflict" });
+    expect(!c.ok && c.message).toMatch(
+      /^Tool orders\/make is not available right now .*Approve without editing, or wait until it is back\.$/,
+    );
   });
 });

@@ -1,10 +1,10 @@
 import type { AgentDetail } from "@wardrik/protocol";
+import { checkEditedArguments } from "@wardrik/protocol/edited-arguments";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { pretty } from "../format";
 import { agentHref } from "../router";
-import { parseArguments, schemaProblems } from "../schema-check";
 import { JsonBlock } from "./json-block";
 import { RecentContext } from "./recent-context";
 
@@ -71,17 +71,15 @@ export function ApprovalCard({ agentId, agentName, call, contextOpen = false, on
     }
   };
 
+  // The daemon's own check (@wardrik/protocol), run as the person types: the page refuses what the API would.
   const check: Check = (() => {
-    const parsed = parseArguments(argsText);
-    if ("problem" in parsed) return { state: "bad", problems: [parsed.problem] };
-    if (schema === undefined) return { state: "loading" };
-    if (schema === "unavailable")
-      return {
-        state: "bad",
-        problems: [`${call.tool} is not available right now, so edited arguments cannot be checked; approve them as they are or wait.`],
-      };
-    const problems = schemaProblems(schema, parsed.value);
-    return problems.length > 0 ? { state: "bad", problems } : { state: "ok", value: parsed.value };
+    if (schema === undefined) {
+      // The schema is on its way: what is wrong with the text itself can be said already.
+      const text = checkEditedArguments(call.tool, {}, argsText);
+      return text.ok ? { state: "loading" } : { state: "bad", problems: text.problems };
+    }
+    const c = checkEditedArguments(call.tool, schema === "unavailable" ? undefined : schema, argsText);
+    return c.ok ? { state: "ok", value: c.value } : { state: "bad", problems: c.problems };
   })();
 
   return (

@@ -1,5 +1,5 @@
 import { WardrikError } from "@wardrik/protocol";
-import { schemaProblems } from "../json-schema/schema-problems.js";
+import { editedArgumentsModule } from "../json-schema/schema-problems.js";
 import type { StoredMessage } from "../store/message-format.js";
 import type { AgentRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
@@ -8,8 +8,8 @@ import type { ApiServices } from "./services.js";
 /**
  * Arguments a person edited before approving a call must fit the tool's
  * input schema, as the model's own had to: a tool never receives what it
- * cannot take. The web console checks the same schema with the same validator
- * before it sends, so both say the same thing.
+ * cannot take. The check is `@wardrik/protocol`'s, the one the web console
+ * runs before it sends, so both say the same thing.
  */
 export async function checkEditedArguments(
   svc: ApiServices,
@@ -21,19 +21,8 @@ export async function checkEditedArguments(
   // An unknown or undecidable call: the approval itself answers with the right error.
   if (!call || call.agent_id !== agent.id || call.status !== "waiting") return;
   const tool = (await svc.describeTools(agent)).tools.find((t) => t.name === call.tool);
-  if (!tool) {
-    throw new WardrikError(
-      "conflict",
-      `Tool ${call.tool} is not available right now (no connected worker or server offers it), so edited arguments cannot be checked against its schema. Approve without editing, or wait until it is back.`,
-    );
-  }
-  const problems = await schemaProblems(tool.input_schema, args);
-  if (problems.length > 0) {
-    throw new WardrikError(
-      "bad_request",
-      `Invalid request: body.arguments do not fit ${call.tool}'s input schema: ${problems.join("; ")}.`,
-    );
-  }
+  const check = (await editedArgumentsModule()).checkEditedArguments(call.tool, tool?.input_schema, args);
+  if (!check.ok) throw new WardrikError(check.code, check.message);
 }
 
 /**

@@ -1,18 +1,20 @@
-import type { Schema } from "@cfworker/json-schema";
-import { describeSchemaErrors, schemaDraftOf } from "@wardrik/protocol";
+import type * as EditedArguments from "@wardrik/protocol/edited-arguments";
 import { loadOptionalModule } from "../optional-modules.js";
+
+/** The check of edited arguments and its validator (`@wardrik/protocol/edited-arguments`), loaded with the first check, which many daemons never make. */
+export function editedArgumentsModule(): Promise<typeof EditedArguments> {
+  return loadOptionalModule(
+    "@cfworker/json-schema",
+    "arguments edited in an approval and agents' output schemas",
+    () => import("@wardrik/protocol/edited-arguments"),
+  );
+}
 
 /**
  * What is wrong with `value` under `schema`, one readable line per problem
- * (`root` names the value in them); empty when it fits. The validator loads
- * with the first check, which many daemons never make.
+ * (`root` names the value in them); empty when it fits. The same check and
+ * wording as the web console's (`@wardrik/protocol/edited-arguments`).
  */
 export async function schemaProblems(schema: Record<string, unknown>, value: unknown, root = "arguments"): Promise<string[]> {
-  const { Validator } = await loadOptionalModule(
-    "@cfworker/json-schema",
-    "arguments edited in an approval and agents' output schemas",
-    () => import("@cfworker/json-schema"),
-  );
-  const result = new Validator(schema as Schema, schemaDraftOf(schema), false).validate(value);
-  return result.valid ? [] : describeSchemaErrors(result.errors, root);
+  return (await editedArgumentsModule()).schemaProblems(schema, value, root);
 }
