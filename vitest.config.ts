@@ -62,7 +62,7 @@ const ALONE_FILES = ["packages/daemon/test/faults/**/*.test.ts", ...POSTGRES_ONL
 export const UNIT_TEST_FILES = [
   "packages/protocol/test/**/*.test.ts",
   "packages/testing/test/**/*.test.ts",
-  "packages/sdk/test/{client-follow,client-urls,finished-calls,outbox,result-resend,seed-examples,tool-definition}.test.ts",
+  "packages/sdk/test/{client-follow,client-urls,client-transport,read-sse,finished-calls,outbox,result-resend,seed-examples,tool-definition}.test.ts",
   "packages/console/test/bundle.test.ts",
   "packages/daemon/test/{exports,ids}.test.ts",
   "packages/daemon/test/cli/**/*.test.ts",

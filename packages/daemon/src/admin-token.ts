@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ADMIN_TOKEN_FILE } from "./admin-token-file.js";
 import { createFileOnce } from "./create-file-once.js";
 
-export const ADMIN_TOKEN_FILE = join(".wardrik", "admin-token");
+export { ADMIN_TOKEN_FILE };
 
 /** Reads the project's admin token, creating it (owner-only) when missing; daemons starting together agree on one. */
 export function ensureAdminToken(dir: string): string {

@@ -1,105 +1,113 @@
-import type { AgentDetail, AgentSummary, CreateAgentBody, PostMessageResult, TurnView, WardrikCloudEvent } from "@wardrik/protocol";
-import { WardrikError } from "@wardrik/protocol";
-import { EventSourceParserStream, type EventSourceMessage } from "eventsource-parser/stream";
+import type {
+  AgentDetail,
+  AgentPage,
+  AgentSummary,
+  AgentTools,
+  ConsoleSession,
+  CreateAgentBody,
+  DeliveryPage,
+  DeliveryView,
+  ForkResult,
+  HistoryMessage,
+  McpLoginResult,
+  McpLogoutResult,
+  McpServerView,
+  ModelRetry,
+  NodeList,
+  PostMessageResult,
+  ReloadResult,
+  ReplayBody,
+  ReplayReport,
+  SecretNames,
+  TurnList,
+  TurnView,
+  WardrikCloudEvent,
+  WhoAmI,
+} from "@wardrik/protocol";
+import { ClientCore, type ClientOptions, type RequestOptions, type StreamOptions } from "./client-core.js";
 
-export interface ClientOptions {
-  /**
-   * The daemon's base URL, such as http://127.0.0.1:7373. Defaults to
-   * WARDRIK_URL. Nodes of a cluster may be listed, separated by commas: a
-   * request that cannot connect to one (so surely never reached it) goes to
-   * the next.
-   */
-  url?: string | undefined;
-  /** A bearer token of one org. Defaults to WARDRIK_TOKEN. */
-  token?: string | undefined;
-}
-
-export interface FollowOptions {
+export interface FollowOptions extends Omit<StreamOptions, "lastEventId"> {
+  /** Events after this sequence number; 0 (the first) when left out. */
   after?: number;
-  signal?: AbortSignal;
-  /** Live text deltas of model replies, as they stream. */
-  /** `reset`: the model call is being retried and the text so far is void. */
-  onDelta?: (run: string, text: string, reset?: boolean) => void;
+  /** Live text deltas of model replies, as they stream. `reset`: the model call is being retried and the text so far is void. */
+  onDelta?: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void;
 }
 
-/** The HTTP API client: agents by ID, as the API takes them. The CLI is built on it. */
-export class WardrikClient {
-  private readonly urls: string[];
-  private current = 0;
-  private readonly token: string;
+/** What `events` narrows to; every filter applies in the daemon, before the limit. */
+export interface EventQuery {
+  after?: number;
+  limit?: number;
+  types?: string[];
+  run?: string;
+  /** Text the event's data holds. */
+  text?: string;
+}
 
-  constructor(options: ClientOptions = {}) {
-    const url = options.url ?? process.env.WARDRIK_URL;
-    const token = options.token ?? process.env.WARDRIK_TOKEN;
-    if (!url) throw new WardrikError("bad_request", "No daemon URL: pass url or set WARDRIK_URL.");
-    if (!token) throw new WardrikError("unauthorized", "No token: pass token or set WARDRIK_TOKEN.");
-    this.urls = url
-      .split(",")
-      .map((u) => u.trim().replace(/\/+$/, ""))
-      .filter((u) => u !== "");
-    if (this.urls.length === 0) throw new WardrikError("bad_request", `The daemon URL names no address: "${url}".`);
-    this.token = token;
+export type CallVerb = "kill" | "approve" | "deny";
+export type CallActionAnswer = { call: string; status: string; tool: string };
+
+/**
+ * The HTTP API client: agents by ID, as the API takes them. The `wardrik` CLI
+ * and the web console are built on it. Browser-safe (`@wardrik/sdk/client`).
+ */
+export class WardrikClient extends ClientCore {
+  constructor(private readonly options: ClientOptions = {}) {
+    super(options);
   }
 
-  /** The address in use: the first of the list, or the one that last answered. */
-  get url(): string {
-    return this.urls[this.current]!;
-  }
-
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res: Response | undefined;
-    for (let tried = 1; ; tried++) {
-      try {
-        res = await fetch(this.url + path, {
-          method,
-          headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        });
-        break;
-      } catch (err) {
-        // Only a refused connection proves the request never arrived; anything else may have been applied.
-        if (tried >= this.urls.length || (err as { cause?: { code?: string } }).cause?.code !== "ECONNREFUSED") throw this.unreachable(err);
-        this.current = (this.current + 1) % this.urls.length;
-      }
-    }
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      if (!res.ok) throw WardrikError.fromResponse(res.status, undefined);
-      throw new WardrikError("internal", `The daemon answered ${res.status} with a body that is not JSON.`);
-    }
-    if (!res.ok) throw WardrikError.fromResponse(res.status, json, retryAfterOf(res.headers.get("retry-after")));
-    return json as T;
-  }
-
-  private unreachable(err: unknown): WardrikError {
-    return new WardrikError(
-      "unavailable",
-      `Cannot reach the Wardrik daemon at ${this.url}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}. Is \`wardrik daemon\` running?`,
-      {
-        retryable: true,
-      },
-    );
+  /** The same daemon and token, acting in `org` (admin token only; undefined: the token's own). */
+  inOrg(org: string | undefined): WardrikClient {
+    const c = new WardrikClient({ ...this.options, url: this.url, token: this.token, org });
+    c.onRetry = this.onRetry;
+    return c;
   }
 
   health(): Promise<{ ok: boolean; version: string }> {
     return this.request("GET", "/v1/health");
   }
 
-  async listAgents(): Promise<AgentSummary[]> {
-    return (await this.request<{ agents: AgentSummary[] }>("GET", "/v1/agents")).agents;
+  /** Who the token is: its org, whether it is the admin token, the orgs it can reach. */
+  whoAmI(): Promise<WhoAmI> {
+    return this.request("GET", "/v1/whoami");
   }
 
-  /** Finds an agent of the token's org by name; undefined when there is none. */
-  async findAgent(name: string): Promise<AgentSummary | undefined> {
-    const { agents } = await this.request<{ agents: AgentSummary[] }>("GET", `/v1/agents?name=${encodeURIComponent(name)}`);
+  /** Trades the code of a console sign-in link for the token it was made with (a client with `token: null` may call it). */
+  tradeSignInCode(code: string): Promise<ConsoleSession> {
+    return this.request("POST", "/v1/console/sessions", { code });
+  }
+
+  /** A one-time sign-in link for the web console, made for this client's token. */
+  createConsoleLink(): Promise<{ url: string; expires_at: string }> {
+    return this.request("POST", "/v1/console/links", {});
+  }
+
+  // Agents
+
+  /** Every agent of the org, every page. */
+  async listAgents(options: RequestOptions = {}): Promise<AgentSummary[]> {
+    const out: AgentSummary[] = [];
+    for (let cursor: string | null = ""; cursor !== null;) {
+      const more = cursor ? `&cursor=${enc(cursor)}` : "";
+      const page: AgentPage = await this.request<AgentPage>("GET", `/v1/agents?limit=1000${more}`, undefined, options);
+      out.push(...page.agents);
+      cursor = page.next ?? null;
+    }
+    return out;
+  }
+
+  /** Finds an agent of the org by name; undefined when there is none. */
+  async findAgent(name: string, options: RequestOptions = {}): Promise<AgentSummary | undefined> {
+    const { agents } = await this.request<{ agents: AgentSummary[] }>("GET", `/v1/agents?name=${enc(name)}`, undefined, options);
     return agents[0];
   }
 
   getAgent(id: string): Promise<AgentDetail> {
     return this.request("GET", `/v1/agents/${enc(id)}`);
+  }
+
+  /** The tools the agent may call now, with their input schemas. */
+  agentTools(id: string): Promise<AgentTools> {
+    return this.request("GET", `/v1/agents/${enc(id)}/tools`);
   }
 
   createAgent(body: CreateAgentBody): Promise<AgentSummary> {
@@ -110,19 +118,47 @@ export class WardrikClient {
     return this.request("DELETE", `/v1/agents/${enc(id)}`);
   }
 
-  sendMessage(id: string, text: string, conversation?: string): Promise<PostMessageResult> {
-    return this.request("POST", `/v1/agents/${enc(id)}/messages`, { text, ...(conversation ? { conversation } : {}) });
+  // Conversations and turns
+
+  /** Queues a message; a conversation that does not exist yet starts with it ("main" when left out). */
+  sendMessage(id: string, text: string, conversation?: string, options: RequestOptions = {}): Promise<PostMessageResult> {
+    return this.request("POST", `/v1/agents/${enc(id)}/messages`, { text, ...(conversation ? { conversation } : {}) }, options);
   }
 
   getTurn(id: string, run: string): Promise<TurnView> {
     return this.request("GET", `/v1/agents/${enc(id)}/turns/${enc(run)}`);
   }
 
+  /** A page of a conversation's turns, newest first; `cursor` from the page before. */
+  turns(id: string, conversation: string, page: { limit?: number; cursor?: string } = {}): Promise<TurnList> {
+    const q = new URLSearchParams({ limit: String(page.limit ?? 50) });
+    if (page.cursor !== undefined) q.set("cursor", page.cursor);
+    return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/turns?${q.toString()}`);
+  }
+
+  /** A conversation's messages (every one, or a page of them), and its summary. */
   history(
     id: string,
     conversation = "main",
-  ): Promise<{ summary: string | null; messages: { seq: number; role: string; run?: string; content: unknown; created_at: string }[] }> {
-    return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages`);
+    page: { after?: number; limit?: number } = {},
+  ): Promise<{ summary: string | null; messages: HistoryMessage[] }> {
+    const q = new URLSearchParams();
+    if (page.after !== undefined) q.set("after", String(page.after));
+    if (page.limit !== undefined) q.set("limit", String(page.limit));
+    const qs = q.toString();
+    return this.request("GET", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/messages${qs ? `?${qs}` : ""}`);
+  }
+
+  fork(id: string, conversation: string, at: number, as?: string): Promise<ForkResult> {
+    return this.request("POST", `/v1/agents/${enc(id)}/conversations/${enc(conversation)}/fork`, {
+      at,
+      ...(as !== undefined ? { as } : {}),
+    });
+  }
+
+  /** A replay runs model calls: its answer is kept for a retry with the same key, so a retry does not pay twice. */
+  replay(id: string, body: ReplayBody): Promise<ReplayReport> {
+    return this.request("POST", `/v1/agents/${enc(id)}/replays`, body);
   }
 
   cancel(id: string, conversation?: string): Promise<{ cancelled: string[]; dropped: number }> {
@@ -133,107 +169,116 @@ export class WardrikClient {
     return this.request("POST", `/v1/agents/${enc(id)}/clear`, conversation ? { conversation } : {});
   }
 
-  kill(id: string, call: string): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/kill`, {});
+  // Calls
+
+  /** Kills, approves (`args`: with these arguments instead of the model's, checked against the tool's schema) or denies a call. */
+  decide(id: string, call: string, verb: CallVerb, reason?: string, args?: Record<string, unknown>): Promise<CallActionAnswer> {
+    const body = reason ? { reason } : args ? { arguments: args } : {};
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/${verb}`, body);
   }
 
-  /** `args`: run the call with these arguments instead of the model's (the daemon checks them against the tool's schema). */
-  approve(id: string, call: string, args?: Record<string, unknown>): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/approve`, args ? { arguments: args } : {});
+  kill(id: string, call: string): Promise<CallActionAnswer> {
+    return this.decide(id, call, "kill");
   }
 
-  deny(id: string, call: string, reason?: string): Promise<{ call: string; status: string; tool: string }> {
-    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/deny`, reason ? { reason } : {});
+  approve(id: string, call: string, args?: Record<string, unknown>): Promise<CallActionAnswer> {
+    return this.decide(id, call, "approve", undefined, args);
   }
+
+  deny(id: string, call: string, reason?: string): Promise<CallActionAnswer> {
+    return this.decide(id, call, "deny", reason);
+  }
+
+  // Tokens, secrets, the project
 
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {
-    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) });
+    // The daemon refuses a key here (a token's secret is never kept to answer a retry with).
+    return this.request("POST", "/v1/tokens", { org, ...(name ? { name } : {}) }, { idempotencyKey: null });
   }
 
   setSecret(name: string, value: string): Promise<{ name: string; stored: true }> {
     return this.request("POST", `/v1/secrets/${enc(name)}`, { value });
   }
 
-  async listSecrets(): Promise<string[]> {
-    return (await this.request<{ secrets: string[] }>("GET", "/v1/secrets")).secrets;
+  listSecrets(): Promise<SecretNames> {
+    return this.request<SecretNames>("GET", "/v1/secrets");
   }
 
-  reload(): Promise<{ added: string[]; updated: string[]; removed: string[]; unreadable: string[] }> {
+  /** Reads the project's agents again. Older daemons leave out the lists added since. */
+  reload(): Promise<Omit<ReloadResult, "warnings"> & { warnings?: ReloadResult["warnings"] }> {
     return this.request("POST", "/v1/reload", {});
   }
 
-  events(id: string, after = 0, limit = 1000): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
-    return this.request("GET", `/v1/agents/${enc(id)}/events?after=${after}&limit=${limit}`);
+  listNodes(): Promise<NodeList> {
+    return this.request<NodeList>("GET", "/v1/nodes");
+  }
+
+  // Webhook deliveries, MCP servers
+
+  deliveries(query: { status?: "pending" | "delivered" | "failed"; limit?: number; cursor?: string } = {}): Promise<DeliveryPage> {
+    const q = new URLSearchParams();
+    if (query.status) q.set("status", query.status);
+    if (query.limit !== undefined) q.set("limit", String(query.limit));
+    if (query.cursor) q.set("cursor", query.cursor);
+    const qs = q.toString();
+    return this.request("GET", `/v1/deliveries${qs ? `?${qs}` : ""}`);
+  }
+
+  retryDelivery(id: string): Promise<DeliveryView> {
+    return this.request("POST", `/v1/deliveries/${enc(id)}/retry`, {});
+  }
+
+  async listMcpServers(connect = true): Promise<McpServerView[]> {
+    return (await this.request<{ servers: McpServerView[] }>("GET", `/v1/mcp-servers?connect=${connect}`)).servers;
+  }
+
+  getMcpServer(name: string, connect = false): Promise<McpServerView> {
+    return this.request("GET", `/v1/mcp-servers/${enc(name)}?connect=${connect}`);
+  }
+
+  loginMcpServer(name: string): Promise<McpLoginResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/login`, {});
+  }
+
+  logoutMcpServer(name: string): Promise<McpLogoutResult> {
+    return this.request("POST", `/v1/mcp-servers/${enc(name)}/logout`, {});
+  }
+
+  // Events
+
+  /** A page of an agent's events. */
+  events(id: string, query: EventQuery = {}, options: RequestOptions = {}): Promise<{ events: WardrikCloudEvent[]; last_seq: number }> {
+    const q = new URLSearchParams({ after: String(query.after ?? 0), limit: String(query.limit ?? 1000) });
+    if (query.types && query.types.length > 0) q.set("type", query.types.join(","));
+    if (query.run !== undefined) q.set("run", query.run);
+    if (query.text !== undefined) q.set("q", query.text);
+    return this.request("GET", `/v1/agents/${enc(id)}/events?${q.toString()}`, undefined, options);
   }
 
   /**
    * Follows an agent's events live (server-sent events), reconnecting with
-   * Last-Event-ID after a dropped connection, until the signal aborts.
+   * Last-Event-ID after a dropped connection (a daemon restart), until the signal aborts.
    */
   async *follow(id: string, options: FollowOptions = {}): AsyncGenerator<WardrikCloudEvent> {
-    let after = options.after ?? 0;
-    let failures = 0;
-    while (!options.signal?.aborted) {
-      let res: Response;
-      try {
-        res = await fetch(`${this.url}/v1/agents/${enc(id)}/events/stream`, {
-          headers: { authorization: `Bearer ${this.token}`, accept: "text/event-stream", "last-event-id": String(after) },
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      } catch (err) {
-        if (options.signal?.aborted) return;
-        if (++failures > 30) throw err;
-        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * failures)));
+    const { after = 0, onDelta, ...stream } = options;
+    for await (const msg of this.stream(`/v1/agents/${enc(id)}/events/stream`, { ...stream, lastEventId: String(after) })) {
+      if (msg.event === "delta") {
+        const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean; retry?: ModelRetry };
+        onDelta?.(d.run, d.text, d.reset, d.retry);
         continue;
       }
-      if (!res.ok || !res.body) {
-        throw WardrikError.fromResponse(res.status, parseOrUndefined(await res.text()));
-      }
-      failures = 0;
-      try {
-        for await (const msg of parseSse(res.body)) {
-          if (msg.event === "delta") {
-            const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean };
-            options.onDelta?.(d.run, d.text, d.reset);
-            continue;
-          }
-          const event = JSON.parse(msg.data) as WardrikCloudEvent;
-          after = event.seq;
-          yield event;
-        }
-      } catch (err) {
-        if (options.signal?.aborted) return;
-        if (!(err instanceof TypeError) && !(err as Error).message?.includes("terminated")) throw err;
-      }
+      yield JSON.parse(msg.data) as WardrikCloudEvent;
+    }
+  }
+
+  /** Follows every agent's events of the org from now on; each carries the `cursor` to resume after it. */
+  async *followOrg(options: Omit<StreamOptions, "lastEventId"> = {}): AsyncGenerator<WardrikCloudEvent & { cursor: string }> {
+    for await (const msg of this.stream("/v1/events/stream?live=only", options)) {
+      if (msg.event === "event") yield JSON.parse(msg.data) as WardrikCloudEvent & { cursor: string };
     }
   }
 }
 
 function enc(s: string): string {
   return encodeURIComponent(s);
-}
-
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Retry-After in seconds (the daemon sends seconds, never a date). */
-function retryAfterOf(header: string | null): number | undefined {
-  const seconds = header === null ? NaN : Number(header);
-  return Number.isFinite(seconds) ? seconds : undefined;
-}
-
-/**
- * Server-sent events by the spec (CRLF, CR or LF line ends, multi-line data,
- * comments, ids), read from a fetch body.
- */
-async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
-  const messages = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
-  for await (const message of messages as unknown as AsyncIterable<EventSourceMessage>) {
-    if (message.data !== "") yield message;
-  }
 }

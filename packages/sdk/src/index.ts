@@ -1,5 +1,16 @@
-export { WardrikClient } from "./client.js";
-export type { ClientOptions, FollowOptions } from "./client.js";
+export { WardrikClient, isNoAnswer, readSse, NoAnswerError } from "./client-entry.js";
+export type {
+  CallActionAnswer,
+  ClientOptions,
+  EventQuery,
+  FollowOptions,
+  RequestOptions,
+  SseMessage,
+  StreamOptions,
+  Transport,
+  TransportAnswer,
+  TransportRequest,
+} from "./client-entry.js";
 export { Wardrik } from "./wardrik.js";
 export type { WardrikOptions } from "./wardrik.js";
 export type { ReconnectInfo } from "./connection-report.js";

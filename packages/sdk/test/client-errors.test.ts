@@ -15,7 +15,7 @@ let client: WardrikClient;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    if (req.url === "/v1/agents") {
+    if (req.url?.split("?")[0] === "/v1/agents") {
       res.writeHead(429, { "content-type": "application/problem+json", "retry-after": "3" });
       res.end(
         JSON.stringify({

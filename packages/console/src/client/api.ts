@@ -1,12 +1,13 @@
 /**
- * The console's client of the daemon: every HTTP request and event stream the
- * page makes goes through this module (and its stream reader, event-stream.ts), and only to the public API under
- * /v1/, with the signed-in token, so anything the console does a script can
- * do too. Paths are relative: the page may be served under a proxy's path.
+ * The console's client of the daemon: `@wardrik/sdk`'s WardrikClient (its
+ * browser-safe entry), the same client a script or the CLI uses, so anything
+ * the console does a script can do too. Every request and event stream goes
+ * through it, only to the public API under /v1/, with the signed-in token.
+ * The daemon's address is the page's own: the page may be served under a
+ * proxy's path.
  */
 import type {
   AgentDetail,
-  AgentPage,
   AgentSummary,
   AgentTools,
   ConsoleSession,
@@ -17,7 +18,9 @@ import type {
   WardrikCloudEvent,
   WhoAmI,
 } from "@wardrik/protocol";
-import { follow, type FollowOptions } from "./event-stream";
+import { WardrikClient, type CallVerb, type EventQuery, type SseMessage } from "@wardrik/sdk/client";
+
+export type { EventQuery };
 
 export interface Session {
   token: string;
@@ -26,17 +29,6 @@ export interface Session {
   admin: boolean;
   /** The org the console acts in: the token's own, or (admin token) the one picked. */
   org: string;
-}
-
-/** An answer that was not a success, with the API's message. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** `GET /v1/agents/{id}/events` (the protocol exports its schema, not a type). */
@@ -51,171 +43,134 @@ export interface HistoryPage {
   summary: string | null;
 }
 
-/** What `GET /v1/agents/{id}/events` can narrow to; every filter applies in the daemon, before the limit. */
-export interface EventQuery {
-  after: number;
-  limit: number;
-  types?: string[];
-  run?: string;
-  /** Text the event's data holds. */
-  text?: string;
+/** How the page follows an event stream: told each frame, and whether the stream is connected. */
+export interface StreamOptions {
+  signal: AbortSignal;
+  onFrame: (frame: SseMessage) => void;
+  onState?: (state: "live" | "reconnecting" | "stopped", why?: string) => void;
 }
 
-type StreamOptions = Omit<FollowOptions, "headers">;
+/** The daemon's address: where the page came from, without its trailing slash. */
+function daemonUrl(): string {
+  return new URL(".", document.baseURI).href.replace(/\/+$/, "");
+}
 
 export class Api {
+  readonly client: WardrikClient;
+
   constructor(
     readonly session: Session,
     private readonly onUnauthorized: () => void = () => undefined,
-  ) {}
-
-  /** The headers every request carries: the token, and the org for the admin token acting in another. */
-  headers(): Record<string, string> {
-    const h: Record<string, string> = { authorization: `Bearer ${this.session.token}` };
-    if (this.session.admin && this.session.org !== this.session.tokenOrg) h["wardrik-org"] = this.session.org;
-    return h;
+  ) {
+    const org = session.admin && session.org !== session.tokenOrg ? session.org : undefined;
+    this.client = new WardrikClient({ url: daemonUrl(), token: session.token, org });
   }
 
   // Agents
 
-  /** Every agent of the org, every page. */
-  async agents(): Promise<AgentSummary[]> {
-    const out: AgentSummary[] = [];
-    for (let cursor: string | null = ""; cursor !== null;) {
-      const page: AgentPage = await this.get<AgentPage>(`v1/agents?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      out.push(...page.agents);
-      cursor = page.next;
-    }
-    return out;
+  agents(): Promise<AgentSummary[]> {
+    return this.call(this.client.listAgents());
   }
 
   agent(id: string): Promise<AgentDetail> {
-    return this.get(`v1/agents/${id}`);
+    return this.call(this.client.getAgent(id));
   }
 
   tools(agentId: string): Promise<AgentTools> {
-    return this.get(`v1/agents/${agentId}/tools`);
+    return this.call(this.client.agentTools(agentId));
   }
 
   // Conversations and turns
 
   /** Queues a message; a conversation that does not exist yet starts with it. */
   sendMessage(agentId: string, conversation: string, text: string): Promise<PostMessageResult> {
-    return this.post(`v1/agents/${agentId}/messages`, { text, conversation });
+    return this.call(this.client.sendMessage(agentId, text, conversation));
   }
 
   history(agentId: string, conversation: string, after: number, limit: number): Promise<HistoryPage> {
-    return this.get(`v1/agents/${agentId}/conversations/${encodeURIComponent(conversation)}/messages?after=${after}&limit=${limit}`);
+    return this.call(this.client.history(agentId, conversation, { after, limit }));
   }
 
   turns(agentId: string, conversation: string, cursor?: string): Promise<TurnList> {
-    const more = cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`;
-    return this.get(`v1/agents/${agentId}/conversations/${encodeURIComponent(conversation)}/turns?limit=50${more}`);
+    return this.call(this.client.turns(agentId, conversation, { limit: 50, ...(cursor !== undefined ? { cursor } : {}) }));
   }
 
   turn(agentId: string, run: string): Promise<TurnView> {
-    return this.get(`v1/agents/${agentId}/turns/${run}`);
+    return this.call(this.client.getTurn(agentId, run));
   }
 
   cancel(agentId: string, conversation: string): Promise<unknown> {
-    return this.post(`v1/agents/${agentId}/cancel`, { conversation });
+    return this.call(this.client.cancel(agentId, conversation));
   }
 
   clear(agentId: string, conversation: string): Promise<unknown> {
-    return this.post(`v1/agents/${agentId}/clear`, { conversation });
+    return this.call(this.client.clear(agentId, conversation));
   }
 
   // Calls
 
   /** Approve (with edited arguments, or as the model asked), deny (with a reason) or kill a call. */
-  decide(agentId: string, call: string, verb: "approve" | "deny" | "kill", body: object = {}): Promise<unknown> {
-    return this.post(`v1/agents/${agentId}/calls/${call}/${verb}`, body);
+  decide(
+    agentId: string,
+    call: string,
+    verb: CallVerb,
+    body: { reason?: string; arguments?: Record<string, unknown> } = {},
+  ): Promise<unknown> {
+    return this.call(this.client.decide(agentId, call, verb, body.reason, body.arguments));
   }
 
   // Events
 
   events(agentId: string, q: EventQuery): Promise<EventPage> {
-    const params = new URLSearchParams({ after: String(q.after), limit: String(q.limit) });
-    if (q.types && q.types.length > 0) params.set("type", q.types.join(","));
-    if (q.run !== undefined) params.set("run", q.run);
-    if (q.text !== undefined) params.set("q", q.text);
-    return this.get(`v1/agents/${agentId}/events?${params.toString()}`);
+    return this.call(this.client.events(agentId, q));
   }
 
   /** One agent's events as they happen, from after `after`, with `delta` frames of model text. */
   followAgent(agentId: string, after: number, opts: StreamOptions): void {
-    follow(`v1/agents/${agentId}/events/stream?after=${after}`, { ...opts, headers: () => this.headers() });
+    void this.follow(`/v1/agents/${encodeURIComponent(agentId)}/events/stream`, String(after), opts);
   }
 
   /** Every agent's events of the org from now on. */
   followOrg(opts: StreamOptions): void {
-    follow("v1/events/stream?live=only", { ...opts, headers: () => this.headers() });
+    void this.follow("/v1/events/stream?live=only", undefined, opts);
   }
 
-  // Plumbing
-
-  get<T>(path: string): Promise<T> {
-    return this.request<T>("GET", path);
+  /** Follows a stream until the signal aborts, reconnecting for as long as it takes; stops for good on an answer retrying cannot fix. */
+  private async follow(path: string, lastEventId: string | undefined, opts: StreamOptions): Promise<void> {
+    try {
+      const frames = this.client.stream(path, {
+        signal: opts.signal,
+        maxFailures: Infinity,
+        ...(lastEventId !== undefined ? { lastEventId } : {}),
+        ...(opts.onState ? { onState: opts.onState } : {}),
+      });
+      for await (const frame of frames) opts.onFrame(frame);
+    } catch (e) {
+      if (opts.signal.aborted) return;
+      if ((e as { status?: unknown }).status === 401) this.onUnauthorized();
+      opts.onState?.("stopped", `The event stream was refused: ${messageOf(e)}`);
+    }
   }
 
-  post<T>(path: string, body: unknown = {}): Promise<T> {
-    return this.request<T>("POST", path, body);
-  }
-
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await send(path, {
-      method,
-      headers: { ...this.headers(), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (res.status === 401) this.onUnauthorized();
-    return readAnswer<T>(res);
+  /** A request's answer; a refused token signs the page out. */
+  private async call<T>(answer: Promise<T>): Promise<T> {
+    try {
+      return await answer;
+    } catch (e) {
+      if ((e as { status?: unknown }).status === 401) this.onUnauthorized();
+      throw e;
+    }
   }
 }
 
 /** Who a token is: its org, whether it is the admin token, and the orgs it may act in. */
-export async function whoAmI(token: string): Promise<WhoAmI> {
-  return readAnswer<WhoAmI>(await send("v1/whoami", { headers: { authorization: `Bearer ${token}` } }));
+export function whoAmI(token: string): Promise<WhoAmI> {
+  return new WardrikClient({ url: daemonUrl(), token }).whoAmI();
 }
 
 /** Trades the code of a sign-in link (`wardrik console`) for the token it was made with. */
-export async function tradeSignInCode(code: string): Promise<ConsoleSession> {
-  const res = await send("v1/console/sessions", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code }),
-  });
-  return readAnswer<ConsoleSession>(res);
-}
-
-/** fetch, with "no answer at all" as an ApiError that says so. */
-async function send(path: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(path, init);
-  } catch (e) {
-    if (e instanceof DOMException && e.name === "AbortError") throw e;
-    throw new ApiError(0, "unavailable", "The daemon did not answer. Is it running?");
-  }
-}
-
-async function readAnswer<T>(res: Response): Promise<T> {
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (!res.ok) {
-    // A problem document (RFC 9457): `code` and `detail`.
-    const err = json as { code?: unknown; detail?: unknown } | undefined;
-    throw new ApiError(
-      res.status,
-      typeof err?.code === "string" ? err.code : "error",
-      typeof err?.detail === "string" ? err.detail : `The daemon answered ${res.status} ${res.statusText}.`,
-    );
-  }
-  return json as T;
+export function tradeSignInCode(code: string): Promise<ConsoleSession> {
+  return new WardrikClient({ url: daemonUrl(), token: null }).tradeSignInCode(code);
 }
 
 export function messageOf(e: unknown): string {

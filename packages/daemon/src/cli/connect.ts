@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { AgentSummary } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
-import { ADMIN_TOKEN_FILE } from "../admin-token.js";
+import { ADMIN_TOKEN_FILE } from "../admin-token-file.js";
 import { CONFIG_FILE } from "../config/config-file.js";
 import { DAEMON_FILE, localUrl, readLiveDaemonFile } from "../daemon-file.js";
-import { DaemonClient, type RequestOptions } from "./daemon-client.js";
+import { daemonClient, type DaemonClient, type RequestOptions } from "./daemon-client.js";
 import { err } from "./output.js";
 import { readProjectAddress, type AddressRead, type ProjectAddress } from "./project-address.js";
 
@@ -58,7 +58,7 @@ export function connect(cwd = process.cwd(), project = findProject(cwd)): Daemon
     if (!token && !existsSync(tokenPath)) {
       throw new WardrikError("unauthorized", `${tokenPath} does not exist yet; start the daemon once (wardrik daemon) to create it.`);
     }
-    return new DaemonClient(daemonUrl(dir, settings), token || readFileSync(tokenPath, "utf8").trim());
+    return daemonClient(daemonUrl(dir, settings), token || readFileSync(tokenPath, "utf8").trim());
   }
   if (!process.env.WARDRIK_URL || !process.env.WARDRIK_TOKEN) {
     throw new WardrikError(
@@ -66,7 +66,7 @@ export function connect(cwd = process.cwd(), project = findProject(cwd)): Daemon
       "Not inside a Wardrik project (no config.yaml here or above), and WARDRIK_URL / WARDRIK_TOKEN are not set.",
     );
   }
-  return new DaemonClient(process.env.WARDRIK_URL, process.env.WARDRIK_TOKEN);
+  return daemonClient(process.env.WARDRIK_URL, process.env.WARDRIK_TOKEN);
 }
 
 /**

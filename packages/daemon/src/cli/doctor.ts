@@ -7,13 +7,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentSummary, AgentTools } from "@wardrik/protocol";
-import { ADMIN_TOKEN_FILE } from "../admin-token.js";
+import { ADMIN_TOKEN_FILE } from "../admin-token-file.js";
 import { CONFIG_FILE } from "../config/index.js";
 import { SECRET_STAND_IN } from "../config/references.js";
 import { checkProjectDatabase, checkProjectFiles, fail, ok, warn, type Check, type ProjectSecrets } from "../project-check.js";
 import { VERSION } from "../version.js";
 import { daemonUrl, findProjectDir } from "./connect.js";
-import { DaemonClient } from "./daemon-client.js";
+import { daemonClient, type DaemonClient } from "./daemon-client.js";
 import { readProjectSettings } from "./project-settings.js";
 
 export type { Check };
@@ -93,7 +93,7 @@ async function checkDaemon(dir: string, checks: Check[]): Promise<DaemonClient |
     );
     return undefined;
   }
-  const client = new DaemonClient(url, token);
+  const client = daemonClient(url, token);
   try {
     await client.listAgents();
   } catch (err) {

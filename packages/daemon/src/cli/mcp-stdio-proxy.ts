@@ -7,7 +7,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { WardrikError } from "@wardrik/protocol/base";
-import { parseSse } from "./parse-sse.js";
+import { readSse } from "@wardrik/sdk/client";
 
 export interface StdioProxyOptions {
   /** The daemon's base URL. */
@@ -92,7 +92,7 @@ export async function serveStdioProxy(o: StdioProxyOptions): Promise<void> {
         return;
       }
       if (type.includes("text/event-stream")) {
-        for await (const ev of parseSse(res.body)) if (ev.data.trim() !== "") await relay(JSON.parse(ev.data) as JSONRPCMessage);
+        for await (const ev of readSse(res.body)) if (ev.data.trim() !== "") await relay(JSON.parse(ev.data) as JSONRPCMessage);
         return;
       }
       const body = (await res.json().catch(() => undefined)) as unknown;

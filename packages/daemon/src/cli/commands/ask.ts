@@ -80,7 +80,7 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   process.once("SIGINT", () => ac.abort());
   // Follow first, send second: reply text is streamed live and never stored,
   // so a stream opened after the model started would miss its first words.
-  const { last_seq } = await client.events(agent.id, 0, 1, retry);
+  const { last_seq } = await client.events(agent.id, { after: 0, limit: 1 }, retry);
   const stream = client.follow(agent.id, {
     after: Math.max(0, last_seq - 1),
     signal: ac.signal,

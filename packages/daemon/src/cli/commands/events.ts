@@ -26,7 +26,7 @@ export function registerEvents(program: Command): void {
     }
     let after = opts.after;
     for (;;) {
-      const page = await client.events(a.id, after, 1000);
+      const page = await client.events(a.id, { after, limit: 1000 });
       for (const e of page.events) print(e);
       if (page.events.length < 1000) break;
       after = page.events[page.events.length - 1]!.seq;

@@ -105,7 +105,7 @@ export function registerMcp(program: Command): void {
     const c = connect();
     // Loaded here: the MCP SDK is only needed by this command (the daemon's start pays for every command's imports).
     const { serveStdioProxy } = await import("../mcp-stdio-proxy.js");
-    await serveStdioProxy({ url: c.url, token: c.token, ...(opts.org ? { org: opts.org } : {}), note: err });
+    await serveStdioProxy({ url: c.url, token: c.token ?? "", ...(opts.org ? { org: opts.org } : {}), note: err });
   });
 }
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { SecretNames } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
 import { secretNames } from "../../secrets/secret-names.js";
-import { ADMIN_TOKEN_FILE } from "../../admin-token.js";
+import { ADMIN_TOKEN_FILE } from "../../admin-token-file.js";
 import { connect, findProject } from "../connect.js";
 import { isNoAnswer } from "../daemon-client.js";
 import type { OfflineStore } from "../offline-store.js";
