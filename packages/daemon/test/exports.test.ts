@@ -41,10 +41,13 @@ describe("export maps", () => {
       "FileIdempotencyStore",
       "MemoryFinishedCalls",
       "MemoryIdempotencyStore",
+      "NoAnswerError",
       "Wardrik",
       "WardrikClient",
       "defineTool",
       "invokeTool",
+      "isNoAnswer",
+      "readSse",
       "remember",
       "withIdempotency",
     ]);

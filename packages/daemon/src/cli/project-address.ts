@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readConfigText } from "../config/config-file.js";
@@ -64,9 +63,23 @@ export async function readProjectAddress(dir: string): Promise<AddressRead> {
 /** The reading depends on the text, the directory (paths), the release (what the schema allows) and the `${env:NAME}` values it names. */
 function memoKey(dir: string, text: string): string {
   const env = [...text.matchAll(/\$\{env:([^}]*)\}/g)].map((m) => [m[1], process.env[m[1]!] ?? null]);
-  return createHash("sha256")
-    .update(JSON.stringify([VERSION, dir, text, env]))
-    .digest("base64url");
+  return fingerprint(JSON.stringify([VERSION, dir, text, env]));
+}
+
+/**
+ * 64 bits of FNV-1a-style hashing (two 32-bit runs with different primes):
+ * enough to notice a change, and no node:crypto to load, which would cost a
+ * short command such as `wardrik ls` more than the rest of its reading.
+ */
+function fingerprint(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 0).toString(36) + "." + (b >>> 0).toString(36);
 }
 
 function readMemo(dir: string): Memo | undefined {
