@@ -1,24 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import type { AgentSummary } from "@wardrik/protocol";
 import { WardrikError } from "@wardrik/protocol/base";
 import { ADMIN_TOKEN_FILE } from "../admin-token-file.js";
-import { CONFIG_FILE } from "../config/config-file.js";
 import { DAEMON_FILE, localUrl, readLiveDaemonFile } from "../daemon-file.js";
 import { daemonClient, type DaemonClient, type RequestOptions } from "./daemon-client.js";
 import { err } from "./output.js";
+import { findProjectDir } from "./project-dir.js";
 import { readProjectAddress, type AddressRead, type ProjectAddress } from "./project-address.js";
-
-/** The project directory that holds `start` (config.yaml or .wardrik/ marks one), if any. */
-export function findProjectDir(start: string): string | undefined {
-  let dir = resolve(start);
-  for (;;) {
-    if (existsSync(join(dir, CONFIG_FILE)) || existsSync(join(dir, ADMIN_TOKEN_FILE))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
 
 /** The project read before the command's action ran (prepareProject). */
 let prepared: { cwd: string; dir: string | undefined; read: AddressRead | undefined } | undefined;

@@ -12,7 +12,8 @@ import { CONFIG_FILE } from "../config/index.js";
 import { SECRET_STAND_IN } from "../config/references.js";
 import { checkProjectDatabase, checkProjectFiles, fail, ok, warn, type Check, type ProjectSecrets } from "../project-check.js";
 import { VERSION } from "../version.js";
-import { daemonUrl, findProjectDir } from "./connect.js";
+import { daemonUrl } from "./connect.js";
+import { findProjectDir } from "./project-dir.js";
 import { daemonClient, type DaemonClient } from "./daemon-client.js";
 import { readProjectSettings } from "./project-settings.js";
 

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { agentByName, connect, findProjectDir } from "../connect.js";
+import { agentByName, connect } from "../connect.js";
+import { findProjectDir } from "../project-dir.js";
 import { collect, examples, json, out, setExitCode, UsageError } from "../output.js";
 
 interface EvalOptions {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { SECRET_KEY_ENV } from "../../secrets/key-ring.js";
-import { findProjectDir } from "../connect.js";
+import { findProjectDir } from "../project-dir.js";
 
 /**
  * `wardrik secret rotate-key`: re-encrypts every stored secret under a new
