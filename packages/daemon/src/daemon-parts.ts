@@ -26,6 +26,7 @@ import type { OpenedProject } from "./open-project.js";
 import { ProjectAgents } from "./project-agents.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
+import { PersonToolset } from "./tools/person-toolset.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { VERSION } from "./version.js";
@@ -138,6 +139,7 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
   ];
   const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
+  registry.add(new PersonToolset());
   const node = await nodeOwnership(db, store, bus, {
     node: i.node,
     port: i.port ?? config.listen.port,

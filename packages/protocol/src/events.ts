@@ -94,6 +94,10 @@ export interface EventDataMap {
    */
   "approval.granted": CallRef & { args?: unknown; original_args?: unknown; by?: string };
   "approval.denied": CallRef & { reason: string; by?: string } & Failure;
+  /** A person/ask call parks its turn with a question for a person; with `choices`, the answer must be one of them. */
+  "question.asked": CallRef & { question: string; choices?: string[] };
+  /** A person answered a question; `by` as for approvals (`token:NAME`, `slack:USER_ID`). The answer is the call's output. */
+  "question.answered": CallRef & { answer: string; by?: string };
   "budget.exceeded": { reason: string; refused: string; per_turn_usd?: number | undefined; per_day_usd?: number | undefined } & Failure;
   "conversation.compacted": {
     conversation_id: string;
@@ -162,6 +166,8 @@ export const EVENT_TYPES = [
   "approval.requested",
   "approval.granted",
   "approval.denied",
+  "question.asked",
+  "question.answered",
   "budget.exceeded",
   "conversation.compacted",
   "conversation.cleared",

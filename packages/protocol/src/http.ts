@@ -78,6 +78,12 @@ export const AgentSummary = z
     status: AgentStatus,
     source: z.enum(["file", "api"]),
     reason: z.string().optional().describe("Why the agent is unreadable"),
+    question: z
+      .object({ call: z.string(), question: z.string(), choices: z.array(z.string()).optional() })
+      .optional()
+      .describe(
+        "A question of the agent that waits for a person's answer (the oldest, when several do): answer it with POST .../calls/{call}/answer",
+      ),
   })
   .meta({ id: "AgentSummary" });
 export type AgentSummary = z.infer<typeof AgentSummary>;
@@ -284,6 +290,16 @@ export const ApproveBody = z
   })
   .meta({ id: "ApproveBody" });
 export type ApproveBody = z.input<typeof ApproveBody>;
+export const AnswerBody = z
+  .strictObject({
+    answer: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .describe("The answer to the question; when the question has choices, exactly one of them. It is the call's result (`{ answer }`)"),
+  })
+  .meta({ id: "AnswerBody" });
+export type AnswerBody = z.input<typeof AnswerBody>;
 export const CallActionResult = z.object({ call: z.string(), status: z.string(), tool: z.string() }).meta({ id: "CallActionResult" });
 /** For POST routes that take no input: `{}` or no body at all. */
 export const EmptyBody = z.strictObject({});

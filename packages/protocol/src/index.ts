@@ -49,6 +49,7 @@ export {
   CloudEvent,
   ConversationKey,
   ConversationList,
+  AnswerBody,
   ApproveBody,
   PolicyView,
   CreateAgentBody,

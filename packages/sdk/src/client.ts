@@ -189,6 +189,11 @@ export class WardrikClient extends ClientCore {
     return this.decide(id, call, "deny", reason);
   }
 
+  /** Answers the question of a waiting person/ask call: the answer becomes the call's result. */
+  answer(id: string, call: string, answer: string): Promise<CallActionAnswer> {
+    return this.request("POST", `/v1/agents/${enc(id)}/calls/${enc(call)}/answer`, { answer });
+  }
+
   // Tokens, secrets, the project
 
   createToken(org: string, name?: string): Promise<{ org: string; name: string; token: string }> {

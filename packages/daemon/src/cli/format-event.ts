@@ -43,6 +43,10 @@ function gist(e: WardrikCloudEvent): string {
     }
     case "approval.denied":
       return `${ev.data.call} ${ev.data.tool} denied${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.reason}`;
+    case "question.asked":
+      return `${ev.data.call} asks: ${clip(ev.data.question)}${ev.data.choices ? ` [${ev.data.choices.join(" | ")}]` : ""}`;
+    case "question.answered":
+      return `${ev.data.call} answered${ev.data.by ? ` by ${ev.data.by}` : ""}: ${clip(ev.data.answer)}`;
     case "turn.completed":
       return clip(ev.data.reply);
     case "turn.failed":

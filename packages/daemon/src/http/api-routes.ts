@@ -2,6 +2,7 @@ import {
   AgentDetail,
   AgentPage,
   AgentSummary,
+  AnswerBody,
   ApproveBody,
   CallActionResult,
   CancelResult,
@@ -26,7 +27,7 @@ import { agentOfOrg, conversationOf } from "./agent-lookup.js";
 import type { StoredMessage } from "../store/message-format.js";
 import { checkEditedArguments, withEditedArguments } from "./edited-arguments.js";
 import { makeCursor, readCursor } from "./page-cursor.js";
-import { summarise } from "./agent-summary.js";
+import { summarise, waitingQuestions } from "./agent-summary.js";
 import { queueMessage } from "./queue-message.js";
 import type { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
@@ -47,7 +48,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       const org = c.get("org");
       if (query.name !== undefined) {
         const row = await svc.store.agents.byName(org, query.name);
-        return c.json({ agents: row ? [summarise(row, svc.runtime.waitsForTurn(row.id))] : [], next: null });
+        const questions = await waitingQuestions(svc.store, row ? [row] : []);
+        return c.json({ agents: row ? [summarise(row, svc.runtime.waitsForTurn(row.id), questions.get(row.id))] : [], next: null });
       }
       const rows = await svc.store.agents.list(org, {
         ...(query.cursor === undefined ? {} : { after: readCursor("a", query.cursor) }),
@@ -55,7 +57,8 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
       });
       const page = rows.slice(0, query.limit);
       const next = rows.length > query.limit ? makeCursor("a", page.at(-1)!.name) : null;
-      return c.json({ agents: page.map((r) => summarise(r, svc.runtime.waitsForTurn(r.id))), next });
+      const questions = await waitingQuestions(svc.store, page);
+      return c.json({ agents: page.map((r) => summarise(r, svc.runtime.waitsForTurn(r.id), questions.get(r.id))), next });
     },
   });
 
@@ -244,4 +247,22 @@ export function registerApiRoutes(routes: RouteTable, svc: ApiServices): void {
   callRoute("kill", "killCall", "Stop one tool call; the model is told and the turn goes on");
   callRoute("approve", "approveCall", "Approve a call that waits for a person; it runs, with {arguments} edited by the person if given");
   callRoute("deny", "denyCall", "Refuse a call that waits for a person; the model is told why");
+  routes.add({
+    method: "post",
+    path: "/v1/agents/{id}/calls/{call}/answer",
+    operationId: "answerCall",
+    tags: ["turns"],
+    summary: "Answer the question of a person/ask call; the answer is the call's result and the turn goes on",
+    description:
+      "The call must wait for an answer (409 not_waiting otherwise, and for a call that waits for approval). With choices, an answer " +
+      "that is not one of them is a 400 that lists them. The record (question.answered) names who answered.",
+    body: AnswerBody,
+    response: CallActionResult,
+    errors: [409],
+    handler: async (c, { params, body }) => {
+      const agent = await agentOfOrg(svc, c.get("org"), params.id);
+      const call = await svc.runtime.answer(agent, params.call, body.answer, c.get("actor"));
+      return c.json({ call: call.id, status: call.status, tool: call.tool });
+    },
+  });
 }

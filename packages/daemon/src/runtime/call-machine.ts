@@ -17,6 +17,8 @@ import type { CallStatus } from "../store/rows.js";
  *                             running --retry_after_timeout--> running (a safe call that timed out, once)
  *                             running --lose----> waiting      (may have run; a person decides)
  *                             waiting --complete> completed    (the lost answer arrived after all)
+ *   running|approved --ask_person--> waiting (a person/ask call: its question waits for an answer)
+ *                             waiting --answer--> completed    (a person answered the question)
  *                             failed --complete_late--> completed (failed for lack of a worker, but a worker
  *                                                        had run it: its late answer says what happened)
  *   planned (saved undecided by state format 1) --allow|ask|deny|invalid--> as from new, allow gives approved
@@ -44,6 +46,8 @@ export type CallInput =
   | "time_out"
   | "lose"
   | "complete_late"
+  | "ask_person"
+  | "answer"
   | "kill";
 
 export interface CallMove {
@@ -92,6 +96,11 @@ const MOVES: Record<CallInput, Partial<Record<From, CallMove>>> = {
   time_out: { running: { to: "timed_out", events: ["call.timed_out"] } },
   lose: { running: { to: "waiting", events: ["approval.requested"] } },
   complete_late: { failed: { to: "completed", events: ["call.completed"] } },
+  ask_person: {
+    running: { to: "waiting", events: ["question.asked"] },
+    approved: { to: "waiting", events: ["question.asked"] },
+  },
+  answer: { waiting: { to: "completed", events: ["question.answered", "call.completed"] } },
   kill: Object.fromEntries(OPEN.map((s) => [s, { to: "killed", events: ["call.killed"] }])),
 };
 

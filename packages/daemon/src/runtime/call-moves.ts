@@ -343,3 +343,33 @@ export async function recordLateCost(
   await store.spend.add(w, agent.id, day, 0, costMicros);
   w.emit(agent, "call.cost_reported", { call: call.id, tool: call.tool, cost_usd: toUsd(costMicros) }, { run: call.run, subject: call.id });
 }
+
+/** running|approved -> waiting: a person/ask call parks its turn with its question (`choices`: the answers it takes). */
+export async function askPersonCall(
+  w: Writer,
+  store: Store,
+  agent: AgentRef,
+  call: CallRef,
+  from: "running" | "approved",
+  question: { question: string; choices?: string[] | undefined },
+): Promise<boolean> {
+  move(from, "ask_person");
+  if (!(await store.calls.askPerson(w, call.id, from))) return false;
+  const data = { call: call.id, tool: call.tool, question: question.question, ...(question.choices ? { choices: question.choices } : {}) };
+  w.emit(agent, "question.asked", data, { run: call.run, subject: call.id });
+  return true;
+}
+
+/** waiting -> completed: a person (`by`, when known) answered the question; `{ answer }` is the call's output. */
+export async function answerCall(w: Writer, store: Store, agent: AgentRef, call: CallRef, answer: string, by?: string): Promise<boolean> {
+  const m = move("waiting", "answer");
+  const output = { answer };
+  if (!(await store.calls.answer(w, call.id, output, w.now))) return false;
+  const opts = { run: call.run, subject: call.id };
+  for (const type of m.events) {
+    if (type === "question.answered")
+      w.emit(agent, type, { call: call.id, tool: call.tool, answer, ...(by !== undefined ? { by } : {}) }, opts);
+    else w.emit(agent, "call.completed", { call: call.id, tool: call.tool, output, cost_usd: 0 }, opts);
+  }
+  return true;
+}

@@ -6,8 +6,19 @@ import { parseStored } from "../store/state-error.js";
 import type { Writer } from "../store/store.js";
 import type { ResolvedTool } from "../tools/tool-registry.js";
 import type { ToolOutcome } from "../tools/toolset.js";
+import { ASK_PERSON_TOOL, readQuestion } from "../tools/person-toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
-import { completeCall, failCall, killCall, loseCall, recordLateCost, retryCall, startCall, timeOutCall } from "./call-moves.js";
+import {
+  askPersonCall,
+  completeCall,
+  failCall,
+  killCall,
+  loseCall,
+  recordLateCost,
+  retryCall,
+  startCall,
+  timeOutCall,
+} from "./call-moves.js";
 import { askWorkers, lastWorker, lostReason } from "./ask-workers.js";
 import { invokeTool } from "./invoke-tool.js";
 import { recoverCall } from "./recovery.js";
@@ -37,6 +48,10 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
     const decided = await decideSavedCall(d, turn, call, args, tool);
     if (decided !== "approved") return;
     call = { ...call, status: "approved" };
+  }
+  if (call.tool === ASK_PERSON_TOOL && (call.status === "running" || call.status === "approved")) {
+    await askPerson(d, turn, call, call.status, args);
+    return;
   }
   if (call.status === "approved") {
     if (call.attempts > 0) {
@@ -81,6 +96,17 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
   }
   // Its worker may have run it: ask the workers (those that reconnect within the grace too) before a person.
   await settleLost(d, turn, call, action === "await_answer" ? Date.now() + d.graceLeftMs() : 0, turnSignal);
+}
+
+/** A person/ask call the policy let through: it waits for a person's answer (its turn parks), or fails for bad arguments. */
+async function askPerson(d: AgentDriver, turn: TurnRow, call: CallRow, from: "running" | "approved", args: unknown): Promise<void> {
+  const question = readQuestion(args);
+  if ("error" in question) {
+    const error = `The arguments of person/ask are wrong: ${question.error}.`;
+    await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "invalid_args", 0, from));
+    return;
+  }
+  await d.store.tx((w) => askPersonCall(w, d.store, d.ref, call, from, question));
 }
 
 /**

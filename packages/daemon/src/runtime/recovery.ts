@@ -1,5 +1,6 @@
 import type { CallState } from "./call-machine.js";
 import { isFinalCall } from "./call-machine.js";
+import type { ToolsetKind } from "../tools/toolset.js";
 
 /**
  * The recovery rule: what a saved call becomes when a driver picks up a turn
@@ -44,7 +45,7 @@ export function recoverCall(call: SavedCall): RecoveryAction {
 export interface ToolSafety {
   /** `files`, `workers`, or an MCP server's namespace. */
   namespace: string;
-  kind: "files" | "workers" | "mcp" | "other";
+  kind: ToolsetKind;
   readOnly: boolean;
   idempotent: boolean;
 }
@@ -59,6 +60,7 @@ export interface ToolSafety {
 export function isSafeToRepeat(tool: ToolSafety): boolean {
   switch (tool.kind) {
     case "files":
+    case "person":
       return true;
     case "workers":
       return tool.readOnly || tool.idempotent;

@@ -15,6 +15,7 @@ import { leaseLostAnswer } from "./lost-lease.js";
 import { OrgTurnSlots } from "./org-turn-slots.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { approve, cancel, clear, deny, kill } from "./turn-control.js";
+import { answerQuestion } from "./answer-question.js";
 import { acceptLateAnswer } from "./late-answer.js";
 import { noTelemetry } from "./telemetry.js";
 import type { RuntimeHooks } from "./types.js";
@@ -196,6 +197,11 @@ export class Runtime {
 
   deny(agent: AgentRow, callId: string, reason?: string, by?: string): Promise<CallRow> {
     return this.fenced(agent.id, () => deny(this, agent, callId, reason, by));
+  }
+
+  /** A person's answer to a question (a waiting person/ask call). */
+  answer(agent: AgentRow, callId: string, answer: string, by?: string): Promise<CallRow> {
+    return this.fenced(agent.id, () => answerQuestion(this, agent, callId, answer, by));
   }
 
   /**

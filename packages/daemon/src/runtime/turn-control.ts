@@ -126,6 +126,11 @@ async function resolveApproval(rt: Runtime, agent: AgentRow, callId: string, dec
   const { verdict, reason, args, by } = decision;
   const call = await rt.store.calls.get(callId);
   if (!call || call.agent_id !== agent.id) throw new WardrikError("not_found", `Agent ${agent.name} has no call ${callId}.`);
+  if (verdict === "approve" && call.status === "waiting" && call.error_code === "question")
+    throw new WardrikError(
+      "not_waiting",
+      `Call ${callId} asks a person a question; answer it (wardrik answer ${agent.name} ${callId} TEXT).`,
+    );
   const { d, ref } = await reach(rt, agent);
   const why = reason?.trim() ? reason.trim() : "No reason given.";
   const conversation = await decide(rt, d, ref, call, async (w) =>

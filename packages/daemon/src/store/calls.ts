@@ -21,6 +21,8 @@ export interface NewCall {
 }
 
 const OPEN = "('planned', 'waiting', 'approved', 'running')";
+/** A waiting call that is a question to a person (person/ask), not an approval. */
+const NOT_QUESTION = "(error_code IS NULL OR error_code <> 'question')";
 
 /** The row `insertRound` writes for a call, without reading it back. */
 export function savedCallRow(run: string, agentId: string, round: number, position: number, c: NewCall, now: string): CallRow {
@@ -195,9 +197,11 @@ export class CallsTable {
    */
   async approve(tx: Tx, id: string, args?: unknown): Promise<boolean> {
     if (args === undefined)
-      return (await tx.run("UPDATE calls SET status = 'approved' WHERE id = ? AND status = 'waiting'", [id])).changes > 0;
+      return (
+        (await tx.run(`UPDATE calls SET status = 'approved' WHERE id = ? AND status = 'waiting' AND ${NOT_QUESTION}`, [id])).changes > 0
+      );
     const res = await tx.run(
-      "UPDATE calls SET status = 'approved', original_args = COALESCE(original_args, args), args = ? WHERE id = ? AND status = 'waiting'",
+      `UPDATE calls SET status = 'approved', original_args = COALESCE(original_args, args), args = ? WHERE id = ? AND status = 'waiting' AND ${NOT_QUESTION}`,
       [JSON.stringify(args), id],
     );
     return res.changes > 0;
@@ -210,6 +214,30 @@ export class CallsTable {
       [reason, id],
     );
     return res.changes > 0;
+  }
+
+  /** running or approved -> waiting: a person/ask call waits for a person's answer (error_code `question` marks it). */
+  async askPerson(tx: Tx, id: string, from: "running" | "approved"): Promise<boolean> {
+    const res = await tx.run("UPDATE calls SET status = 'waiting', error_code = 'question' WHERE id = ? AND status = ?", [id, from]);
+    return res.changes > 0;
+  }
+
+  /** waiting (a question) -> completed: the person's answer is the call's result. */
+  async answer(tx: Tx, id: string, output: unknown, now: string): Promise<boolean> {
+    const res = await tx.run(
+      "UPDATE calls SET status = 'completed', result = ?, error_code = NULL, ended_at = ? WHERE id = ? AND status = 'waiting' AND error_code = 'question'",
+      [JSON.stringify(output), now, id],
+    );
+    return res.changes > 0;
+  }
+
+  /** The questions waiting for an answer among `agentIds`' calls, oldest first. */
+  waitingQuestions(agentIds: readonly string[]): Promise<({ agent_id: string; id: string; args: string } & Row)[]> {
+    if (agentIds.length === 0) return Promise.resolve([]);
+    return this.db.all(
+      `SELECT agent_id, id, args FROM calls WHERE status = 'waiting' AND error_code = 'question' AND agent_id IN ${placeholders(1, agentIds.length)} ORDER BY id`,
+      [...agentIds],
+    );
   }
 
   /** Closes every open call of a turn that ended; returns them. */

@@ -129,7 +129,7 @@ export function stopReasonOf(signal: AbortSignal): StopReason {
 }
 
 /** What kind of source a toolset is: the safe-to-repeat rule differs per kind. */
-export type ToolsetKind = "files" | "workers" | "mcp" | "other";
+export type ToolsetKind = "files" | "workers" | "mcp" | "person" | "other";
 
 export interface Toolset {
   readonly namespace: string;

@@ -1,7 +1,8 @@
 /**
  * Approvals through the real CLI: `wardrik ask` shows which call waits and the
  * exact command that approves it; `wardrik approve` / `wardrik deny` decide it,
- * also across a daemon crash.
+ * also across a daemon crash. Questions to a person (person/ask) park the
+ * same way and are answered with `wardrik answer` or the HTTP route.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
@@ -30,11 +31,37 @@ rules:
     decision: allow
 `;
 
+const QUESTION = `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Which region for {{message}}?" }
+  - text: "answer: {{result}}"
+`;
+const CHOICE = `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Roll back {{message}}?", choices: ["roll back", "wait"] }
+  - text: "answer: {{result}}"
+`;
+const NO_QUESTIONS = `description: Nobody is to be asked.
+rules:
+  - tool: person/ask
+    decision: deny
+    reason: Decide alone.
+`;
+const asker = (model: string, policy?: string) =>
+  agentFile({ description: "Asks a person", model, tools: ["person"], ...(policy ? { policy } : {}) });
+
 beforeAll(async () => {
   p = await createProject({
-    scripts: { writer: SCRIPT, long_writer: LONG_SCRIPT },
+    scripts: { writer: SCRIPT, long_writer: LONG_SCRIPT, question: QUESTION, choice: CHOICE },
     files: {
       "policies/careful.yaml": POLICY,
+      "policies/no_questions.yaml": NO_QUESTIONS,
+      "agents/curious.md": asker("question"),
+      "agents/chooser.md": asker("choice"),
+      "agents/patient.md": asker("question"),
+      "agents/alone.md": asker("question", "no_questions"),
       "agents/detailer.md": agentFile({ description: "Writes long files", model: "long_writer", tools: ["files"], policy: "careful" }),
       ...Object.fromEntries(
         ["asker", "denier", "crasher"].map((n) => [
@@ -148,5 +175,101 @@ describe("approvals through the CLI", () => {
     const approved = await p.cli(["approve", "detailer", call, "--json"]);
     expect(JSON.parse(approved.stdout)).toEqual({ call, status: expect.any(String), tool: "files/write" });
     expect((await ask.done).code).toBe(0);
+  });
+});
+
+/** Reads the call ID out of the answer command that `wardrik ask` printed. */
+function answerCommand(stderr: string, agent: string): string | undefined {
+  return new RegExp(`wardrik answer ${agent} (call_[0-9A-Z]{26})`).exec(stderr)?.[1];
+}
+
+describe("questions to a person (person/ask)", () => {
+  it("ask shows the question; ls shows the agent waiting for an answer; wardrik answer completes the turn and the record says who", async () => {
+    const ask = p.spawnCli(["ask", "curious", "the cache"]);
+    await ask.waitForOutput((_out, err) => answerCommand(err, "curious") !== undefined, 30_000);
+    expect(ask.stderr()).toContain("? Which region for the cache?");
+    const call = answerCommand(ask.stderr(), "curious")!;
+    const ls = await p.cli(["ls", "attention"]);
+    expect(ls.stdout).toMatch(
+      new RegExp(
+        `curious\\s+parked \\(waiting for an answer\\)\\s+Which region for the cache\\? \\(wardrik answer curious ${call} TEXT\\)`,
+      ),
+    );
+    // A question is answered, not approved.
+    const approve = await p.cli(["approve", "curious", call]);
+    expect(approve.code).toBe(1);
+    expect(approve.stderr).toContain(`asks a person a question; answer it (wardrik answer curious ${call} TEXT)`);
+    const ok = await p.cli(["answer", "curious", call, "eu-west-1"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const done = await ask.done;
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain('answer: {"answer":"eu-west-1"}');
+    expect(done.stderr).toContain("✓ answered by token:admin: eu-west-1");
+    const events = await p.events("curious");
+    expect(events.find((e) => short(e.type) === "question.asked")?.data).toEqual({
+      call,
+      tool: "person/ask",
+      question: "Which region for the cache?",
+    });
+    expect(events.find((e) => short(e.type) === "question.answered")?.data).toEqual({
+      call,
+      tool: "person/ask",
+      answer: "eu-west-1",
+      by: "token:admin",
+    });
+    const again = await p.cli(["answer", "curious", call, "us-east-1"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`Call ${call} is not waiting for an answer (it is completed).`);
+  });
+
+  it("HTTP answer with choices: a wrong choice is a 400 naming the choices; a right one, under an Idempotency-Key, completes the turn once", async () => {
+    const id = await p.agentId("chooser");
+    await p.apiOk("POST", `/v1/agents/${id}/messages`, { text: "deploy 42" });
+    const asked = await p.waitForEvent(id, (e) => short(e.type) === "question.asked");
+    expect(asked.data.choices).toEqual(["roll back", "wait"]);
+    const path = `/v1/agents/${id}/calls/${String(asked.data.call)}/answer`;
+    const wrong = await p.api<{ detail: string }>("POST", path, { answer: "maybe" });
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.detail).toBe(
+      `"maybe" is not one of the choices of call ${String(asked.data.call)}; answer one of: "roll back", "wait".`,
+    );
+    const empty = await p.api("POST", path, { answer: "" });
+    expect(empty.status).toBe(400);
+    const headers = { "Idempotency-Key": "answer-chooser-1" };
+    const first = await p.api<{ status: string }>("POST", path, { answer: "roll back" }, { headers });
+    expect(first.status, first.text).toBe(200);
+    expect(first.json.status).toBe("completed");
+    const replay = await p.api<{ status: string }>("POST", path, { answer: "roll back" }, { headers });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    const end = await p.waitForTurnEnd(id, String(asked.run));
+    expect(end.data.reply).toBe('answer: {"answer":"roll back"}');
+    const answered = (await p.events(id)).filter((e) => short(e.type) === "question.answered");
+    expect(answered).toHaveLength(1);
+  });
+
+  it("a policy may deny person/ask: the model is told and nobody is asked", async () => {
+    const { end } = await p.send("alone", "x");
+    expect(end.data.reply).toContain("Denied by policy: Decide alone.");
+    expect((await p.events("alone")).some((e) => short(e.type) === "question.asked")).toBe(false);
+  });
+
+  it("a question survives a daemon crash: kill -9 while it waits, restart, answer, the turn completes once", async () => {
+    const id = await p.agentId("patient");
+    await p.apiOk("POST", `/v1/agents/${id}/messages`, { text: "the queue" });
+    const asked = await p.waitForEvent(id, (e) => short(e.type) === "question.asked");
+    await p.waitForEvent(id, (e) => short(e.type) === "turn.parked");
+    await p.kill();
+    await p.start();
+    const ls = await p.cli(["ls", "--json"]);
+    const patient = (JSON.parse(ls.stdout) as { name: string; status: string; question?: unknown }[]).find((a) => a.name === "patient");
+    expect(patient).toMatchObject({ status: "parked", question: { call: asked.data.call, question: "Which region for the queue?" } });
+    expect((await p.cli(["answer", "patient", String(asked.data.call), "ap-south-1"])).code).toBe(0);
+    const end = await p.waitForTurnEnd(id, String(asked.run));
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toBe('answer: {"answer":"ap-south-1"}');
+    const events = await p.events(id);
+    expect(events.filter((e) => short(e.type) === "call.completed" && e.data.call === asked.data.call)).toHaveLength(1);
+    expect(events.filter((e) => short(e.type) === "turn.completed" && e.run === asked.run)).toHaveLength(1);
   });
 });

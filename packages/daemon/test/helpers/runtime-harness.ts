@@ -14,6 +14,7 @@ import type { Telemetry } from "../../src/runtime/telemetry.js";
 import type { RuntimeHooks } from "../../src/runtime/types.js";
 import { Store, type AgentRow } from "../../src/store/store.js";
 import { FilesToolset } from "../../src/tools/files-toolset.js";
+import { PersonToolset } from "../../src/tools/person-toolset.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, Toolset } from "../../src/tools/toolset.js";
 import { openTestDb } from "./test-database.js";
@@ -122,6 +123,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   };
   const registry = new ToolRegistry();
   registry.add(new FilesToolset(db, systemClock));
+  registry.add(new PersonToolset());
   for (const t of options.toolsets ?? []) registry.add(t);
   const runtime = new Runtime(store, registry, hooks, {
     toolTimeoutMs: options.toolTimeoutMs ?? 60_000,

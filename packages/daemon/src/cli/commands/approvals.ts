@@ -35,6 +35,25 @@ export function registerApprovals(program: Command): void {
     if (opts.json) return json(r);
     out(`Denied ${r.call} (${r.tool}).`);
   });
+  registerAnswer(program);
+}
+
+function registerAnswer(program: Command): void {
+  examples(
+    program
+      .command("answer")
+      .argument("<name>", "agent name, or org/name")
+      .argument("<call>", "the call ID (call_...) of the question, as wardrik ls and wardrik ask print it")
+      .argument("<text>", "the answer; with choices, one of them")
+      .option("--json", "print JSON")
+      .description("answer a question an agent asked a person (person/ask); the turn goes on"),
+    'wardrik answer triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN "Roll back"',
+  ).action(async (name: string, call: string, text: string, opts: { json?: boolean }) => {
+    const { agent, client } = await agentByName(connect(), name);
+    const r = await client.answer(agent.id, call, text);
+    if (opts.json) return json(r);
+    out(`Answered ${r.call}.`);
+  });
 }
 
 /** `--args`: a JSON object; anything else is a usage error that says where it went wrong. */

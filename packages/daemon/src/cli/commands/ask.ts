@@ -276,6 +276,21 @@ class TurnWatch {
       case "approval.denied":
         this.progress.line(`✗ ${ev.data.call} denied${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.reason}`);
         break;
+      case "question.asked": {
+        const { call, question, choices } = ev.data;
+        this.progress.line(
+          [
+            `? ${question}`,
+            ...(choices ? [`   choices: ${choices.join(" | ")}`] : []),
+            `   answer:  wardrik answer ${ref} ${call} "..."`,
+          ].join("\n"),
+        );
+        this.progress.waiting(`waiting for an answer (${call})`, { quiet: true });
+        break;
+      }
+      case "question.answered":
+        this.progress.line(`✓ answered${ev.data.by ? ` by ${ev.data.by}` : ""}: ${ev.data.answer}`);
+        break;
       case "output.rejected":
         // The streamed reply above is not the answer: say so before the repaired one streams.
         this.endText();

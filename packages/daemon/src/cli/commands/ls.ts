@@ -8,6 +8,12 @@ function firstProblem(reason: string | undefined): string {
   return more.length === 0 ? first : `${first} (and ${more.length} more: wardrik agent show)`;
 }
 
+/** A waiting question as ls shows it: the question, its choices, and how to answer. */
+function asked(name: string, q: { call: string; question: string; choices?: string[] | undefined }): string {
+  const choices = q.choices ? ` [${q.choices.join(" | ")}]` : "";
+  return `${q.question.replace(/\s+/g, " ").slice(0, 120)}${choices} (wardrik answer ${name} ${q.call} TEXT)`;
+}
+
 export function registerLs(program: Command): void {
   examples(
     program
@@ -25,7 +31,11 @@ export function registerLs(program: Command): void {
     if (agents.length === 0) return out(filter ? "Nothing needs attention." : "No agents.");
     const w = Math.max(4, ...agents.map((a) => a.name.length));
     out(`${"NAME".padEnd(w)}  ${"STATUS".padEnd(10)}  DESCRIPTION`);
-    for (const a of agents)
-      out(`${a.name.padEnd(w)}  ${a.status.padEnd(10)}  ${a.status === "unreadable" ? firstProblem(a.reason) : a.description}`);
+    for (const a of agents) {
+      const status = a.question ? "parked (waiting for an answer)" : a.status;
+      out(
+        `${a.name.padEnd(w)}  ${status.padEnd(10)}  ${a.status === "unreadable" ? firstProblem(a.reason) : a.question ? asked(a.name, a.question) : a.description}`,
+      );
+    }
   });
 }
