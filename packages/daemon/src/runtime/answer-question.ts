@@ -42,3 +42,6 @@ function checkAnswer(call: CallRow, answer: string): void {
     `"${answer}" is not one of the choices of call ${call.id}; answer one of: ${question.choices.map((c) => JSON.stringify(c)).join(", ")}.`,
   );
 }
+
+/** What a question is, for the parts that show questions and may not reach tools/ (Slack). */
+export { ASK_PERSON_TOOL, readQuestion } from "../tools/person-toolset.js";

@@ -3,14 +3,16 @@
  * (an app mention, or any message in a mapped channel) become messages
  * queued for the channel's agent, in the conversation of their thread; a
  * click on Approve or Deny decides the call when the clicking user is an
- * approver. Slack sends an event again when it did not hear back in time;
- * the database remembers what was taken, so nothing is queued twice, not
- * even across a restart.
+ * approver; a reply in a thread whose turn waits for a person's answer
+ * (person/ask) answers it, when an approver wrote it. Slack sends an event
+ * again when it did not hear back in time; the database remembers what was
+ * taken, so nothing is queued twice, not even across a restart.
  */
 import { WardrikError } from "@wardrik/protocol";
 import type { SlackSettings } from "../config/types.js";
 import type { Logger } from "../log/logger.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { AgentRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
 import { APPROVE_ACTION, DENY_ACTION } from "./approval-message.js";
 import type { SlackApi } from "./slack-api.js";
@@ -19,6 +21,9 @@ import { conversationKey } from "./slack-thread.js";
 
 export const NOT_ALLOWED =
   "You are not allowed to approve or deny calls from Slack. The people who may are listed under slack.approvers in the project's config.yaml.";
+
+export const NOT_ALLOWED_TO_ANSWER =
+  "You are not allowed to answer the agent's questions from Slack. The people who may are listed under slack.approvers in the project's config.yaml.";
 
 const PURGE_EVERY_MS = 10 * 60 * 1000;
 /** Slack stops retrying an event within the hour; a day is ample. */
@@ -71,7 +76,9 @@ export class SlackInbound {
           `No agent named ${agentName} exists, so this message was not delivered. Check slack.channels in config.yaml.`,
         );
       } else if (text !== "") {
-        await this.o.runtime.enqueue(agent, conversationKey(thread), text);
+        const question = await this.o.store.calls.questionIn(agent.id, conversationKey(thread));
+        if (question) await this.answer(agent, question.id, text, ev.user, ev.channel, thread.threadTs);
+        else await this.o.runtime.enqueue(agent, conversationKey(thread), text);
       }
       await this.o.store.slack.finish(keys);
     } catch (err) {
@@ -118,6 +125,27 @@ export class SlackInbound {
       await this.o.store.slack.forgetDecider(callId, user);
       if (!WardrikError.isInstance(err) || (err.code !== "not_waiting" && err.code !== "not_found")) throw err;
       if (channel) await this.tell(channel, user, err.message, threadTs);
+    }
+  }
+
+  /**
+   * A reply in a thread whose turn waits for an answer answers its question,
+   * when its author may decide calls (slack.approvers); anyone else, or an
+   * answer outside the question's choices, is told privately why not.
+   */
+  private async answer(agent: AgentRow, callId: string, text: string, user: string, channel: string, threadTs: string): Promise<void> {
+    if (!this.o.settings.approvers.includes(user)) {
+      this.o.log("info", "a Slack user who is not an approver replied to a question", { user, call: callId });
+      return this.tell(channel, user, NOT_ALLOWED_TO_ANSWER, threadTs);
+    }
+    await this.o.store.slack.noteDecider(callId, user);
+    try {
+      await this.o.runtime.answer(agent, callId, text, `slack:${user}`);
+      this.o.log("info", "a question was answered in Slack", { call: callId, user });
+    } catch (err) {
+      await this.o.store.slack.forgetDecider(callId, user);
+      if (!WardrikError.isInstance(err) || !["not_waiting", "not_found", "bad_request"].includes(err.code)) throw err;
+      await this.tell(channel, user, err.message, threadTs);
     }
   }
 

@@ -15,7 +15,9 @@ import type { Store } from "../store/store.js";
 import { approvalMessage, type Decision, type WaitingCallView } from "./approval-message.js";
 import { postOnce, type PostOnceDeps } from "./post-once.js";
 import { ReplyStream } from "./reply-stream.js";
-import type { SlackApi } from "./slack-api.js";
+import type { Blocks, SlackApi } from "./slack-api.js";
+import { questionMessage, type QuestionView } from "./question-message.js";
+import { ASK_PERSON_TOOL } from "../runtime/answer-question.js";
 import { threadOf, type SlackThread } from "./slack-thread.js";
 
 export interface SlackOutboundOptions {
@@ -109,7 +111,8 @@ export class SlackOutbound {
       if (this.closed) return;
       const thread = threadOf(c.conversation);
       if (c.org !== this.o.org || !thread || !this.o.channels.has(thread.channel)) continue;
-      await this.postApproval(thread, { callId: c.call_id, agent: c.agent_name, tool: c.tool, args: c.args, reason: c.reason ?? "" });
+      if (c.tool === ASK_PERSON_TOOL) await this.postQuestion(thread, { callId: c.call_id, agent: c.agent_name, args: c.args });
+      else await this.postApproval(thread, { callId: c.call_id, agent: c.agent_name, tool: c.tool, args: c.args, reason: c.reason ?? "" });
     }
     for (const m of await this.o.store.slack.decidedButOpen(now)) {
       if (this.closed) return;
@@ -167,13 +170,20 @@ export class SlackOutbound {
             args: d.args,
             reason: String(d.reason),
           });
+        case "question.asked":
+          return this.postQuestion(thread, {
+            callId: String(d.call),
+            agent: await this.agentName(e.agent),
+            args: JSON.stringify({ question: d.question, ...(d.choices ? { choices: d.choices } : {}) }),
+          });
+        case "question.answered":
         case "approval.granted":
         case "approval.denied":
         case "call.killed":
           // A kill of a call that was not waiting finds no open approval message and changes nothing.
           return this.decided(
             String(d.call),
-            type === "approval.granted" ? "approved" : type === "approval.denied" ? "denied" : "stopped",
+            type === "approval.granted" || type === "question.answered" ? "approved" : type === "approval.denied" ? "denied" : "stopped",
             new Date(e.time),
           );
         default: {
@@ -187,17 +197,34 @@ export class SlackOutbound {
     });
   }
 
-  private async postApproval(thread: SlackThread, view: WaitingCallView): Promise<void> {
-    const message = { kind: "approval" as const, ref: view.callId, channel: thread.channel, threadTs: thread.threadTs, state: "open" };
-    const { text, blocks } = approvalMessage(view);
+  private postApproval(thread: SlackThread, view: WaitingCallView): Promise<void> {
+    return this.postWaiting(thread, view.callId, approvalMessage(view), "a call waiting for approval");
+  }
+
+  /** A question is kept as an approval row (keyed by its call), so the sweeps post and close it like one. */
+  private postQuestion(thread: SlackThread, view: QuestionView): Promise<void> {
+    return this.postWaiting(thread, view.callId, questionMessage(view), "a question to a person");
+  }
+
+  /** The open message of a call that waits for a person, posted once; a failure is logged and left to the sweep. */
+  private async postWaiting(thread: SlackThread, callId: string, m: { text: string; blocks: Blocks }, what: string): Promise<void> {
+    const message = { kind: "approval" as const, ref: callId, channel: thread.channel, threadTs: thread.threadTs, state: "open" };
     try {
-      await postOnce(this.postDeps(), message, text, blocks);
+      await postOnce(this.postDeps(), message, m.text, m.blocks);
     } catch (err) {
-      this.o.log("warn", "a call waiting for approval could not be posted in Slack; the next sweep tries again", {
-        call: view.callId,
-        err: String(err),
-      });
+      this.o.log("warn", `${what} could not be posted in Slack; the next sweep tries again`, { call: callId, err: String(err) });
     }
+  }
+
+  /** A question's message once it is no longer open: the answer and who gave it, or that it was stopped. */
+  private async answeredMessage(view: WaitingCallView, decision: Decision): Promise<{ text: string; blocks: Blocks }> {
+    const call = await this.o.store.calls.get(view.callId);
+    const result = call?.status === "completed" && call.result ? (JSON.parse(call.result) as { answer?: unknown }) : undefined;
+    const answer = typeof result?.answer === "string" ? result.answer : undefined;
+    return questionMessage(
+      { callId: view.callId, agent: view.agent, args: String(view.args) },
+      { answer, by: decision.by, at: decision.at },
+    );
   }
 
   private postDeps(): PostOnceDeps {
@@ -218,7 +245,7 @@ export class SlackOutbound {
   private async showDecision(row: SlackMessageRow, view: WaitingCallView, decision: Decision): Promise<void> {
     const { api, store, now, log, node } = this.o;
     if (!row.ts || !(await store.slack.claimUpdate("approval", row.ref, "open", node, now()))) return;
-    const { text, blocks } = approvalMessage(view, decision);
+    const { text, blocks } = view.tool === ASK_PERSON_TOOL ? await this.answeredMessage(view, decision) : approvalMessage(view, decision);
     try {
       await api.update(row.channel, row.ts, text, blocks);
       await store.slack.setState("approval", row.ref, "decided", now(), decision.by);
@@ -273,6 +300,8 @@ export class SlackOutbound {
 
 const WATCHED = new Set([
   "model.replied",
+  "question.asked",
+  "question.answered",
   "approval.requested",
   "approval.granted",
   "approval.denied",

@@ -240,6 +240,15 @@ export class CallsTable {
     );
   }
 
+  /** The oldest question waiting for an answer in one conversation of an agent (its key, such as slack:C1:170.1). */
+  questionIn(agentId: string, conversationKey: string): Promise<CallRow | undefined> {
+    return this.db.get<CallRow & Row>(
+      `SELECT c.* FROM calls c JOIN turns t ON t.id = c.run JOIN conversations cv ON cv.id = t.conversation_id
+        WHERE c.agent_id = ? AND c.status = 'waiting' AND c.error_code = 'question' AND cv.key = ? ORDER BY c.id LIMIT 1`,
+      [agentId, conversationKey],
+    );
+  }
+
   /** Closes every open call of a turn that ended; returns them. */
   closeOpen(tx: Tx, run: string, result: string, code: string, now: string): Promise<{ id: string; tool: string }[]> {
     return tx.all<{ id: string; tool: string }>(

@@ -3,18 +3,31 @@
  * posted as Block Kit with Approve and Deny; an approver's click decides it
  * and the message shows who and when; anyone else is told privately and
  * nothing changes; a decision made through the CLI updates the message too,
- * and so does one made after a daemon restart.
+ * and so does one made after a daemon restart. A question an agent asks
+ * (person/ask) is posted in the thread and an approver's reply answers it.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { short } from "../helpers/spawn-daemon.js";
-import type { PostedMessage } from "../helpers/slack-loopback.js";
+import { agentFile, short } from "../helpers/spawn-daemon.js";
+import { messageEvent, type PostedMessage } from "../helpers/slack-loopback.js";
 import { APPROVER, CHANNEL, createSlackProject, NOTE_WRITER, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
 
 let s: SlackProject;
+/** The channel of the agent that asks questions. */
+const QUESTIONS = "C0QUESTION";
 
 beforeAll(async () => {
   s = await createSlackProject({
-    ...NOTE_WRITER,
+    scripts: {
+      ...NOTE_WRITER.scripts,
+      asking: `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Restart {{message}}?", choices: ["yes", "no"] }
+  - text: "answer: {{result}}"
+`,
+    },
+    files: { ...NOTE_WRITER.files, "agents/curious.md": agentFile({ description: "Asks in Slack", model: "asking", tools: ["person"] }) },
+    channels: { [CHANNEL]: "triage", [QUESTIONS]: "curious" },
   });
 });
 
@@ -164,5 +177,48 @@ describe("approvals in Slack", () => {
       () => [...s.slack.messages.values()].find((x) => x.thread_ts === root && x.text === 'result: {"path":"notes/epsilon.md","bytes":10}'),
       "the reply",
     );
+  });
+});
+
+describe("questions in Slack", () => {
+  it("posts the question with its choices; a non-approver's reply is refused privately, a wrong choice is explained, an approver's reply answers it", async () => {
+    const root = "1700000201.000100";
+    const say = (user: string, text: string, ts: string) =>
+      s.event(messageEvent({ type: "message", channel: QUESTIONS, user, text, ts, thread_ts: root }));
+    await s.event(messageEvent({ channel: QUESTIONS, user: SOMEONE, text: "<@U0BOTID> the web", ts: root }));
+    const m = await s.slack.waitFor(
+      () => [...s.slack.messages.values()].find((x) => x.thread_ts === root && x.text.startsWith("curious asks")),
+      "the question in the thread",
+    );
+    expect(m.text).toBe("curious asks: Restart the web?");
+    expect(blockText(m)).toContain("Reply in this thread with one of: `yes`, `no`");
+    const id = await s.p.agentId("curious");
+    const asked = await s.p.waitForEvent(id, (e) => short(e.type) === "question.asked");
+
+    await say(SOMEONE, "yes", "1700000201.000200");
+    await s.slack.waitFor(
+      () =>
+        s.slack
+          .callsOf("chat.postEphemeral")
+          .find((c) => c.args.user === SOMEONE && String(c.args.text).includes("answer the agent's questions")),
+      "the refusal",
+    );
+    await say(APPROVER, "perhaps", "1700000201.000300");
+    await s.slack.waitFor(
+      () =>
+        s.slack
+          .callsOf("chat.postEphemeral")
+          .find((c) => c.args.user === APPROVER && String(c.args.text).includes('answer one of: "yes", "no"')),
+      "the list of choices",
+    );
+    await say(APPROVER, "yes", "1700000201.000400");
+    const end = await s.p.waitForTurnEnd(id, String(asked.run));
+    expect(end.data.reply).toBe('answer: {"answer":"yes"}');
+    const answered = (await s.p.events(id)).filter((e) => short(e.type) === "question.answered");
+    expect(answered.map((e) => e.data)).toEqual([{ call: asked.data.call, tool: "person/ask", answer: "yes", by: `slack:${APPROVER}` }]);
+    await s.slack.waitFor(() => m.text.includes("Answered"), "the question to show its answer");
+    expect(blockText(m)).toContain(`Answered by <@${APPROVER}> at <!date^`);
+    // The replies answered the question; none of them was queued as a message of its own.
+    expect((await s.p.events(id)).filter((e) => short(e.type) === "message.queued")).toHaveLength(1);
   });
 });
