@@ -47,6 +47,7 @@ const KEEP = 2000;
 const ENDS: Record<string, LiveTurn["status"]> = { "turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled" };
 const CALL_STATUS: Record<string, string> = {
   "approval.requested": "waiting",
+  "question.asked": "waiting",
   "approval.granted": "approved",
   "approval.denied": "denied",
   "call.started": "running",

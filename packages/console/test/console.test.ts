@@ -1,7 +1,7 @@
 /**
  * The web console in a real browser (Chromium), against the real daemon it is
  * served by: sign in, see what waits for a person, approve, deny, edit
- * arguments, follow a reply as it streams, cancel, kill, clear. Controls are
+ * arguments, answer a question, follow a reply as it streams, cancel, kill, clear. Controls are
  * found by their accessible names, and any console error fails the test.
  * Screenshots of each page at 1280 and 390 px land in test-output/.
  */
@@ -40,6 +40,12 @@ const SCRIPTS = {
 `,
   hanger: `steps:
   - hang: true
+`,
+  asker: `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Refund {{message}} in full?", choices: ["in full", "half"] }
+  - text: "Told: {{result}}"
 `,
   stocker: `steps:
   - tool_calls:
@@ -80,6 +86,7 @@ beforeAll(async () => {
         "agents/hanger.md": careful("Thinks for a long time", "hanger"),
         "agents/stocker.md": careful("Waits for stock", "stocker", ["workers/*"]),
         "agents/chat.md": agentFile({ description: "Talks", model: "loop" }),
+        "agents/asker.md": agentFile({ description: "Asks before refunding", model: "asker", tools: ["person"] }),
         "agents/broken.md": "---\ndescription: Has a typo\nmodle: writer\n---\nHello.\n",
       },
     }),
@@ -427,5 +434,25 @@ describe("the rest of an agent", () => {
     expect(await section.textContent()).toContain("modle");
     expect(await page.getByLabel("Message").isDisabled()).toBe(true);
     await screenshots(page, "agent-unreadable");
+  });
+});
+
+describe("questions", () => {
+  it("a question waits on the agent's page with a button per choice; a click answers it, and the turn goes on", async () => {
+    const id = await p.agentId("asker");
+    await p.apiOk("POST", `/v1/agents/${id}/messages`, { text: "order 9" });
+    const asked = await p.waitForEvent(id, (e) => short(e.type) === "question.asked");
+    await page.goto(`${p.url}/#/agents/${id}`);
+    const card = page.getByRole("article").filter({ hasText: "Refund order 9 in full?" });
+    await card.waitFor();
+    // A question is answered, not approved.
+    expect(await card.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    await screenshots(page, "agent-question");
+    await card.getByRole("group", { name: "Choices" }).getByRole("button", { name: "half" }).click();
+    await visible('Told: {"answer":"half"}');
+    const end = await p.waitForTurnEnd(id, String(asked.run));
+    expect(end.data.reply).toBe('Told: {"answer":"half"}');
+    const answered = (await p.events(id)).find((e) => short(e.type) === "question.answered")!;
+    expect(answered.data).toMatchObject({ call: asked.data.call, answer: "half", by: expect.stringMatching(/^token:/) });
   });
 });

@@ -156,6 +156,10 @@ export const AgentDetail = AgentSummary.extend({
       args: z.unknown().describe("The arguments the call would run with, as the model gave them"),
       reason: z.string().optional().describe("Why it waits: the policy rule's reason, or that its answer was lost"),
       rule: z.string().optional().describe("The policy rule that asked for approval, when one did"),
+      question: z
+        .object({ question: z.string(), choices: z.array(z.string()).optional() })
+        .optional()
+        .describe("Set when the call is a question to a person (person/ask): it waits for an answer, not an approval"),
     }),
   ),
   edited_calls: z

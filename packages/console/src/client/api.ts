@@ -119,6 +119,11 @@ export class Api {
     return this.call(this.client.decide(agentId, call, verb, body.reason, body.arguments));
   }
 
+  /** Answers the question of a person/ask call that waits for a person. */
+  answer(agentId: string, call: string, answer: string): Promise<unknown> {
+    return this.post(`v1/agents/${agentId}/calls/${call}/answer`, { answer });
+  }
+
   // Events
 
   events(agentId: string, q: EventQuery): Promise<EventPage> {

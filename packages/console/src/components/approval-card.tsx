@@ -6,11 +6,12 @@ import { useApi } from "../context";
 import { pretty } from "../format";
 import { agentHref } from "../router";
 import { JsonBlock } from "./json-block";
+import { QuestionCard } from "./question-card";
 import { RecentContext } from "./recent-context";
 
 type WaitingCall = AgentDetail["waiting_calls"][number];
 
-interface Props {
+export interface Props {
   agentId: string;
   /** Shown with a link to the agent when the card is not on the agent's own page. */
   agentName?: string;
@@ -29,7 +30,11 @@ type Check = { state: "loading" } | { state: "ok"; value: Record<string, unknown
  * (with a reason) and Edit (change the arguments, checked against the tool's
  * schema, then approve).
  */
-export function ApprovalCard({ agentId, agentName, call, contextOpen = false, onDecided }: Props) {
+export function ApprovalCard(props: Props) {
+  return props.call.question ? <QuestionCard {...props} question={props.call.question} /> : <ApprovalForm {...props} />;
+}
+
+function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided }: Props) {
   const api = useApi();
   const [mode, setMode] = useState<Mode>("view");
   const [busy, setBusy] = useState(false);

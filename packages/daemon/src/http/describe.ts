@@ -6,10 +6,11 @@ import { toUsd } from "../store/money.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { RuntimeHooks } from "../runtime/types.js";
 import { modelRefs } from "../runtime/model-fallback.js";
-import type { AgentRow, TurnRow } from "../store/rows.js";
+import type { AgentRow, CallRow, TurnRow } from "../store/rows.js";
 import type { Store } from "../store/store.js";
 import { toolPatternProblems } from "../tools/check-tool-patterns.js";
 import { describeAgentTools } from "../tools/describe-agent-tools.js";
+import { readQuestion, type Question } from "../tools/person-toolset.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { summarise } from "./agent-summary.js";
 
@@ -77,6 +78,7 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
       args: parseArgs(c.args),
       ...(c.reason ? { reason: c.reason } : {}),
       ...(c.rule ? { rule: c.rule } : {}),
+      ...questionOf(c),
     })),
     ...(edited.length > 0
       ? {
@@ -188,4 +190,11 @@ function turnFigures(turn: TurnRow, conversation: string) {
     started_at: turn.started_at,
     ...(turn.ended_at ? { ended_at: turn.ended_at } : {}),
   };
+}
+
+/** A waiting call that asks a person a question: its question and choices (a person answers it rather than approves). */
+function questionOf(c: CallRow): { question?: Question } {
+  if (c.error_code !== "question") return {};
+  const q = readQuestion(parseArgs(c.args));
+  return "error" in q ? {} : { question: q };
 }
