@@ -121,7 +121,7 @@ export class Api {
 
   /** Answers the question of a person/ask call that waits for a person. */
   answer(agentId: string, call: string, answer: string): Promise<unknown> {
-    return this.post(`v1/agents/${agentId}/calls/${call}/answer`, { answer });
+    return this.call(this.client.answer(agentId, call, answer));
   }
 
   // Events
