@@ -53,7 +53,8 @@ export interface Db extends Tx {
    * process that shares this database (on SQLite, which one daemon owns, among
    * the callers of this process). For work of several transactions that two
    * nodes must not do at once, such as registering the agents of agents/.
-   * The lock goes with the process should it die.
+   * The lock goes with the process should it die, and on PostgreSQL with a
+   * process frozen past the idle-in-transaction timeout (see PostgresDb).
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

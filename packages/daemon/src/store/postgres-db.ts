@@ -94,6 +94,8 @@ export class PostgresDb implements Db {
   private closing: Promise<void> | undefined;
   private readonly connections = new Set<Promise<void>>();
   readonly stats: DbStats = { statements: 0, commits: 0 };
+  /** How often a held `exclusive` lock's session speaks: well within the idle-in-transaction timeout. */
+  private readonly lockKeepAliveMs: number;
 
   constructor(url: string, options: PostgresOptions = {}) {
     const log = options.log ?? stderrLog;
@@ -106,6 +108,7 @@ export class PostgresDb implements Db {
       ...(options.idleInTransactionMs ? { idle_in_transaction_session_timeout: Math.ceil(options.idleInTransactionMs) } : {}),
     };
     this.pool = new (loadPg().Pool)({ ...config, max: options.poolSize ?? 10 });
+    this.lockKeepAliveMs = Math.max(50, Math.floor((options.idleInTransactionMs || 3000) / 3));
     // An idle connection that fails (server restart, network) is dropped by the pool; without a listener it would crash the process.
     this.pool.on("error", (err) => {
       if (!this.closing) log("warn", "An idle PostgreSQL connection failed; the pool will open a new one", { error: err.message });
@@ -164,19 +167,41 @@ export class PostgresDb implements Db {
   }
 
   /**
-   * A session-level advisory lock, held on a connection of its own while `fn`
-   * runs on others; the server releases it should this process die. A frozen
-   * holder keeps it until it resumes or its connection drops.
+   * An advisory lock held by a transaction on a connection of its own while
+   * `fn` runs on others; the server releases it should this process die.
+   * While `fn` runs, the lock's session says a word every third of
+   * `idleInTransactionMs`, so the server's idle_in_transaction_session_timeout
+   * ends it only for a holder that cannot speak: one frozen (SIGSTOP) past
+   * that time loses the lock, and the next holder goes on while it is still
+   * frozen. Thawed, such a holder finishes `fn` beside the next one: what runs
+   * under this lock must stand being done twice (the agents sync does: each
+   * write checks what is there).
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const key = advisoryKey(name);
-    return this.withSession(async (client, _brokenBy, discard) => {
-      await client.query("SELECT pg_advisory_lock($1::bigint)", [key]);
+    return this.withSession(async (client, brokenBy, discard) => {
+      await client.query("BEGIN");
+      try {
+        await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [key]);
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      }
+      let speaking: Promise<void> = Promise.resolve();
+      const keepAlive = setInterval(() => {
+        if (brokenBy()) return;
+        speaking = client.query("SELECT 1").then(
+          () => undefined,
+          (err: unknown) => discard(err as Error),
+        );
+      }, this.lockKeepAliveMs);
       try {
         return await fn();
       } finally {
-        // A connection that may still hold the lock never goes back to the pool (closing it releases the lock).
-        await client.query("SELECT pg_advisory_unlock($1::bigint)", [key]).catch((err: unknown) => discard(err as Error));
+        clearInterval(keepAlive);
+        await speaking;
+        // Ending the transaction releases the lock; a connection whose end failed is closed instead (that releases it too).
+        if (!brokenBy()) await client.query("COMMIT").catch((err: unknown) => discard(err as Error));
       }
     });
   }
