@@ -14,6 +14,9 @@
  *  "effects_run_twice":E,"by_kind":{...},...}. Every count is from ground
  * truth: the record read back from the nodes against each worker's own log
  * of every execution (packages/daemon/test/faults/fault-ledger.ts).
+ *
+ * With WARDRIK_FAULT_LOGS=DIR, a run with failures leaves its nodes' and
+ * workers' logs in DIR/seed-S/ (the nodes log at the level config.yaml sets).
  */
 import { startTestPostgres } from "@wardrik/testing/postgres";
 import { PostgresDb } from "wardrik";
@@ -46,6 +49,7 @@ try {
       database: pg.urlFor(db),
       seed,
       kills: Math.min(PER_RUN, KILLS - kills),
+      keepLogsIn: process.env.WARDRIK_FAULT_LOGS,
       onFault: process.env.WARDRIK_BENCH_VERBOSE ? (kind, target) => console.error(`run ${run}: ${kind} ${target}`) : undefined,
     });
     kills += r.kills;

@@ -12,7 +12,7 @@
  * every agent is settled (the person approves each lost-answer call) and the
  * run is counted from ground truth (fault-ledger.ts). No vitest here.
  */
-import { rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   api,
@@ -41,6 +41,8 @@ export interface ClusterFaultOptions {
   /** Faults in this run. */
   kills: number;
   leaseSeconds?: number;
+  /** A folder: a run with failures leaves there its nodes' logs and its workers' logs and stderr, named by the seed. */
+  keepLogsIn?: string | undefined;
   /** Told of each fault as it lands (a benchmark's progress on stderr). */
   onFault?: (kind: FaultKind, target: string) => void;
 }
@@ -191,6 +193,18 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
     for (const n of c.nodes) n.resume();
     for (const w of workers) await w.stop();
     for (const n of c.nodes) await n.kill();
+    if (failures.length > 0 && o.keepLogsIn) keepLogs(o.keepLogsIn, o.seed, c.nodes, workers);
     rmSync(c.root, { recursive: true, force: true });
   }
+}
+
+/** What a failed run leaves to read: each node's log (stderr), each worker's execution log and stderr. */
+function keepLogs(dir: string, seed: number, nodes: ClusterNode[], workers: FaultWorker[]): void {
+  const into = join(dir, `seed-${seed}`);
+  mkdirSync(into, { recursive: true });
+  for (const n of nodes) writeFileSync(join(into, `${n.name}.log`), n.stderr());
+  workers.forEach((w, i) => {
+    writeFileSync(join(into, `w${i}.stderr`), w.stderr());
+    if (existsSync(w.logFile)) copyFileSync(w.logFile, join(into, `w${i}.log.jsonl`));
+  });
 }
