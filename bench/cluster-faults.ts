@@ -11,9 +11,13 @@
  * Prints one JSON line per run ({"run":i,"seed":...,"kills":...,counts,"failures":[...]}),
  * then the total: {"workload":"cluster-faults","kills":K,"accepted":A,"lost":0,
  *  "completed_reruns":0,"unsafe_reruns_without_approval":0,"asked_about_finished":F,
- *  "effects_run_twice":E,"by_kind":{...},...}. Every count is from ground
- * truth: the record read back from the nodes against each worker's own log
- * of every execution (packages/daemon/test/faults/fault-ledger.ts).
+ *  "asked_about_unrecorded":U,"effects_run_twice":E,"effects_run_twice_unrecorded":V,
+ *  "by_kind":{...},...}. Every count is from ground truth: the record read
+ * back from the nodes against each worker's own log of every execution and
+ * its finished-calls file (packages/daemon/test/faults/fault-ledger.ts). A
+ * worker killed after a call's effect but before its record reached the disk
+ * leaves nothing that knows the call ran: the person asked about it, and a
+ * second effect after their approval, count in the _unrecorded counts.
  *
  * With WARDRIK_FAULT_LOGS=DIR, a run with failures leaves its nodes' and
  * workers' logs in DIR/seed-S/ (the nodes log at the level config.yaml sets).

@@ -60,7 +60,10 @@ export function lastWorker(call: Pick<CallRow, "worker">): WorkerRef | undefined
 
 /**
  * What a person is told about a call whose answer was lost: LOST_ANSWER, then
- * which worker process it was last sent to and whether that one is gone.
+ * which worker process it was last sent to and whether that one is gone. A
+ * gone worker may have died after the call's effect but before it recorded
+ * the call finished (or kept no record): nothing can tell, and the person is
+ * told so.
  */
 export function lostReason(last: WorkerRef | undefined, answer: RecallAnswer | undefined): string {
   const unknownTo = answer && !answer.known ? answer.unknownTo : [];
@@ -74,6 +77,8 @@ export function lostReason(last: WorkerRef | undefined, answer: RecallAnswer | u
   if (!last) return `${LOST_ANSWER}${asked}`;
   const where = `worker ${last.name} (instance ${last.instance}${last.node ? `, node ${last.node}` : ""})`;
   const there = unknownTo.some((w) => w.instance === last.instance);
-  const state = there ? "which is connected but does not know it (the call never reached it there)" : "which is gone";
+  const state = there
+    ? "which is connected but does not know it (the call never reached it there)"
+    : "which is gone: no worker connected now can say whether it finished the call, so approving may run it a second time";
   return `${LOST_ANSWER} It was last sent to ${where}, ${state}.${asked}`;
 }

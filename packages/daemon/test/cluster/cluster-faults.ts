@@ -27,7 +27,7 @@ import {
   type FaultWorker,
   type LogEntry,
 } from "../faults/fault-kit.js";
-import { countFaults, NO_COUNTS, type FaultCounts } from "../faults/fault-ledger.js";
+import { countFaults, NO_COUNTS, readFinishedRecords, type FaultCounts } from "../faults/fault-ledger.js";
 import type { ClusterNode } from "./cluster-node.js";
 import { makeClusterProject, ownerOf, waitForClusterWorker } from "./cluster-project.js";
 
@@ -79,9 +79,10 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
   const urlsOf = (i: number) => (i === 0 ? c.nodes : [...c.nodes].reverse()).map((n) => n.url).join(",");
   // Each worker keeps its finished calls in a file of its own (the SDK's FileFinishedCalls): started again after a
   // kill, it answers for what its predecessor finished, as issue 30 asks of a worker told to remember.
+  const finishedFile = (i: number) => join(c.root, "workers", `w${i}.finished.jsonl`);
   const startW = (i: number) =>
     (workers[i] = startWorker({ url: urlsOf(i), token: c.token }, join(c.root, "workers"), `w${i}`, {
-      finishedFile: join(c.root, "workers", `w${i}.finished.jsonl`),
+      finishedFile: finishedFile(i),
     }));
   const logs = (): LogEntry[] => workers.flatMap((w) => w.log());
   const live = () => c.nodes.filter((n) => n.alive && !frozen.has(n));
@@ -181,7 +182,13 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
       seed: o.seed,
       kills,
       by_kind: byKind,
-      counts: countFaults({ events, logs: logs(), accepted: Object.values(accepted).flat() }),
+      counts: countFaults({
+        events,
+        logs: logs(),
+        accepted: Object.values(accepted).flat(),
+        // A worker killed between a call's effect and its record leaves nothing that knows: counted apart.
+        recorded: readFinishedRecords(workers.map((_, i) => finishedFile(i))),
+      }),
       failures,
     };
   } catch (err) {

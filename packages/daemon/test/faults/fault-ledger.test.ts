@@ -40,6 +40,26 @@ function turn(): FaultEvent[] {
   ];
 }
 
+/** The turn, with its charge's answer lost: a person asked at 6 s approved, and the charge completed at 9 s. */
+function chargeAskedAndApproved(): FaultEvent[] {
+  return [
+    ...turn(),
+    ev("call.completed", 4, { call: "call_l" }),
+    ev("approval.requested", 6, { call: "call_c", reason: LOST_ANSWER, lost: true }),
+    ev("approval.granted", 7, { call: "call_c" }),
+    ev("call.completed", 9, { call: "call_c" }),
+    ev("turn.completed", 10, {}),
+  ];
+}
+
+/** The charge finished at 4 s in process 1, and ran again (approved) at 8 s in process 2. */
+const CHARGE_TWICE = [
+  log("call_c", "charge", "start", 3),
+  log("call_c", "charge", "end", 4),
+  log("call_c", "charge", "start", 8, 2),
+  log("call_c", "charge", "end", 9, 2),
+];
+
 describe("countFaults", () => {
   it("counts nothing for a turn whose calls each ran once", () => {
     const events = [
@@ -58,23 +78,13 @@ describe("countFaults", () => {
   });
 
   it("sees a lost message, a completed call run again, a person asked about a finished call, and its effect twice", () => {
-    const events = [
-      ...turn(),
-      ev("call.completed", 4, { call: "call_l" }),
-      // The charge finished in the worker at 4 s, but its answer was lost: a person was asked at 6 s and approved.
-      ev("approval.requested", 6, { call: "call_c", reason: LOST_ANSWER, lost: true }),
-      ev("approval.granted", 7, { call: "call_c" }),
-      ev("call.completed", 9, { call: "call_c" }),
-      ev("turn.completed", 10, {}),
-    ];
+    // The charge finished in the worker at 4 s, but its answer was lost: a person was asked at 6 s and approved.
+    const events = chargeAskedAndApproved();
     const logs = [
       log("call_l", "lookup", "start", 3),
       log("call_l", "lookup", "end", 4),
       log("call_l", "lookup", "start", 8), // after its result was stored
-      log("call_c", "charge", "start", 3),
-      log("call_c", "charge", "end", 4),
-      log("call_c", "charge", "start", 8, 2),
-      log("call_c", "charge", "end", 9, 2),
+      ...CHARGE_TWICE,
     ];
     const c = countFaults({ events, logs, accepted: ["msg_1", "msg_2"] });
     expect(c).toMatchObject({ accepted: 2, lost: 1, completed_reruns: 1, asked: 1, asked_about_finished: 1, effects_run_twice: 1 });
@@ -99,5 +109,24 @@ describe("countFaults", () => {
     const twice = [log("call_c", "charge", "start", 5), log("call_c", "charge", "start", 6, 2), log("call_c", "charge", "end", 9, 2)];
     expect(countFaults({ events: asked, logs: twice, accepted: ["msg_1"] })).toMatchObject({ unsafe_reruns_without_approval: 1, asked: 0 });
     expect(countFaults({ events: asked, logs: twice.slice(0, 1), accepted: ["msg_1"] }).unsafe_reruns_without_approval).toBe(0);
+  });
+
+  it("tells a call whose worker died before recording it finished (nothing could know) from one a worker had recorded", () => {
+    const events = chargeAskedAndApproved();
+    // Process 1 was killed after the charge's end, before its record reached the file.
+    const logs = [log("call_l", "lookup", "start", 3), log("call_l", "lookup", "end", 4), ...CHARGE_TWICE];
+    const accepted = ["msg_1"];
+    // Only the approved second run was recorded (at 9 s): the ask and the second effect could not have been avoided.
+    const unrecorded = countFaults({ events, logs, accepted, recorded: new Map([["call_c", [ms(9)]]]) });
+    expect(unrecorded).toMatchObject({ asked: 1, asked_about_finished: 0, asked_about_unrecorded: 1, effects_run_twice: 0 });
+    expect(unrecorded.effects_run_twice_unrecorded).toBe(1);
+    // The first run's record was on disk at 5 s: a worker could have answered, so both count as failures.
+    const known = countFaults({ events, logs, accepted, recorded: new Map([["call_c", [ms(5), ms(9)]]]) });
+    expect(known).toMatchObject({
+      asked_about_finished: 1,
+      asked_about_unrecorded: 0,
+      effects_run_twice: 1,
+      effects_run_twice_unrecorded: 0,
+    });
   });
 });

@@ -6,6 +6,7 @@
  * these counts, and their short seeded passes in CI assert on them. No vitest
  * here: the benchmarks use it too.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { LOST_ANSWER, SAFE, lostAnswerGrants, short, type FaultEvent, type FaultTool, type LogEntry } from "./fault-kit.js";
 
 export interface FaultCounts {
@@ -21,12 +22,28 @@ export interface FaultCounts {
   completed_reruns: number;
   /** Unsafe calls that a worker started more often than once plus once per approval of a lost answer. */
   unsafe_reruns_without_approval: number;
-  /** Lost-answer approvals asked of a person for a call a worker had already finished. */
+  /**
+   * Lost-answer approvals asked of a person for a call a worker had already
+   * finished and recorded as finished (in its finished-calls store), so a
+   * worker could have answered for it.
+   */
   asked_about_finished: number;
+  /**
+   * Lost-answer approvals for a call whose effect had completed, but whose
+   * worker process died before its finished-calls record reached the disk:
+   * nothing anywhere could tell that it ran (the person is told so). Counted
+   * apart, not as asked_about_finished.
+   */
+  asked_about_unrecorded: number;
   /** Lost-answer approvals asked in all. */
   asked: number;
-  /** Unsafe calls whose effect completed (the worker logged its end) more than once, on any worker. */
+  /**
+   * Unsafe calls whose effect completed (the worker logged its end) more than
+   * once, on any worker, though a record of the first had reached a store.
+   */
   effects_run_twice: number;
+  /** Unsafe calls whose effect completed twice after an approval of an asked_about_unrecorded ask. */
+  effects_run_twice_unrecorded: number;
 }
 
 export const NO_COUNTS: FaultCounts = {
@@ -37,8 +54,10 @@ export const NO_COUNTS: FaultCounts = {
   completed_reruns: 0,
   unsafe_reruns_without_approval: 0,
   asked_about_finished: 0,
+  asked_about_unrecorded: 0,
   asked: 0,
   effects_run_twice: 0,
+  effects_run_twice_unrecorded: 0,
 };
 
 export function addCounts(a: FaultCounts, b: FaultCounts): FaultCounts {
@@ -57,9 +76,18 @@ interface SavedCall {
  * Counts over `events` (every event of the agents concerned, from one
  * node's API), `logs` (every worker's log) and `accepted` (message IDs).
  * A call is known by its idempotency key, which is its ID in the record.
+ * `recorded`: when each key was recorded finished (ms), read from the
+ * workers' finished-calls files, for workers that may die (see
+ * readFinishedRecords); without it every finished execution counts as
+ * remembered (a worker that lives keeps it in memory).
  */
-export function countFaults(input: { events: FaultEvent[]; logs: LogEntry[]; accepted: string[] }): FaultCounts {
-  const { events, logs, accepted } = input;
+export function countFaults(input: {
+  events: FaultEvent[];
+  logs: LogEntry[];
+  accepted: string[];
+  recorded?: ReadonlyMap<string, number[]>;
+}): FaultCounts {
+  const { events, logs, accepted, recorded } = input;
   const c: FaultCounts = { ...NO_COUNTS, accepted: accepted.length };
   const queued = new Set(events.filter((e) => short(e.type) === "message.queued").map((e) => String(e.data.message)));
   const ends = new Map<string, string>();
@@ -102,11 +130,46 @@ export function countFaults(input: { events: FaultEvent[]; logs: LogEntry[]; acc
     if (completed.length > 1 || (firstDone && starts.some((s) => s.time > Date.parse(firstDone.time)))) c.completed_reruns += 1;
     const lostAnswer = of("approval.requested").filter((e) => e.data.reason === LOST_ANSWER || e.data.lost === true);
     c.asked += lostAnswer.length;
-    c.asked_about_finished += lostAnswer.filter((a) => finished.some((f) => f.time <= Date.parse(a.time))).length;
+    // Before `at`: a worker had finished the call, and a record of it was on disk (or in a live worker's memory).
+    const finishedBy = (at: number) => finished.some((f) => f.time <= at);
+    const recordedBy = (at: number) => (recorded ? (recorded.get(call.id) ?? []).some((t) => t <= at) : finishedBy(at));
+    for (const a of lostAnswer) {
+      const at = Date.parse(a.time);
+      if (recordedBy(at)) c.asked_about_finished += 1;
+      else if (finishedBy(at)) c.asked_about_unrecorded += 1;
+    }
     if (!call.unsafe) continue;
     // A policy's ask granted lets the call run once; only an approval of a lost answer allows another run.
     if (starts.length > 1 + lostAnswerGrants(call.events)) c.unsafe_reruns_without_approval += 1;
-    if (finished.length > 1) c.effects_run_twice += 1;
+    if (finished.length > 1) {
+      // The second effect began after a record of the first was kept: a worker could have answered instead.
+      const second = starts.filter((s) => s.time >= finished[0]!.time)[0];
+      if (second === undefined || recordedBy(second.time)) c.effects_run_twice += 1;
+      else c.effects_run_twice_unrecorded += 1;
+    }
   }
   return c;
+}
+
+/**
+ * When each call was recorded finished, by idempotency key (ms), from the
+ * finished-calls files the workers kept (the SDK's FileFinishedCalls, one
+ * JSON line per call; a torn last line is skipped, as the SDK skips it).
+ */
+export function readFinishedRecords(files: string[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      let r: { key?: unknown; at?: unknown };
+      try {
+        r = JSON.parse(line) as { key?: unknown; at?: unknown };
+      } catch {
+        continue;
+      }
+      if (typeof r.key !== "string" || typeof r.at !== "number") continue;
+      out.set(r.key, [...(out.get(r.key) ?? []), r.at]);
+    }
+  }
+  return out;
 }

@@ -100,7 +100,9 @@ describe("a call the worker finished, whose answer the daemon lost after it was 
       expect(worker.instance).toMatch(/^[0-9a-f-]{36}$/);
       // On PostgreSQL the daemon is a node of a (one-node) cluster: the node is named too.
       const where = `worker ${worker.name} (instance ${worker.instance}${worker.node ? `, node ${worker.node}` : ""})`;
-      expect(asked.data.reason).toBe(`${LOST_ANSWER} It was last sent to ${where}, which is gone.`);
+      expect(asked.data.reason).toBe(
+        `${LOST_ANSWER} It was last sent to ${where}, which is gone: no worker connected now can say whether it finished the call, so approving may run it a second time.`,
+      );
       expect(asked.data).toMatchObject({ lost: true, code: "lost" });
     },
   );
