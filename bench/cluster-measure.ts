@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PostgresDb } from "wardrik";
-import { WORKER_FIXTURE } from "../packages/daemon/test/faults/fault-kit.js";
+import { WORKER_FIXTURE } from "../packages/daemon/test/faults/fault-paths.js";
 import type { ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "packages", "daemon", "bin", "wardrik.js");

@@ -36,16 +36,10 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { startTestPostgres } from "@wardrik/testing/postgres";
 import { PostgresDb } from "wardrik";
-import {
-  api,
-  eventsOf,
-  faultScript,
-  sleep,
-  startWorker,
-  waitForWorker,
-  waitUntil,
-  type FaultWorker,
-} from "../packages/daemon/test/faults/fault-kit.js";
+import { faultScript } from "../packages/daemon/test/faults/fault-agent.js";
+import { api, eventsOf, waitUntil } from "../packages/daemon/test/faults/fault-api.js";
+import { startWorker, waitForWorker, type FaultWorker } from "../packages/daemon/test/faults/fault-worker-process.js";
+import { sleep } from "../packages/daemon/test/helpers/wait.js";
 import type { ClusterNode } from "../packages/daemon/test/cluster/cluster-node.js";
 import { makeClusterProject } from "../packages/daemon/test/cluster/cluster-project.js";
 import { cpuByProcessClass, followTurnEnds, perTurn, statementCounter, within } from "./cluster-measure.js";

@@ -17,22 +17,11 @@
  * fault suite runs too (`invariant_failures`).
  */
 import { dirname } from "node:path";
-import {
-  AGENT,
-  agentIdOf,
-  checkInvariants,
-  eventsOf,
-  faultFiles,
-  faultScript,
-  followEvents,
-  send,
-  short,
-  standaloneProject,
-  startWorker,
-  waitForWorker,
-  waitUntil,
-  type FaultEvent,
-} from "../packages/daemon/test/faults/fault-kit.js";
+import { AGENT, faultFiles, faultScript } from "../packages/daemon/test/faults/fault-agent.js";
+import { agentIdOf, eventsOf, followEvents, send, short, waitUntil, type FaultEvent } from "../packages/daemon/test/faults/fault-api.js";
+import { checkInvariants } from "../packages/daemon/test/faults/fault-invariants.js";
+import { startWorker, waitForWorker } from "../packages/daemon/test/faults/fault-worker-process.js";
+import { standaloneProject } from "../packages/daemon/test/faults/standalone-project.js";
 
 const TURNS = Number(process.argv[2] ?? 200);
 const SENDERS = 16;

@@ -21,7 +21,9 @@
  * Target: delta_mb under 50.
  */
 import { readFileSync } from "node:fs";
-import { api, sleep, standaloneProject, waitUntil, type StandaloneProject } from "../packages/daemon/test/faults/fault-kit.js";
+import { api, waitUntil } from "../packages/daemon/test/faults/fault-api.js";
+import { standaloneProject, type StandaloneProject } from "../packages/daemon/test/faults/standalone-project.js";
+import { sleep } from "../packages/daemon/test/helpers/wait.js";
 
 const AGENTS = Number(process.argv[2] ?? 10_000);
 const IN_FLIGHT = 32;

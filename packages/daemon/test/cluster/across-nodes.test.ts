@@ -8,7 +8,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runWardrik } from "../helpers/spawn-daemon.js";
-import { agentMarkdown, api, eventsOf, followEvents, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { agentMarkdown } from "../faults/fault-agent.js";
+import { api, eventsOf, followEvents, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
+import type { FaultWorker } from "../faults/fault-worker-process.js";
 import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
 
 const QUICK = { toolMs: { lookup: 50, upsert: 50, charge: 50 } };

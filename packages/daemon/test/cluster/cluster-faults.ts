@@ -14,19 +14,13 @@
  */
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  api,
-  checkInvariants,
-  faultScript,
-  scopeToMessages,
-  seededRandom,
-  settle,
-  sleep,
-  startWorker,
-  type FaultEvent,
-  type FaultWorker,
-  type LogEntry,
-} from "../faults/fault-kit.js";
+import { faultScript } from "../faults/fault-agent.js";
+import { api, type FaultEvent } from "../faults/fault-api.js";
+import { checkInvariants, scopeToMessages } from "../faults/fault-invariants.js";
+import { settle } from "../faults/fault-settle.js";
+import { startWorker, type FaultWorker, type LogEntry } from "../faults/fault-worker-process.js";
+import { seededRandom } from "../faults/seeded-random.js";
+import { sleep } from "../helpers/wait.js";
 import { countFaults, NO_COUNTS, readFinishedRecords, type FaultCounts } from "../faults/fault-ledger.js";
 import type { ClusterNode } from "./cluster-node.js";
 import { makeClusterProject, ownerOf, waitForClusterWorker } from "./cluster-project.js";

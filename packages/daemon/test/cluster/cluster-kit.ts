@@ -15,16 +15,9 @@ import { openDb, type OpenedDb } from "../../src/store/open-db.js";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
 import { ownerOf, waitForClusterWorker as waitForNodesToSeeWorker } from "./cluster-project.js";
-import {
-  AGENT,
-  agentIdOf,
-  agentMarkdown,
-  faultFiles,
-  faultScript,
-  startWorker,
-  type FaultWorker,
-  type TurnShape,
-} from "../faults/fault-kit.js";
+import { AGENT, agentMarkdown, faultFiles, faultScript, type TurnShape } from "../faults/fault-agent.js";
+import { agentIdOf } from "../faults/fault-api.js";
+import { startWorker, type FaultWorker } from "../faults/fault-worker-process.js";
 
 export type { ClusterNode };
 

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { waitUntil, type FaultDaemon } from "../faults/fault-kit.js";
+import { waitUntil, type FaultDaemon } from "../faults/fault-api.js";
 import { freePort } from "../helpers/free-port.js";
 
 const BIN = join(fileURLToPath(new URL("../../../../", import.meta.url)), "packages", "daemon", "bin", "wardrik.js");

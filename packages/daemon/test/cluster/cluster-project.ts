@@ -10,19 +10,10 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import {
-  AGENT,
-  agentIdOf,
-  agentMarkdown,
-  api,
-  BIN,
-  POLICY,
-  PROBE_AGENT,
-  TOOLS,
-  waitForWorker,
-  waitUntil,
-  type FaultWorker,
-} from "../faults/fault-kit.js";
+import { AGENT, agentMarkdown, POLICY, PROBE_AGENT, TOOLS } from "../faults/fault-agent.js";
+import { agentIdOf, api, waitUntil } from "../faults/fault-api.js";
+import { BIN } from "../faults/fault-paths.js";
+import { waitForWorker, type FaultWorker } from "../faults/fault-worker-process.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
 
 export interface ClusterProject {

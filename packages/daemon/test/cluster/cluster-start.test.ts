@@ -13,7 +13,8 @@ import { createProject } from "../helpers/spawn-daemon.js";
 import { createTestDatabase } from "../helpers/test-database.js";
 import { openDb } from "../../src/store/open-db.js";
 import { SecretStore } from "../../src/store/secrets.js";
-import { agentMarkdown, api, eventsOf, faultFiles, faultScript, AGENT, short } from "../faults/fault-kit.js";
+import { agentMarkdown, faultFiles, faultScript, AGENT } from "../faults/fault-agent.js";
+import { api, eventsOf, short } from "../faults/fault-api.js";
 import { clusterNode, type ClusterNode } from "./cluster-node.js";
 
 const NODES = 5;

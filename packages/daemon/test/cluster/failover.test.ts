@@ -7,18 +7,11 @@
  */
 import type { NodeList } from "@wardrik/protocol";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  checkInvariants,
-  eventsOf,
-  scopeToMessages,
-  settle,
-  short,
-  sleep,
-  waitUntil,
-  type FaultEvent,
-  type FaultWorker,
-} from "../faults/fault-kit.js";
+import { api, eventsOf, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
+import { checkInvariants, scopeToMessages } from "../faults/fault-invariants.js";
+import { settle } from "../faults/fault-settle.js";
+import type { FaultWorker } from "../faults/fault-worker-process.js";
+import { sleep } from "../helpers/wait.js";
 import { openClusterDb, startCluster, waitForClusterWorker, workerToolsOf, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };

@@ -19,7 +19,8 @@ import type { TestProject } from "../helpers/spawn-daemon.js";
 import { signRequest } from "../../src/cluster/node-key.js";
 import { readKeyFile } from "../../src/secrets/key-ring.js";
 import { databaseContents } from "../helpers/database-contents.js";
-import { eventsOf, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { eventsOf, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
+import type { FaultWorker } from "../faults/fault-worker-process.js";
 import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
 
 let c: Cluster;

@@ -8,7 +8,12 @@
  * WARDRIK_TEST_SEED=N replays a run (the seed is printed when it fails).
  */
 import { expect, it } from "vitest";
-import { api, checkInvariants, scopeToMessages, seededRandom, settle, sleep, type FaultWorker } from "../faults/fault-kit.js";
+import { api } from "../faults/fault-api.js";
+import { checkInvariants, scopeToMessages } from "../faults/fault-invariants.js";
+import { settle } from "../faults/fault-settle.js";
+import type { FaultWorker } from "../faults/fault-worker-process.js";
+import { seededRandom } from "../faults/seeded-random.js";
+import { sleep } from "../helpers/wait.js";
 import { startCluster, waitForClusterWorker, type ClusterNode } from "./cluster-kit.js";
 
 const SEED = Number(process.env.WARDRIK_TEST_SEED ?? Date.now() % 1_000_000);

@@ -7,7 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { agentMarkdown, api, eventsOf, settle, short, waitUntil, type FaultEvent, type FaultWorker } from "../faults/fault-kit.js";
+import { agentMarkdown } from "../faults/fault-agent.js";
+import { api, eventsOf, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
+import { settle } from "../faults/fault-settle.js";
+import type { FaultWorker } from "../faults/fault-worker-process.js";
 import { startCluster, waitForClusterWorker, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 let receiver: OtlpReceiver;

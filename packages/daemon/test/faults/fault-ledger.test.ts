@@ -3,7 +3,9 @@
  * hand: each count sees what it names, and a clean record counts nothing.
  */
 import { describe, expect, it } from "vitest";
-import { LOST_ANSWER, type FaultEvent, type LogEntry } from "./fault-kit.js";
+import { LOST_ANSWER } from "../../src/runtime/types.js";
+import type { FaultEvent } from "./fault-api.js";
+import type { LogEntry } from "./fault-worker-process.js";
 import { countFaults, NO_COUNTS } from "./fault-ledger.js";
 
 const T = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();

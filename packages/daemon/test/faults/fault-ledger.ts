@@ -7,7 +7,11 @@
  * here: the benchmarks use it too.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { LOST_ANSWER, SAFE, lostAnswerGrants, short, type FaultEvent, type FaultTool, type LogEntry } from "./fault-kit.js";
+import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { SAFE, type FaultTool } from "./fault-agent.js";
+import { short, type FaultEvent } from "./fault-api.js";
+import { lostAnswerGrants } from "./fault-settle.js";
+import type { LogEntry } from "./fault-worker-process.js";
 
 export interface FaultCounts {
   /** Messages the API accepted (202). */

@@ -7,29 +7,12 @@
 import { dirname, join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
-import {
-  AGENT,
-  agentIdOf,
-  checkInvariants,
-  eventsOf,
-  faultFiles,
-  faultScript,
-  followEvents,
-  LOST_ANSWER,
-  scopeToMessages,
-  settle,
-  short,
-  startWorker,
-  waitForWorker,
-  waitUntil,
-  type CheckReport,
-  type FaultDaemon,
-  type FaultEvent,
-  type FaultWorker,
-  type LogEntry,
-  type SettleResult,
-  type TurnShape,
-} from "./fault-kit.js";
+import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { AGENT, faultFiles, faultScript, type TurnShape } from "./fault-agent.js";
+import { agentIdOf, eventsOf, followEvents, short, waitUntil, type FaultDaemon, type FaultEvent } from "./fault-api.js";
+import { checkInvariants, scopeToMessages, type CheckReport } from "./fault-invariants.js";
+import { settle, type SettleResult } from "./fault-settle.js";
+import { startWorker, waitForWorker, type FaultWorker, type LogEntry } from "./fault-worker-process.js";
 
 export interface FaultProject {
   p: TestProject;

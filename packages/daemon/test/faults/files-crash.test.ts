@@ -11,7 +11,7 @@ import { createProject } from "../helpers/spawn-daemon.js";
 import { projectDatabaseUrl } from "../helpers/database-contents.js";
 import { withSideConnection } from "../helpers/side-connection.js";
 import { asFaultDaemon } from "./fault-project.js";
-import { eventsOf, followEvents, short } from "./fault-kit.js";
+import { eventsOf, followEvents, short } from "./fault-api.js";
 
 const ROUNDS = 8;
 const DELETE_ROUNDS = 4;

@@ -24,7 +24,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { LOST_ANSWER, short, startWorker, waitUntil, type FaultEvent } from "./fault-kit.js";
+import { LOST_ANSWER } from "../../src/runtime/types.js";
+import { short, waitUntil, type FaultEvent } from "./fault-api.js";
+import { startWorker } from "./fault-worker-process.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 const CHARGE_SLOW = { toolMs: { lookup: 100, upsert: 100, charge: 1200 }, rerunMs: 100 };

@@ -10,7 +10,7 @@
  * Each test also checks, from event times, that the kill landed where intended.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { short } from "./fault-kit.js";
+import { short } from "./fault-api.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 let f: FaultProject;

@@ -18,7 +18,7 @@
  * their results and never run again.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { TOOLS, type FaultTool, type TurnShape } from "./fault-kit.js";
+import { TOOLS, type FaultTool, type TurnShape } from "./fault-agent.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 let f: FaultProject;

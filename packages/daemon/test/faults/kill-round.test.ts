@@ -20,7 +20,8 @@
  *   daemon asks the worker and waits for that one run: nobody is asked.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { isLostAnswer, short, waitUntil } from "./fault-kit.js";
+import { short, waitUntil } from "./fault-api.js";
+import { isLostAnswer } from "./fault-settle.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };

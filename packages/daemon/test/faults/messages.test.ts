@@ -3,7 +3,7 @@
  * a SIGKILL, and several conversations caught mid-round by one.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { waitUntil } from "./fault-kit.js";
+import { waitUntil } from "./fault-api.js";
 import { callsByTool, faultProject, ofType, runOf, turnEvents, type FaultProject } from "./fault-project.js";
 
 let f: FaultProject;

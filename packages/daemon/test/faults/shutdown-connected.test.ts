@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { FILESYSTEM } from "../mcp/mcp-helpers.js";
 import { faultProject, runOf } from "./fault-project.js";
-import { eventsOf } from "./fault-kit.js";
+import { eventsOf } from "./fault-api.js";
 
 describe("shutdown with a worker connected", () => {
   it("exits within 5 s of SIGTERM, then the worker serves the restarted daemon", async () => {

@@ -14,31 +14,14 @@
  * invariants of SPEC section 5 (checkInvariants). No vitest here.
  */
 import { dirname } from "node:path";
-import {
-  agentIdOf,
-  agentMarkdown,
-  api,
-  checkInvariants,
-  eventsOf,
-  isPolicyAsk,
-  faultFiles,
-  faultScript,
-  AGENT,
-  send,
-  settle,
-  seededRandom,
-  sleep,
-  short,
-  standaloneProject,
-  startWorker,
-  waitForWorker,
-  waitUntil,
-  type CheckStats,
-  type FaultEvent,
-  type FaultWorker,
-  type StandaloneProject,
-  type TurnShape,
-} from "./fault-kit.js";
+import { sleep } from "../helpers/wait.js";
+import { agentMarkdown, faultFiles, faultScript, AGENT, type TurnShape } from "./fault-agent.js";
+import { agentIdOf, api, eventsOf, send, short, waitUntil, type FaultEvent } from "./fault-api.js";
+import { checkInvariants, type CheckStats } from "./fault-invariants.js";
+import { isPolicyAsk, settle } from "./fault-settle.js";
+import { startWorker, waitForWorker, type FaultWorker } from "./fault-worker-process.js";
+import { seededRandom } from "./seeded-random.js";
+import { standaloneProject, type StandaloneProject } from "./standalone-project.js";
 import { countFaults, NO_COUNTS, type FaultCounts } from "./fault-ledger.js";
 
 /** The agent whose policy asks a person before each `charge` (the approval kills' target). */

@@ -9,7 +9,11 @@
  */
 import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkInvariants, scopeToMessages, settle, short, sleep, startWorker, waitForWorker } from "./fault-kit.js";
+import { sleep } from "../helpers/wait.js";
+import { short } from "./fault-api.js";
+import { checkInvariants, scopeToMessages } from "./fault-invariants.js";
+import { settle } from "./fault-settle.js";
+import { startWorker, waitForWorker } from "./fault-worker-process.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
 let f: FaultProject;
