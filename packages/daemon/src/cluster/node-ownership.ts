@@ -37,6 +37,17 @@ export interface NodeOwnership {
 
 const HEARTBEAT_MS = 2_000;
 
+/**
+ * How often a node says it lives: other nodes count it (and the workers
+ * connected to it) alive for one lease after its last beat, so it beats at
+ * least three times a lease; a beat that comes late must not make its
+ * workers vanish from the others' view (with a 2 s lease and a beat every
+ * 2 s they did, and a call saved in that moment failed "No worker serves").
+ */
+export function heartbeatMs(leaseSeconds: number): number {
+  return Math.max(100, Math.min(HEARTBEAT_MS, Math.floor((leaseSeconds * 1000) / 3)));
+}
+
 /** The default node name: the host and the port (the pid when the port is chosen by the system). */
 export function defaultNodeName(port: number): string {
   return `${hostname()}:${port === 0 ? process.pid : port}`;
@@ -65,7 +76,7 @@ export async function nodeOwnership(db: OpenedDb, store: Store, bus: EventBus, o
       await beat();
       heartbeat = setInterval(
         () => void beat().catch((err: unknown) => o.log("warn", "node heartbeat failed", { err: String(err) })),
-        HEARTBEAT_MS,
+        heartbeatMs(o.leaseSeconds),
       );
       heartbeat.unref();
       await relay?.start();

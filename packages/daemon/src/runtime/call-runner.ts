@@ -41,8 +41,9 @@ const MAX_LOST_ATTEMPTS = 5;
 export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turnSignal: AbortSignal, fresh: boolean): Promise<void> {
   if (turnSignal.aborted) return;
   const scope = { org: d.org, agentId: d.id };
-  // After a start a worker may not have reconnected yet: wait for it while the grace lasts rather than fail.
-  const tool = fresh ? await d.tools.find(call.tool, scope) : await d.tools.findOrWait(call.tool, scope, d.graceLeftMs());
+  // After a start a worker may not have reconnected yet, and in a cluster another node's workers may drop out of this
+  // node's view for a moment (their node frozen, its heartbeat late): wait for one while the grace lasts rather than fail.
+  const tool = await d.tools.findOrWait(call.tool, scope, d.graceLeftMs());
   const args = parseStored(call.args, `call ${call.id} arguments`);
   if (call.status === "planned") {
     const decided = await decideSavedCall(d, turn, call, args, tool);
@@ -76,18 +77,16 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
     return;
   }
   if (call.status !== "running") return;
-  if (fresh && tool) {
+  if (fresh) {
+    // Not sent anywhere yet: with no tool to send it to, nothing ran, so it fails and nobody is asked whether it ran.
+    if (!tool) return failUnserved(d, turn, call);
     await dispatch(d, turn, call, tool, args, call.attempts, turnSignal);
     return;
   }
   // Interrupted mid-call (a restart, a lost node): the recovery rule decides.
   const action = recoverCall({ status: call.status, retrySafe: call.retry_safe === 1, answerMayArrive: call.tool.startsWith("workers/") });
   if (action === "rerun") {
-    if (!tool) {
-      const error = call.tool.startsWith("workers/") ? noWorkerMessage(call.tool) : `Tool ${call.tool} is no longer available.`;
-      await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "no_worker", 0));
-      return;
-    }
+    if (!tool) return failUnserved(d, turn, call);
     const attempt = call.attempts + 1;
     const why = { code: "lost" as const, reason: "The call was interrupted before its answer was saved; it is safe to repeat." };
     if (!(await d.store.tx((w) => retryCall(w, d.store, d.ref, call, attempt, why)))) return;
@@ -107,6 +106,12 @@ async function askPerson(d: AgentDriver, turn: TurnRow, call: CallRow, from: "ru
     return;
   }
   await d.store.tx((w) => askPersonCall(w, d.store, d.ref, call, from, question));
+}
+
+/** A call to be sent (fresh, or again) whose tool nobody serves after the grace: it fails, with no worker to blame. */
+async function failUnserved(d: AgentDriver, turn: TurnRow, call: CallRow): Promise<void> {
+  const error = call.tool.startsWith("workers/") ? noWorkerMessage(call.tool) : `Tool ${call.tool} is no longer available.`;
+  await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "no_worker", 0));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Script } from "@wardrik/testing";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
-import type { ToolCallContext } from "../../src/tools/toolset.js";
+import type { ToolCallContext, ToolInfo } from "../../src/tools/toolset.js";
 import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
 import { withSideConnection } from "../helpers/side-connection.js";
 
@@ -171,6 +171,55 @@ describe("recovery after a crash", () => {
     ]);
     expect(new Set(inputs.map((i) => i.run)).size).toBe(3);
     expect(turns.every((t) => t.status === "completed")).toBe(true);
+  });
+});
+
+/**
+ * Worker tools that drop out of view the moment a round is saved, and come
+ * back when the runtime waits for them: what a cluster node sees when the
+ * node its workers are connected to misses a heartbeat, or freezes, just as
+ * a round starts.
+ */
+class FlickeringWorkers extends FnToolset {
+  hidden = false;
+  waits = 0;
+  constructor() {
+    super("workers");
+  }
+  override list(): ToolInfo[] {
+    return this.hidden ? [] : super.list();
+  }
+  waitFor(): Promise<boolean> {
+    this.waits += 1;
+    this.hidden = false;
+    return Promise.resolve(true);
+  }
+}
+
+describe("a worker tool out of view when its call starts", () => {
+  it("the call waits for a worker (worker_grace) and runs: a safe call never fails 'No worker serves', nobody is asked about an unsafe one", async () => {
+    const workers = new FlickeringWorkers();
+    const ran: string[] = [];
+    const run = (name: string) => (_args: unknown, ctx: ToolCallContext) => {
+      ran.push(`${name} ${ctx.attempt}`);
+      return { ok: true as const, output: `${name} done` };
+    };
+    workers.add("lookup", run("lookup"), { readOnly: true }).add("charge", run("charge"));
+    const h = await harness({ toolsets: [workers], workerGraceMs: 30_000 });
+    h.bus.subscribe("*", (e) => {
+      if (e.type === "dev.wardrik.round.saved") workers.hidden = true;
+    });
+    const a = await h.agent({
+      name: "a",
+      tools: ["workers/*"],
+      script: { steps: [{ tool_calls: [call("workers/lookup"), call("workers/charge")] }, { text: "done" }] },
+    });
+    const end = await h.ask(a, "go");
+    expect(end.type).toBe("dev.wardrik.turn.completed");
+    expect(workers.waits).toBeGreaterThan(0);
+    const types = h.events.filter((e) => e.run === end.run).map((e) => e.type.replace("dev.wardrik.", ""));
+    expect(types.filter((t) => t === "call.failed" || t === "approval.requested")).toEqual([]);
+    expect(ran.sort()).toEqual(["charge 1", "lookup 1"]);
   });
 });
 
