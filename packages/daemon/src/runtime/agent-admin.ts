@@ -67,7 +67,9 @@ async function syncNow(rt: Runtime, org: string, entries: FileAgent[]): Promise<
       return true;
     });
     if (!written) {
-      rt.opts.log("warn", `agents/${entry.name}.md is ignored: an agent named ${entry.name} was created through the API`, {});
+      // Another node registered it meanwhile (it took the sync over from this one, frozen past its lock): nothing to say.
+      if ((await rt.store.agents.byName(org, entry.name))?.source !== "file")
+        rt.opts.log("warn", `agents/${entry.name}.md is ignored: an agent named ${entry.name} was created through the API`, {});
       continue;
     }
     (entry.error ? report.unreadable : prior ? report.updated : report.added).push(entry.name);
