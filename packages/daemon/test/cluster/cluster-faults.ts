@@ -15,7 +15,7 @@
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { faultScript } from "../faults/fault-agent.js";
-import { api, type FaultEvent } from "../faults/fault-api.js";
+import { api, waitUntil, type FaultEvent } from "../faults/fault-api.js";
 import { checkInvariants, scopeToMessages } from "../faults/fault-invariants.js";
 import { settle } from "../faults/fault-settle.js";
 import { startWorker, type FaultWorker, type LogEntry } from "../faults/fault-worker-process.js";
@@ -124,6 +124,9 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
       const kind = pick(FAULT_KINDS);
       if (kind === "worker") {
         const i = int(0, WORKERS - 1);
+        // The other worker, if it was killed last, is connected again first: two workers down at once for longer than
+        // worker_grace (a restart takes that long on a busy machine) fail calls "No worker serves", rightly.
+        await connectedSomewhere(live(), workers[1 - i]!, ids.probe!);
         o.onFault?.(kind, `w${i}`);
         await workers[i]!.stop();
         await sendSome(1);
@@ -208,4 +211,20 @@ function keepLogs(dir: string, seed: number, nodes: ClusterNode[], workers: Faul
     writeFileSync(join(into, `w${i}.stderr`), w.stderr());
     if (existsSync(w.logFile)) copyFileSync(w.logFile, join(into, `w${i}.log.jsonl`));
   });
+}
+
+/** Waits until worker `w` is connected, with its tools, to one of `nodes` (seen through the probe agent). */
+async function connectedSomewhere(nodes: ClusterNode[], w: FaultWorker, probe: string): Promise<void> {
+  await waitUntil(
+    async () => {
+      for (const n of nodes) {
+        const r = await api<{ tool_sources: { name: string; status: string }[] }>(n, "GET", `/v1/agents/${probe}`).catch(() => undefined);
+        if (r?.tool_sources.some((src) => src.name.includes(`fault-worker-${w.child.pid}`) && src.status === "connected")) return true;
+      }
+      return false;
+    },
+    `worker ${w.child.pid} to connect to a node`,
+    120_000,
+    200,
+  );
 }
