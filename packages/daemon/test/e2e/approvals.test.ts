@@ -195,6 +195,9 @@ describe("questions to a person (person/ask)", () => {
         `curious\\s+parked \\(waiting for an answer\\)\\s+Which region for the cache\\? \\(wardrik answer curious ${call} TEXT\\)`,
       ),
     );
+    // The columns stay aligned with the longer status.
+    const [head, row] = ls.stdout.split("\n");
+    expect(row!.indexOf("Which region")).toBe(head!.indexOf("DESCRIPTION"));
     // A question is answered, not approved.
     const approve = await p.cli(["approve", "curious", call]);
     expect(approve.code).toBe(1);

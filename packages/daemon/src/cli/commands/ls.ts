@@ -30,11 +30,12 @@ export function registerLs(program: Command): void {
     if (opts.json) return json(agents);
     if (agents.length === 0) return out(filter ? "Nothing needs attention." : "No agents.");
     const w = Math.max(4, ...agents.map((a) => a.name.length));
-    out(`${"NAME".padEnd(w)}  ${"STATUS".padEnd(10)}  DESCRIPTION`);
+    const statusOf = (a: (typeof agents)[number]) => (a.question ? "parked (waiting for an answer)" : a.status);
+    const sw = Math.max(10, ...agents.map((a) => statusOf(a).length));
+    out(`${"NAME".padEnd(w)}  ${"STATUS".padEnd(sw)}  DESCRIPTION`);
     for (const a of agents) {
-      const status = a.question ? "parked (waiting for an answer)" : a.status;
       out(
-        `${a.name.padEnd(w)}  ${status.padEnd(10)}  ${a.status === "unreadable" ? firstProblem(a.reason) : a.question ? asked(a.name, a.question) : a.description}`,
+        `${a.name.padEnd(w)}  ${statusOf(a).padEnd(sw)}  ${a.status === "unreadable" ? firstProblem(a.reason) : a.question ? asked(a.name, a.question) : a.description}`,
       );
     }
   });
