@@ -163,6 +163,18 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
       const by = decidedBy(d);
       return { text: `${tool} denied${by ? ` by ${by}` : ""}`, detail: s(d.reason) || undefined, tone: "bad" };
     }
+    case "question.asked": {
+      const choices = Array.isArray(d.choices) ? d.choices.map(s) : [];
+      return {
+        text: "Asks a person",
+        detail: [s(d.question), choices.length > 0 ? `choices: ${choices.join(" | ")}` : ""].filter(Boolean).join(" · "),
+        tone: "warn",
+      };
+    }
+    case "question.answered": {
+      const by = decidedBy(d);
+      return { text: `Answered${by ? ` by ${by}` : ""}`, detail: s(d.answer), tone: "ok" };
+    }
     case "budget.exceeded":
       return { text: "Budget exceeded", detail: s(d.reason), tone: "bad" };
     case "conversation.compacted":

@@ -57,6 +57,13 @@ describe("event lines", () => {
     expect(decidedBy({})).toBeUndefined();
     expect(describeEvent(ev("approval.granted", { tool: "t", call: "c" }, 0)).text).toBe("t approved");
   });
+
+  it("a question says what was asked, with its choices, and who answered what", () => {
+    const asked = ev("question.asked", { tool: "person/ask", call: "c", question: "Roll back?", choices: ["yes", "no"] }, 0);
+    expect(describeEvent(asked)).toMatchObject({ text: "Asks a person", detail: "Roll back? · choices: yes | no", tone: "warn" });
+    const answered = ev("question.answered", { tool: "person/ask", call: "c", answer: "yes", by: "token:admin" }, 0);
+    expect(describeEvent(answered)).toMatchObject({ text: "Answered by token:admin", detail: "yes", tone: "ok" });
+  });
 });
 
 describe("a turn's timeline", () => {
