@@ -27,6 +27,8 @@ import { ProjectAgents } from "./project-agents.js";
 import { Store } from "./store/store.js";
 import { FilesToolset } from "./tools/files-toolset.js";
 import { PersonToolset } from "./tools/person-toolset.js";
+import { AgentsToolset } from "./tools/agents-toolset.js";
+import { subAgentHost } from "./runtime/sub-agent-call.js";
 import { toolPatternProblems } from "./tools/check-tool-patterns.js";
 import { ToolRegistry } from "./tools/tool-registry.js";
 import { VERSION } from "./version.js";
@@ -140,6 +142,9 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
   const registry = new ToolRegistry({ redactor });
   registry.add(new FilesToolset(db, clock));
   registry.add(new PersonToolset());
+  // agents/NAME: runs a turn of another agent; it needs the runtime, attached once that exists.
+  const agentsToolset = new AgentsToolset();
+  registry.add(agentsToolset);
   const node = await nodeOwnership(db, store, bus, {
     node: i.node,
     port: i.port ?? config.listen.port,
@@ -192,6 +197,7 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
     orgRunningTurns: config.limits.org_running_turns,
   });
   attachWorkers(runtime);
+  agentsToolset.attach(subAgentHost(runtime, bus));
   eventsIO.attach(store, runtime, bus);
   const slackService = slackModule && config.slack;
   if (slackService)

@@ -27,7 +27,13 @@ export interface EventDataMap {
   "agent.awake": Record<string, never>;
   "message.queued": { message: string; conversation: string; conversation_id: string; text: string };
   "messages.dropped": { count: number; conversation?: string };
-  "turn.started": { conversation: string; conversation_id: string; messages: string[] };
+  /** `parent`: the turn is a child turn, run for the `agents/NAME` call `call` of agent `agent`'s turn `run`. */
+  "turn.started": {
+    conversation: string;
+    conversation_id: string;
+    messages: string[];
+    parent?: { agent: string; run: string; call: string };
+  };
   /** `output`: the reply as JSON, when the agent declares an `output` schema (the reply fits it). */
   "turn.completed": { conversation_id: string; reply: string; output?: unknown; iterations: number; spend_usd: number };
   "turn.failed": { conversation_id: string; reason: string; iterations: number; spend_usd: number } & Failure;
@@ -81,6 +87,8 @@ export interface EventDataMap {
   "call.timed_out": CallRef & { error: string; attempt: number; timeout_s: number; will_retry: boolean; cost_usd: number } & Failure;
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
+  /** An `agents/NAME` call's child turn started: `agent` (its ID) runs turn `run` in its conversation `conversation`. */
+  "call.delegated": CallRef & { agent: string; run: string; conversation: string };
   /**
    * `lost`: the call's answer was lost in a crash (code `lost`), not asked for by a policy rule;
    * `worker` is the worker process it was last sent to, when the record knows it.
@@ -163,6 +171,7 @@ export const EVENT_TYPES = [
   "call.timed_out",
   "call.retried",
   "call.cost_reported",
+  "call.delegated",
   "approval.requested",
   "approval.granted",
   "approval.denied",

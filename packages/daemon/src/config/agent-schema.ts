@@ -51,6 +51,17 @@ const frontmatterShape = {
     .describe(
       "A JSON Schema the final reply must fit, inline or as a path (schemas/report.json). Providers with structured output get the schema; every reply is checked, and one that does not fit is sent back for repair up to `retries` times before the turn fails with code bad_output. turn.completed carries the parsed reply as `output`.",
     ),
+  agents: z
+    .array(namePattern(`must be ${NAME_RULE} (an agent of the same org)`))
+    .optional()
+    .describe(
+      "Agents this one may call, each offered as the tool agents/NAME with input { message, conversation? }. A call runs a turn of that agent (its child turn) in a conversation of its own and answers with the reply. The parent's policy decides the call; the child's spend counts against the parent's budget too.",
+    ),
+  max_depth: positiveInt()
+    .optional()
+    .describe(
+      `How deep calls to other agents may nest below this one (default ${AGENT_DEFAULTS.max_depth}): a call that would go deeper, or reach an agent already in the chain (a cycle), is refused.`,
+    ),
   triggers: z.array(triggerSchema).optional().describe("Messages queued from outside: schedules, webhooks, events."),
 };
 

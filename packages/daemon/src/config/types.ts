@@ -68,7 +68,14 @@ export const AGENT_DEFAULTS = {
   timeout: 600,
   retries: 2,
   idle_timeout: 900,
+  max_depth: 3,
 } as const;
+
+/** The tool patterns an agent's tools come from: its `tools`, and agents/NAME for each agent it may call. */
+export function toolPatternsOf(def: Pick<AgentDefinition, "tools" | "agents">): string[] {
+  const agents = def.agents ?? [];
+  return agents.length === 0 ? def.tools : [...def.tools, ...agents.map((name) => `agents/${name}`)];
+}
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7373;

@@ -24,6 +24,12 @@ import type { CallStatus } from "../store/rows.js";
  *   planned (saved undecided by state format 1) --allow|ask|deny|invalid--> as from new, allow gives approved
  *   any open state --kill--> killed
  *
+ * An agents/NAME call (a sub-agent, runtime/sub-agent-call.ts) adds no row:
+ * allowed, it is `running` while its child turn runs, and that turn's end
+ * completes or fails it; killed, or its turn ending, it cancels the child
+ * turn; interrupted by a restart, it is safe to repeat (retry) and its new
+ * attempt finds the same child turn instead of starting another.
+ *
  * Final states: completed, failed, denied, killed, timed_out. A final call
  * never runs again: after a crash its saved result is replayed to the model.
  * It never changes again either, with one exception: a call that failed

@@ -7,6 +7,7 @@ import { budgetReason } from "./budget.js";
 import { decidePlanned } from "./call-moves.js";
 import { StaleTurn } from "./engine-options.js";
 import { availableToolsText, decide } from "./plan-round.js";
+import { toolPatternsOf } from "../config/types.js";
 
 /**
  * A call saved undecided (rounds saved by state format 1) is decided when
@@ -33,9 +34,9 @@ export async function decideSavedCall(
     reason: null,
     rule: null,
   };
-  const usable = tool !== undefined && d.def.tools.some((p) => compileToolPattern(p)(call.tool));
+  const usable = tool !== undefined && toolPatternsOf(d.def).some((p) => compileToolPattern(p)(call.tool));
   if (!usable) {
-    const tools = await d.tools.resolve(d.def.tools, { org: d.org, agentId: d.id });
+    const tools = await d.tools.resolve(toolPatternsOf(d.def), { org: d.org, agentId: d.id });
     Object.assign(c, { status: "failed", result: `Unknown tool ${call.tool}. ${availableToolsText(tools)}`, errorCode: "unknown_tool" });
   } else {
     const over = await budgetReason(d, turn, d.hooks.budget(d.def), 0);

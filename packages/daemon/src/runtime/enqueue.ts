@@ -20,6 +20,8 @@ export interface Enqueued {
 export interface EnqueueOptions {
   /** Runs in the transaction that queues the message, once its sequence number is known (an idempotent answer). */
   inTransaction?: (tx: Tx, queued: Enqueued) => Promise<void>;
+  /** The `agents/NAME` call that sends the message: the turn that takes it is that call's child turn. */
+  parentCall?: string | undefined;
 }
 
 export async function enqueue(
@@ -49,13 +51,18 @@ export async function enqueue(
       const run = d.canStartAt(conv.id) && (slot ??= rt.opts.turnSlots.tryTake(agent.org)) ? rt.store.ids.next("run") : undefined;
       if (run) d.starting.add((starting = conv.id));
       else d.mayHaveQueued.add(conv.id);
-      await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text, ...(run ? { run } : {}) }, w.now);
+      const parentCall = options.parentCall;
+      await rt.store.inputs.insert(
+        w,
+        { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, ...(run ? { run } : {}) },
+        w.now,
+      );
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
       const inTransaction = options.inTransaction;
       if (inTransaction) {
         w.afterFlush((tx) => inTransaction(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: queued.seq }));
       }
-      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text }]);
+      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text, parentCall }]);
       w.afterCommit(() => {
         // The runner that drives the started turn holds the place until the turn ends or parks.
         if (run) d.startedSlots.set(conv.id, slot!);
@@ -87,7 +94,11 @@ async function enqueueElsewhere(
   const ref = { id: agent.id, org: agent.org };
   const { conversationId, queued } = await rt.store.tx(async (w) => {
     const conv = await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
-    await rt.store.inputs.insert(w, { id: message, agentId: agent.id, conversationId: conv.id, text }, w.now);
+    await rt.store.inputs.insert(
+      w,
+      { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall: options.parentCall },
+      w.now,
+    );
     const event = w.emit(ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
     w.afterFlush(async (tx) => {
       await rt.ownership.poke(tx, agent.id, { kind: "work" });

@@ -27,7 +27,7 @@ export async function invokeTool(
   turnSignal.addEventListener("abort", onTurnAbort, { once: true });
   const release = d.calls.track(call.id, controller);
   const timeoutMs = d.opts.toolTimeoutMs;
-  const timer = setTimeout(() => controller.abort(new CallStop("timeout")), timeoutMs);
+  const timer = tool.toolset.untimed ? undefined : setTimeout(() => controller.abort(new CallStop("timeout")), timeoutMs);
   let cost = 0;
   let outcome: ToolOutcome;
   try {

@@ -18,6 +18,7 @@ import { planCalls, recordJudged, runJudges, waitForMissingTools } from "./plan-
 import { announceModelCall, endedIn } from "./turn-bookkeeping.js";
 import { endTurn } from "./turn-moves.js";
 import { checkOutput, rejectOutput } from "./typed-output.js";
+import { toolPatternsOf } from "../config/types.js";
 
 /**
  * One model call. Its reply commits in one transaction with its events and,
@@ -35,11 +36,11 @@ export async function modelStep(
   const resolved = firstModel(d);
   const caps = d.hooks.budget(d.def);
   const scope = { org: d.org, agentId: d.id };
-  let tools = await d.tools.resolve(d.def.tools, scope);
+  let tools = await d.tools.resolve(toolPatternsOf(d.def), scope);
   if (resumed && turn.rounds > 0) {
     // After a restart: offer the model the tools this turn used, once their workers are back.
     const used = (await d.store.calls.ofTurn(turn.id)).map((c) => toModelToolName(c.tool));
-    if (await waitForMissingTools(d, used, tools)) tools = await d.tools.resolve(d.def.tools, scope);
+    if (await waitForMissingTools(d, used, tools)) tools = await d.tools.resolve(toolPatternsOf(d.def), scope);
   }
   let cache = await d.prompt(turn.conversation_id);
   if (await maybeCompact(d, turn, resolved, cache, signal)) cache = await d.prompt(turn.conversation_id);

@@ -10,6 +10,7 @@ import { fromModelToolName } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { costOf, type ModelReply } from "./call-model.js";
 import { isSafeToRepeat } from "./recovery.js";
+import { toolPatternsOf } from "../config/types.js";
 
 /** A call whose policy rule hands it to a judge model; it holds the rule's on_error decision until judged. */
 export interface JudgeTask {
@@ -160,7 +161,7 @@ function planCall(d: AgentDriver, tc: ModelReply["toolCalls"][number], tools: Ma
   }
   if (!tool) {
     const full = fromModelToolName(tc.toolName);
-    const mayUse = d.def.tools.some((p) => compileToolPattern(p)(full));
+    const mayUse = toolPatternsOf(d.def).some((p) => compileToolPattern(p)(full));
     if (mayUse && full.startsWith("workers/")) {
       return { ...base, args, status: "failed", result: noWorkerMessage(full), errorCode: "no_worker" };
     }
@@ -228,7 +229,7 @@ export async function waitForMissingTools(d: AgentDriver, modelNames: string[], 
   for (const modelName of new Set(modelNames)) {
     if (tools.has(modelName)) continue;
     const full = fromModelToolName(modelName);
-    if (!d.def.tools.some((p) => compileToolPattern(p)(full))) continue;
+    if (!toolPatternsOf(d.def).some((p) => compileToolPattern(p)(full))) continue;
     const found = await d.tools.findOrWait(full, scope, d.graceLeftMs());
     if (found) {
       tools.set(modelName, found);

@@ -11,7 +11,8 @@ import type { ToolsetKind } from "../tools/toolset.js";
  * - planned calls (saved undecided by state format 1) are decided now;
  * - approved calls run: a person said so and they had not started;
  * - running calls may have run. Those safe to repeat run again with the same
- *   idempotency key. For any other whose process can outlive the daemon (a
+ *   idempotency key (an agents/NAME call is: it finds its child turn again
+ *   and answers with that turn's end). For any other whose process can outlive the daemon (a
  *   worker), the workers are asked whether one knows it, until the worker
  *   grace ends: one that ran it, or still runs it, gives its answer. Else, or
  *   when nobody can be asked (an MCP server), it goes to a person: "This call
@@ -61,6 +62,8 @@ export function isSafeToRepeat(tool: ToolSafety): boolean {
   switch (tool.kind) {
     case "files":
     case "person":
+    // Run again, an agents/NAME call finds the child turn its first attempt started (by the call's ID) and waits for it.
+    case "agents":
       return true;
     case "workers":
       return tool.readOnly || tool.idempotent;

@@ -1,5 +1,5 @@
 import { AgentGoneError, LeaseLostError } from "../store/writer.js";
-import type { TurnRow } from "../store/rows.js";
+import type { InputRow, TurnRow } from "../store/rows.js";
 import { STATE_FORMAT, StateError } from "../store/state-error.js";
 import type { Writer } from "../store/store.js";
 import type { AgentDriver } from "./agent-driver.js";
@@ -66,7 +66,7 @@ export async function startTurnIn(
   w: Writer,
   conversation: { id: string; key: string },
   run: string,
-  inputs: { id: string; text: string }[],
+  inputs: InputRow[],
 ): Promise<TurnRow> {
   // The turn's trace context is stored with it, so every later stretch of the turn joins the same trace.
   const traceContext = d.opts.telemetry.turnStarting(w, turnTelemetry(d, { id: run, conversation_id: conversation.id }));

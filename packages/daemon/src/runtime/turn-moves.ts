@@ -1,5 +1,5 @@
 import { isRetryableFailure, type FailureCode } from "@wardrik/protocol";
-import type { InputRow, TurnRow } from "../store/rows.js";
+import type { CallRow, InputRow, TurnRow } from "../store/rows.js";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
 import type { AgentRef, PendingMessage, Store, Writer } from "../store/store.js";
@@ -31,13 +31,30 @@ export async function beginTurn(
   const turn = await store.turns.insert(w, { id: run, agentId: agent.id, conversationId: conversation.id, traceContext }, w.now);
   w.countTurns(agent, move.counters);
   const messages = inputs.map((i) => w.appendMessage(agent, conversation.id, run, { role: "user", text: i.text, input: i.id }));
+  const parent = await parentOf(store, inputs);
   w.emit(
     agent,
     "turn.started",
-    { conversation: conversation.key, conversation_id: conversation.id, messages: inputs.map((i) => i.id) },
+    {
+      conversation: conversation.key,
+      conversation_id: conversation.id,
+      messages: inputs.map((i) => i.id),
+      ...(parent ? { parent: { agent: parent.agent_id, run: parent.run, call: parent.id } } : {}),
+    },
     { run },
   );
+  // The parent's record names the child turn in the same commit: each side links to the other.
+  if (parent) {
+    const data = { call: parent.id, tool: parent.tool, agent: agent.id, run, conversation: conversation.key };
+    w.emit({ id: parent.agent_id, org: agent.org }, "call.delegated", data, { run: parent.run, subject: parent.id });
+  }
   return { turn, messages };
+}
+
+/** The `agents/NAME` call a message of the turn was sent by, when the turn is a child turn. */
+async function parentOf(store: Store, inputs: InputRow[]): Promise<CallRow | undefined> {
+  const id = inputs.find((i) => i.parentCall !== undefined)?.parentCall;
+  return id === undefined ? undefined : store.calls.get(id);
 }
 
 /** running -> parked: a call of the round waits for a person. */

@@ -8,27 +8,47 @@ export class InputsTable {
   /** Queues a message, or records it as already claimed by `run` (a turn started in the same commit). */
   async insert(
     tx: Tx,
-    input: { id: string; agentId: string; conversationId: string; text: string; run?: string },
+    input: { id: string; agentId: string; conversationId: string; text: string; run?: string; parentCall?: string | undefined },
     now: string,
   ): Promise<void> {
-    await tx.run("INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
-      input.id,
-      input.agentId,
-      input.conversationId,
-      input.text,
-      input.run ? "claimed" : "queued",
-      input.run ?? null,
-      now,
-    ]);
+    await tx.run(
+      "INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, parent_call, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      [
+        input.id,
+        input.agentId,
+        input.conversationId,
+        input.text,
+        input.run ? "claimed" : "queued",
+        input.run ?? null,
+        input.parentCall ?? null,
+        now,
+      ],
+    );
+  }
+
+  /** The message an `agents/NAME` call sent its child, if it did: its status and the turn that took it. */
+  async sentBy(parentCall: string): Promise<{ id: string; agent_id: string; status: string; run: string | null } | undefined> {
+    return this.db.get("SELECT id, agent_id, status, run FROM inputs WHERE parent_call = ? ORDER BY id LIMIT 1", [parentCall]);
+  }
+
+  /** The `agents/NAME` call whose message a turn took, if one did (a child turn). */
+  async parentCallOf(run: string): Promise<string | undefined> {
+    const row = await this.db.get<{ parent_call: string }>(
+      "SELECT parent_call FROM inputs WHERE run = ? AND parent_call IS NOT NULL ORDER BY id LIMIT 1",
+      [run],
+    );
+    return row?.parent_call;
   }
 
   /** Claims every queued message of a conversation for `run`, oldest first. */
   async claim(tx: Tx, conversationId: string, run: string): Promise<InputRow[]> {
-    const rows = await tx.all<{ id: string; text: string }>(
-      "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' RETURNING id, text",
+    const rows = await tx.all<{ id: string; text: string; parent_call: string | null }>(
+      "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' RETURNING id, text, parent_call",
       [run, conversationId],
     );
-    return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+    return rows
+      .map((r) => ({ id: r.id, text: r.text, ...(r.parent_call ? { parentCall: r.parent_call } : {}) }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   /** Whether a conversation has queued messages. */

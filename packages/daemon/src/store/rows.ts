@@ -115,4 +115,6 @@ export interface CallRow {
 export interface InputRow {
   id: string;
   text: string;
+  /** The `agents/NAME` call that sent the message (the turn taking it is that call's child turn). */
+  parentCall?: string | undefined;
 }

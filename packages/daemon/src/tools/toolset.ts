@@ -129,7 +129,7 @@ export function stopReasonOf(signal: AbortSignal): StopReason {
 }
 
 /** What kind of source a toolset is: the safe-to-repeat rule differs per kind. */
-export type ToolsetKind = "files" | "workers" | "mcp" | "person" | "other";
+export type ToolsetKind = "files" | "workers" | "mcp" | "person" | "agents" | "other";
 
 export interface Toolset {
   readonly namespace: string;
@@ -163,6 +163,12 @@ export interface Toolset {
    * restart), up to `timeoutMs`. Recovery uses it instead of failing at once.
    */
   waitFor?(tool: string, scope: ToolScope, timeoutMs: number): Promise<boolean>;
+  /**
+   * Calls of this toolset have no call timeout of their own: something else
+   * bounds them (an agents/NAME call lasts as long as its child turn, which
+   * its own timeout ends).
+   */
+  readonly untimed?: boolean;
   /** The agent fell asleep: release what it held (an MCP server no awake agent uses stops). */
   release?(scope: ToolScope): void | Promise<void>;
   /** Health of the toolset's sources, for `wardrik agent show` (MCP servers, workers). */

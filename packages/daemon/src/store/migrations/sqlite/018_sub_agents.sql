@@ -1,0 +1,7 @@
+-- Version 18 (SQLite). Never edit a shipped migration: add a new file.
+-- A message an agent sends another through an `agents/NAME` call names that
+-- call: the turn that takes the message is the call's child turn (its
+-- turn.started names the parent call), and a call started again after a
+-- restart finds its child here instead of sending the message twice.
+ALTER TABLE inputs ADD COLUMN parent_call TEXT;
+CREATE INDEX inputs_parent_call ON inputs (parent_call) WHERE parent_call IS NOT NULL;
