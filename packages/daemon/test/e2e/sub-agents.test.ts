@@ -1,0 +1,199 @@
+/**
+ * Sub-agents: `agents: [NAME]` offers agents/NAME; a call runs a turn of that
+ * agent (its child turn), linked on both records, governed by the parent's
+ * policy and budget, refused for cycles and past max_depth, cancelled with
+ * the parent, and carried across a kill -9 of the daemon. One daemon for the
+ * file; each test uses agents of its own.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { agentFile, createProject, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+
+let p: TestProject;
+
+/** A parent that sends its message on to `child` and replies with what it got. */
+const delegating = (child: string) => `steps:
+  - tool_calls:
+      - tool: agents/${child}
+        args: { message: "look into {{message}}" }
+  - text: "parent got: {{result}}"
+`;
+const RESEARCH = `steps:
+  - text: "facts on {{message}}"
+`;
+const ASKING = `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Which {{message}}?" }
+  - text: "child heard {{result}}"
+`;
+const HANGING = `steps:
+  - hang: true
+`;
+const SPENDING = `steps:
+  - text: "costly facts"
+    usage: { input: 1000000, output: 0 }
+`;
+const OPEN = `description: Lets everything through.
+rules:
+  - tool: "*"
+    decision: allow
+`;
+const CAPPED = `description: A small budget per turn.
+budget:
+  per_turn_usd: 0.5
+rules:
+  - tool: "*"
+    decision: allow
+`;
+const NO_HELP = `description: No calls to other agents.
+rules:
+  - tool: agents/*
+    decision: deny
+    reason: Work alone.
+`;
+const ASK_FIRST = `description: Calls to other agents need a person.
+rules:
+  - tool: agents/*
+    decision: ask
+    reason: Check before delegating.
+`;
+
+const agent = (model: string, fields: Record<string, unknown> = {}) =>
+  agentFile({ description: `Plays ${model}`, model, policy: "open", ...fields });
+
+beforeAll(async () => {
+  p = await createProject({
+    scripts: {
+      to_researcher: delegating("researcher"),
+      to_self: delegating("selfish"),
+      to_d2: delegating("d2"),
+      to_d3: delegating("d3"),
+      to_asker: delegating("child_asker"),
+      to_hanger: delegating("hanger"),
+      to_spender: delegating("spender"),
+      research: RESEARCH,
+      asking: ASKING,
+      hanging: HANGING,
+    },
+    models: { spending_priced: { provider: "script", model: "spending", price: { input: 1, output: 1 } } },
+    files: {
+      "scripts/spending.yaml": SPENDING,
+      "policies/open.yaml": OPEN,
+      "policies/capped.yaml": CAPPED,
+      "policies/no_help.yaml": NO_HELP,
+      "policies/ask_first.yaml": ASK_FIRST,
+      "agents/researcher.md": agent("research"),
+      "agents/lead.md": agent("to_researcher", { agents: ["researcher"] }),
+      "agents/loner.md": agent("to_researcher", { agents: ["researcher"], policy: "no_help" }),
+      "agents/careful.md": agent("to_researcher", { agents: ["researcher"], policy: "ask_first" }),
+      "agents/selfish.md": agent("to_self", { agents: ["selfish"] }),
+      "agents/d1.md": agent("to_d2", { agents: ["d2"], max_depth: 1 }),
+      "agents/d2.md": agent("to_d3", { agents: ["d3"] }),
+      "agents/d3.md": agent("research"),
+      "agents/child_asker.md": agent("asking", { tools: ["person"] }),
+      "agents/crash_parent.md": agent("to_asker", { agents: ["child_asker"] }),
+      "agents/hanger.md": agent("hanging"),
+      "agents/cancel_parent.md": agent("to_hanger", { agents: ["hanger"] }),
+      "agents/spender.md": agent("spending_priced"),
+      "agents/thrifty.md": agent("to_spender", { agents: ["spender"], policy: "capped" }),
+    },
+  });
+});
+
+const ofType = (events: WireEvent[], type: string) => events.filter((e) => short(e.type) === type);
+
+describe.concurrent("sub-agents (agents/NAME)", () => {
+  it("a parent calls its child and uses the reply; both records link to each other", async () => {
+    const { run, end } = await p.send("lead", "tides");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toBe('parent got: {"reply":"facts on look into tides"}');
+    const lead = await p.events("lead");
+    const delegated = ofType(lead, "call.delegated").find((e) => e.run === run)!;
+    expect(delegated.data).toMatchObject({ tool: "agents/researcher", agent: await p.agentId("researcher") });
+    const research = await p.events("researcher");
+    const started = ofType(research, "turn.started").find((e) => e.run === delegated.data.run)!;
+    expect(started.data.parent).toEqual({ agent: await p.agentId("lead"), run, call: delegated.data.call });
+    expect(started.data.conversation).toBe("lead/main");
+    expect(ofType(research, "turn.completed").filter((e) => e.run === delegated.data.run)).toHaveLength(1);
+  });
+
+  it("an agent that would reach itself is refused, saying so, and no child turn starts", async () => {
+    const { end } = await p.send("selfish", "x");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toContain("Refused: selfish is already in the chain of calls that led here (selfish → selfish)");
+    expect(ofType(await p.events("selfish"), "turn.started")).toHaveLength(1);
+  });
+
+  it("a call deeper than max_depth is refused with the chain; the levels above get the refusal as an answer", async () => {
+    const { end } = await p.send("d1", "deep");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toContain("Refused: calling d3 would nest agents 2 deep (d1 → d2 → d3); max_depth is 1.");
+    expect(ofType(await p.events("d3"), "turn.started")).toHaveLength(0);
+  });
+
+  it("the parent's policy decides the call: deny sends nothing; ask waits for a person, then the child runs", async () => {
+    const denied = await p.send("loner", "x");
+    expect(denied.end.data.reply).toContain("Work alone.");
+    const careful = await p.agentId("careful");
+    await p.apiOk("POST", `/v1/agents/${careful}/messages`, { text: "reefs" });
+    const asked = await p.waitForEvent(careful, (e) => short(e.type) === "approval.requested");
+    expect(asked.data).toMatchObject({ tool: "agents/researcher", reason: "Check before delegating." });
+    expect((await p.cli(["approve", "careful", String(asked.data.call)])).code).toBe(0);
+    const end = await p.waitForTurnEnd(careful, String(asked.run));
+    expect(end.data.reply).toBe('parent got: {"reply":"facts on look into reefs"}');
+    // The denied call sent no message: the only turns of researcher here are the approved one's and other tests'.
+    const fromLoner = ofType(await p.events("researcher"), "turn.started").filter((e) => String(e.data.conversation).startsWith("loner/"));
+    expect(fromLoner).toHaveLength(0);
+  });
+
+  it("the child's spend counts against the parent's budget: its cost is the call's, and the parent's turn stops at its cap", async () => {
+    const { end } = await p.send("thrifty", "x");
+    const thrifty = await p.events("thrifty");
+    const completed = ofType(thrifty, "call.completed").find((e) => e.data.tool === "agents/spender")!;
+    expect(completed.data.cost_usd).toBeCloseTo(1, 6);
+    expect(short(end.type)).toBe("turn.failed");
+    expect(end.data.code).toBe("budget");
+    expect(ofType(thrifty, "budget.exceeded")).toHaveLength(1);
+  });
+
+  it("cancelling the parent's turn cancels the child turn", async () => {
+    const parent = await p.agentId("cancel_parent");
+    await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "x" });
+    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
+    expect((await p.cli(["agent", "cancel", "cancel_parent"])).code).toBe(0);
+    const end = await p.waitForTurnEnd("hanger", String(delegated.data.run));
+    expect(short(end.type)).toBe("turn.cancelled");
+  });
+});
+
+describe("wardrik schema agent", () => {
+  it("describes agents and max_depth", async () => {
+    const r = await p.cli(["schema", "agent"]);
+    expect(r.code, r.stderr).toBe(0);
+    const schema = JSON.parse(r.stdout) as { properties: Record<string, { description?: string }> };
+    expect(schema.properties.agents?.description).toMatch(/offered as the tool agents\/NAME/);
+    expect(schema.properties.max_depth?.description).toMatch(/default 3/);
+  });
+});
+
+describe("sub-agents across a crash", () => {
+  it("kill -9 during the child turn: after the restart the child goes on and its answer reaches the parent once", async () => {
+    const parent = await p.agentId("crash_parent");
+    await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "port" });
+    const asked = await p.waitForEvent("child_asker", (e) => short(e.type) === "question.asked");
+    await p.waitForEvent("child_asker", (e) => short(e.type) === "turn.parked");
+    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
+    await p.kill();
+    await p.start();
+    expect((await p.cli(["answer", "child_asker", String(asked.data.call), "the north one"])).code).toBe(0);
+    const end = await p.waitForTurnEnd(parent, String(delegated.run));
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toBe('parent got: {"reply":"child heard {\\"answer\\":\\"the north one\\"}"}');
+    const events = await p.events(parent);
+    expect(ofType(events, "call.completed").filter((e) => e.data.call === delegated.data.call)).toHaveLength(1);
+    expect(ofType(events, "call.delegated")).toHaveLength(1);
+    const child = await p.events("child_asker");
+    expect(ofType(child, "turn.started")).toHaveLength(1);
+    expect(ofType(child, "turn.completed")).toHaveLength(1);
+  });
+});
