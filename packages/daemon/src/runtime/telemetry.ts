@@ -53,6 +53,8 @@ export interface TurnTelemetry {
   agentDescription: string;
   org: string;
   conversationId: string;
+  /** A child turn's: the agents/NAME call it runs for (its span is the parent of the turn's, when this process has it). */
+  parentCall?: string | undefined;
 }
 
 export interface ModelCallTelemetry extends TurnTelemetry {

@@ -69,7 +69,9 @@ export async function startTurnIn(
   inputs: InputRow[],
 ): Promise<TurnRow> {
   // The turn's trace context is stored with it, so every later stretch of the turn joins the same trace.
-  const traceContext = d.opts.telemetry.turnStarting(w, turnTelemetry(d, { id: run, conversation_id: conversation.id }));
+  const parentCall = inputs.find((i) => i.parentCall !== undefined)?.parentCall;
+  const traced = { ...turnTelemetry(d, { id: run, conversation_id: conversation.id }), parentCall };
+  const traceContext = d.opts.telemetry.turnStarting(w, traced);
   const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs, traceContext);
   announceModelCall(d, w, run, 1);
   w.afterCommit(() => {

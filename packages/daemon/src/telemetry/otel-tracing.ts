@@ -62,6 +62,8 @@ interface TurnTrace {
   turn: TurnTelemetry | undefined;
   /** The provider of the turn's latest model call, for the root span. */
   provider?: string;
+  /** A child turn's: the execute_tool span of the agents/NAME call it runs for, its root span's parent. */
+  caller?: SpanContext;
 }
 
 /**
@@ -110,6 +112,8 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
 
 class OtelTracing implements Telemetry {
   private readonly open = new Map<string, TurnTrace>();
+  /** The open spans of agents/NAME calls, by call ID: a child turn starting for one is traced under it. */
+  private readonly callSpans = new Map<string, { traceId: string; spanId: string; sampled: boolean }>();
   private ended = new Map<string, TurnTrace>();
   private endedBefore = new Map<string, TurnTrace>();
   private readonly pending = new Set<Promise<void>>();
@@ -131,11 +135,16 @@ class OtelTracing implements Telemetry {
   }
 
   turnStarting(w: Writer, turn: TurnTelemetry): string {
-    const traceId = randomTraceId();
-    const name = `invoke_agent ${turn.agentName}`;
-    const traceparent = { traceId, spanId: randomSpanId(), flags: this.sampled(traceId, name) ? 1 : 0 };
+    // A child turn joins the trace of the call it runs for (while that call's span is open here), under that span.
+    const caller = turn.parentCall === undefined ? undefined : this.callSpans.get(turn.parentCall);
+    const traceId = caller?.traceId ?? randomTraceId();
+    const flags = (caller ? caller.sampled : this.sampled(traceId, `invoke_agent ${turn.agentName}`)) ? 1 : 0;
+    const traceparent = { traceId, spanId: randomSpanId(), flags };
     const startedAt = Date.parse(w.now);
-    w.afterCommit(() => this.remember(turn.run, traceparent, startedAt, turn));
+    w.afterCommit(() => {
+      const t = this.remember(turn.run, traceparent, startedAt, turn);
+      if (caller) t.caller = { traceId, spanId: caller.spanId, traceFlags: flags };
+    });
     return formatTraceParent(traceparent);
   }
 
@@ -196,12 +205,15 @@ class OtelTracing implements Telemetry {
     if (this.settings.captureContent && span.sampled) {
       span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(toolContent(call.args ?? {}));
     }
+    // An agents/NAME call's span is the parent of the child turn it starts (see turnStarting).
+    if (call.tool.startsWith("agents/")) this.callSpans.set(call.callId, span);
     return span;
   }
 
   toolCallEnded(started: Started | undefined, outcome: ToolOutcome | undefined, error?: unknown): void {
     const span = started as CallSpan<ToolCallTelemetry>;
     const call = span.call!;
+    if (this.callSpans.get(call.callId) === span) this.callSpans.delete(call.callId);
     if (outcome) {
       const code = outcomeCode(outcome);
       const capture = this.settings.captureContent && span.sampled;
@@ -333,7 +345,7 @@ class OtelTracing implements Telemetry {
   }
 
   /** Records the turn's root span, `invoke_agent {agent}`, from its start to this end, with the IDs chosen at its start. */
-  private rootSpan(e: StoredEvent, t: Pick<TurnTrace, "traceparent" | "startedAt" | "provider">, turn: TurnTelemetry): void {
+  private rootSpan(e: StoredEvent, t: Pick<TurnTrace, "traceparent" | "startedAt" | "provider" | "caller">, turn: TurnTelemetry): void {
     const data = e.data as Partial<EventDataMap["turn.failed"]>;
     const outcome = e.type.slice(EVENT_TYPE_PREFIX.length + "turn.".length);
     const a: Attributes = {
@@ -357,7 +369,7 @@ class OtelTracing implements Telemetry {
       SpanKind.INTERNAL,
       traceId,
       spanId,
-      undefined,
+      t.caller,
       t.startedAt,
       a,
       true,

@@ -26,6 +26,13 @@ const WRITE_NOTE = `steps:
   - text: "Saved."
 `;
 
+const DELEGATE = `steps:
+  - tool_calls:
+      - tool: agents/helper2
+        args: { message: "{{message}}" }
+  - text: "Got {{result}}"
+`;
+
 let receiver: OtlpReceiver;
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
@@ -228,5 +235,32 @@ describe("traces of a turn", () => {
     const chats = named(trace, "chat note");
     expect(chats).toHaveLength(2);
     expect(chats.every((c) => c.parentSpanId === root.spanId)).toBe(true);
+  });
+
+  it("a sub-agent's turn is in its parent's trace: its invoke_agent span is a child of the parent's execute_tool agents/NAME span", async () => {
+    const p = await createProject({
+      scripts: { delegate: DELEGATE, facts: "steps:\n  - text: facts\n" },
+      files: {
+        "policies/open.yaml": 'description: Everything.\nrules:\n  - tool: "*"\n    decision: allow\n',
+        "agents/boss.md": agentFile({ description: "Delegates.", model: "delegate", agents: ["helper2"], policy: "open" }),
+        "agents/helper2.md": agentFile({ description: "Knows facts.", model: "facts", policy: "open" }),
+      },
+      env: otelEnv(),
+    });
+    const { run, end } = await p.send("boss", "x");
+    expect(short(end.type)).toBe("turn.completed");
+    const spans = await receiver.waitForSpans(
+      (all) =>
+        all.some((s) => s.name === "invoke_agent boss" && s.attributes["wardrik.turn.id"] === run) &&
+        all.some((s) => s.name === "invoke_agent helper2"),
+      "both turns' root spans",
+    );
+    const root = spans.find((s) => s.name === "invoke_agent boss" && s.attributes["wardrik.turn.id"] === run)!;
+    const trace = spans.filter(ofTrace(root.traceId));
+    const call = named(trace, "execute_tool agents/helper2")[0]!;
+    expect(call.parentSpanId).toBe(root.spanId);
+    const child = named(trace, "invoke_agent helper2")[0]!;
+    expect(child.parentSpanId).toBe(call.spanId);
+    expect(named(trace, "chat facts")[0]!.parentSpanId).toBe(child.spanId);
   });
 });
