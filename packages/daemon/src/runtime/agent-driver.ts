@@ -33,6 +33,8 @@ export class AgentDriver {
   readonly calls = new CallStops();
   /** The iteration whose model.called is already recorded, per running turn. */
   readonly announced = new Map<string, number>();
+  /** The agents/NAME call each open turn runs for (null: a turn of its own), as far as read (runtime/caller-budget.ts). */
+  readonly parentCalls = new Map<string, string | null>();
   /** Open turn per conversation, as this driver knows it; a turn started here hands its row over. */
   readonly openTurns = new Map<string, TurnRow | "unknown">();
   /** Rounds this driver saved and is running, for completing them without reading them back. */

@@ -7,6 +7,7 @@ import { StaleTurn } from "./engine-options.js";
 import { endedIn } from "./turn-bookkeeping.js";
 import { endTurn } from "./turn-moves.js";
 import type { BudgetCaps } from "./types.js";
+import { callerBudgetReason } from "./caller-budget.js";
 
 /**
  * Why spending `extra` more dollars would pass a cap, or undefined when it
@@ -14,6 +15,10 @@ import type { BudgetCaps } from "./types.js";
  * have spent so far.
  */
 export async function budgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, extra: number): Promise<string | undefined> {
+  return (await ownBudgetReason(d, turn, caps, extra)) ?? (await callerBudgetReason(d, turn, extra));
+}
+
+async function ownBudgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, extra: number): Promise<string | undefined> {
   if (caps.per_day_usd === undefined && caps.per_turn_usd === undefined) return undefined;
   const spent = await d.store.spend.on(d.id, dayOf(d.store.clock.now()));
   const day = toUsd(spent.model_micros + spent.tools_micros);

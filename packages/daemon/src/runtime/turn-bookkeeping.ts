@@ -28,6 +28,7 @@ export function announceModelCall(d: AgentDriver, w: Writer, run: string, iterat
 /** Forgets a turn once the commit that ended it is durable. */
 export function endedIn(d: AgentDriver, w: Writer, turn: Pick<TurnRow, "id" | "conversation_id">): void {
   w.afterCommit(() => {
+    d.parentCalls.delete(turn.id);
     const known = d.openTurns.get(turn.conversation_id);
     if (known === "unknown" || known?.id === turn.id) d.openTurns.delete(turn.conversation_id);
   });

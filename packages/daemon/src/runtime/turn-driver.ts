@@ -78,6 +78,7 @@ export async function startTurnIn(
     d.starting.delete(conversation.id);
     d.openTurns.set(conversation.id, turn);
     d.announced.set(run, 1);
+    d.parentCalls.set(run, parentCall ?? null);
     const cache = d.cachedPrompt(conversation.id);
     if (cache) for (const m of messages) cache.push({ seq: m.seq, run, message: m.message });
   });

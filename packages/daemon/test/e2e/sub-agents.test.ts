@@ -33,6 +33,17 @@ const SPENDING = `steps:
   - text: "costly facts"
     usage: { input: 1000000, output: 0 }
 `;
+const SPENDING_SLOWLY = `steps:
+  - tool_calls:
+      - tool: files/write
+        args: { path: a.md, content: a }
+    usage: { input: 300000, output: 0 }
+  - tool_calls:
+      - tool: files/write
+        args: { path: b.md, content: b }
+    usage: { input: 300000, output: 0 }
+  - text: "never said"
+`;
 const OPEN = `description: Lets everything through.
 rules:
   - tool: "*"
@@ -71,13 +82,20 @@ beforeAll(async () => {
       to_asker: delegating("child_asker"),
       to_hanger: delegating("hanger"),
       to_spender: delegating("spender"),
+      to_slow_spender: delegating("slow_spender"),
       research: RESEARCH,
       asking: ASKING,
       hanging: HANGING,
     },
-    models: { spending_priced: { provider: "script", model: "spending", price: { input: 1, output: 1 } } },
+    models: {
+      spending_priced: { provider: "script", model: "spending", price: { input: 1, output: 1 } },
+      slowly_priced: { provider: "script", model: "spending_slowly", price: { input: 1, output: 1 } },
+    },
     files: {
       "scripts/spending.yaml": SPENDING,
+      "scripts/spending_slowly.yaml": SPENDING_SLOWLY,
+      "agents/slow_spender.md": agent("slowly_priced", { tools: ["files"] }),
+      "agents/frugal.md": agent("to_slow_spender", { agents: ["slow_spender"], policy: "capped" }),
       "policies/open.yaml": OPEN,
       "policies/capped.yaml": CAPPED,
       "policies/no_help.yaml": NO_HELP,
@@ -154,6 +172,19 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(short(end.type)).toBe("turn.failed");
     expect(end.data.code).toBe("budget");
     expect(ofType(thrifty, "budget.exceeded")).toHaveLength(1);
+  });
+
+  it("a child turn stops once it would pass its caller's budget, before the caller is told its cost", async () => {
+    const { end } = await p.send("frugal", "x");
+    expect(short(end.type)).toBe("turn.failed");
+    const child = await p.events("slow_spender");
+    const failed = ofType(child, "turn.failed")[0]!;
+    expect(failed.data.code).toBe("budget");
+    expect(failed.data.reason).toContain("The calling agent frugal's turn budget of $0.5 would be passed");
+    // Two model calls ($0.30 each) ran; the third would have passed the caller's cap.
+    expect(ofType(child, "model.replied")).toHaveLength(2);
+    const call = ofType(await p.events("frugal"), "call.failed").find((e) => e.data.tool === "agents/slow_spender")!;
+    expect(call.data.error).toContain("slow_spender's turn failed: The calling agent frugal's turn budget");
   });
 
   it("cancelling the parent's turn cancels the child turn", async () => {
