@@ -12,8 +12,12 @@ function gist(e: WardrikCloudEvent): string {
   switch (ev.type) {
     case "message.queued":
       return `${ev.data.message} ${clip(ev.data.text)}`;
-    case "turn.started":
-      return `messages ${ev.data.messages.join(", ")}`;
+    case "turn.started": {
+      const parent = ev.data.parent;
+      return `messages ${ev.data.messages.join(", ")}${parent ? ` for ${parent.call} of ${parent.agent} (${parent.run})` : ""}`;
+    }
+    case "call.delegated":
+      return `${ev.data.call} ${ev.data.tool} runs as ${ev.data.run} of ${ev.data.agent} (conversation ${ev.data.conversation})`;
     case "model.replied": {
       const d = ev.data;
       return `${d.model} in ${d.input_tokens} out ${d.output_tokens} $${d.cost_usd.toFixed(6)}${d.tool_calls ? ` tool calls ${d.tool_calls}` : ""}`;

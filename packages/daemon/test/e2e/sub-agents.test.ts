@@ -133,6 +133,8 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(started.data.parent).toEqual({ agent: await p.agentId("lead"), run, call: delegated.data.call });
     expect(started.data.conversation).toBe("lead/main");
     expect(ofType(research, "turn.completed").filter((e) => e.run === delegated.data.run)).toHaveLength(1);
+    const shown = await p.cli(["events", "lead"]);
+    expect(shown.stdout).toContain(`agents/researcher runs as ${String(delegated.data.run)} of ${await p.agentId("researcher")}`);
   });
 
   it("an agent that would reach itself is refused, saying so, and no child turn starts", async () => {

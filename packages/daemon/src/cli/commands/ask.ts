@@ -230,6 +230,9 @@ class TurnWatch {
         this.progress.line(`→ ${ev.data.tool} (${ev.data.call})`);
         this.showRunning();
         break;
+      case "call.delegated":
+        this.progress.line(`   ${ev.data.tool} runs as ${ev.data.run} (conversation ${ev.data.conversation})`);
+        break;
       case "call.completed":
         this.running.delete(ev.data.call);
         this.showRunning();
