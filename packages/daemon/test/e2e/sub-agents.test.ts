@@ -112,6 +112,7 @@ beforeAll(async () => {
       "agents/crash_parent.md": agent("to_asker", { agents: ["child_asker"] }),
       "agents/hanger.md": agent("hanging"),
       "agents/cancel_parent.md": agent("to_hanger", { agents: ["hanger"] }),
+      "agents/kill_parent.md": agent("to_hanger", { agents: ["hanger"] }),
       "agents/spender.md": agent("spending_priced"),
       "agents/thrifty.md": agent("to_spender", { agents: ["spender"], policy: "capped" }),
     },
@@ -196,6 +197,18 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect((await p.cli(["agent", "cancel", "cancel_parent"])).code).toBe(0);
     const end = await p.waitForTurnEnd("hanger", String(delegated.data.run));
     expect(short(end.type)).toBe("turn.cancelled");
+  });
+
+  it("killing the parent's call cancels the child turn, and the parent goes on with the call stopped", async () => {
+    const parent = await p.agentId("kill_parent");
+    await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "x" });
+    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
+    expect((await p.cli(["agent", "kill", "kill_parent", String(delegated.data.call)])).code).toBe(0);
+    const child = await p.waitForTurnEnd("hanger", String(delegated.data.run));
+    expect(short(child.type)).toBe("turn.cancelled");
+    const end = await p.waitForTurnEnd(parent, String(delegated.run));
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toContain("parent got: A person stopped this call");
   });
 });
 
