@@ -134,6 +134,8 @@ export const AgentDetail = AgentSummary.extend({
   fallback_models: z.array(z.string()).optional().describe("Models tried in order when the one before fails (model: [a, b, ...])"),
   output: z.record(z.string(), z.unknown()).optional().describe("The JSON Schema the final reply must fit (output:), a path already read"),
   tools: z.array(z.string()),
+  agents: z.array(z.string()).optional().describe("Agents this one may call, each as the tool agents/NAME (agents:)"),
+  max_depth: z.number().int().describe("How deep calls to other agents may nest below this one"),
   policy: z.string().optional(),
   effective_policy: PolicyView.optional().describe(
     "The policy that decides the agent's calls (its own, else config.yaml's), rule by rule; absent when the built-in default decides (read-only calls run, others ask a person)",
@@ -220,6 +222,8 @@ export const CreateAgentBody = z
     idle_timeout: z.union([z.number().positive(), z.literal("infinity")]).optional(),
     budget: z.number().positive().optional(),
     context_window: z.number().int().positive().optional(),
+    agents: z.array(z.string()).optional().describe("Agents this one may call, each offered as the tool agents/NAME"),
+    max_depth: z.number().int().positive().optional().describe("How deep calls to other agents may nest below this one (default 3)"),
   })
   .meta({ id: "CreateAgentBody" });
 export type CreateAgentBody = z.input<typeof CreateAgentBody>;

@@ -56,6 +56,8 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
     ...modelView(def),
     ...(def.output ? { output: def.output } : {}),
     tools: def.tools ?? [],
+    ...(def.agents?.length ? { agents: def.agents } : {}),
+    max_depth: def.max_depth ?? AGENT_DEFAULTS.max_depth,
     ...(def.policy ? { policy: def.policy } : {}),
     ...(policy ? { effective_policy: policyView(policy) } : {}),
     max_iterations: def.max_iterations ?? AGENT_DEFAULTS.max_iterations,

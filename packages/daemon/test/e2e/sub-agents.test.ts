@@ -134,6 +134,8 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(started.data.parent).toEqual({ agent: await p.agentId("lead"), run, call: delegated.data.call });
     expect(started.data.conversation).toBe("lead/main");
     expect(ofType(research, "turn.completed").filter((e) => e.run === delegated.data.run)).toHaveLength(1);
+    const show = await p.cli(["agent", "show", "lead"]);
+    expect(show.stdout).toContain("agents: researcher (as agents/NAME; max_depth 3)");
     const shown = await p.cli(["events", "lead"]);
     expect(shown.stdout).toContain(`agents/researcher runs as ${String(delegated.data.run)} of ${await p.agentId("researcher")}`);
   });

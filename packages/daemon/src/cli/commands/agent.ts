@@ -95,6 +95,7 @@ function printAgent(d: AgentDetail, ref: string): void {
   const fallback = d.fallback_models?.length ? ` (then ${d.fallback_models.join(", ")})` : "";
   out(`  model: ${d.model ?? "(config default)"}${fallback}   policy: ${d.policy ?? "(default)"}`);
   out(`  tools: ${d.tools.join(", ") || "none"}`);
+  if (d.agents?.length) out(`  agents: ${d.agents.join(", ")} (as agents/NAME; max_depth ${d.max_depth})`);
   for (const w of d.tool_warnings) out(`  warning: tool pattern ${w.pattern} matches nothing: ${w.reason}`);
   out(`  limits: max_iterations ${d.max_iterations}, timeout ${d.timeout} s, retries ${d.retries}, idle_timeout ${d.idle_timeout}`);
   const caps = [
