@@ -1,5 +1,5 @@
 import type { AgentDetail, AgentTools, PolicyView, TriggerView, TurnSummary, TurnView } from "@wardrik/protocol";
-import { AGENT_DEFAULTS, type AgentDefinition } from "../config/types.js";
+import { AGENT_DEFAULTS, toolPatternsOf, type AgentDefinition } from "../config/types.js";
 import type { Policy } from "../policy/types.js";
 import { dayOf } from "../store/spend.js";
 import { toUsd } from "../store/money.js";
@@ -110,7 +110,9 @@ export async function describeAgent(row: AgentRow, deps: DescribeDeps): Promise<
 
 /** What the agent can call right now (`GET /v1/agents/{id}/tools`). */
 export async function describeTools(row: AgentRow, registry: ToolRegistry): Promise<AgentTools> {
-  return describeAgentTools(definitionOf(row).tools ?? [], registry, { org: row.org, agentId: row.id });
+  const def = definitionOf(row);
+  // The tools it calls other agents with (agents:) too: `wardrik tools` lists them, and an approver may edit their arguments.
+  return describeAgentTools(toolPatternsOf({ tools: def.tools ?? [], agents: def.agents }), registry, { org: row.org, agentId: row.id });
 }
 
 /** A policy as the API shows it: its rules as written, each with where it is written. */

@@ -136,6 +136,7 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(ofType(research, "turn.completed").filter((e) => e.run === delegated.data.run)).toHaveLength(1);
     const show = await p.cli(["agent", "show", "lead"]);
     expect(show.stdout).toContain("agents: researcher (as agents/NAME; max_depth 3)");
+    expect((await p.cli(["tools", "lead"])).stdout).toContain("agents/researcher");
     const shown = await p.cli(["events", "lead"]);
     expect(shown.stdout).toContain(`agents/researcher runs as ${String(delegated.data.run)} of ${await p.agentId("researcher")}`);
   });
