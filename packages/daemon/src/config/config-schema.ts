@@ -25,7 +25,7 @@ import { DEFAULT_HOST, DEFAULT_PORT } from "./types.js";
 
 export const PROVIDERS = ["openai", "openai-chat", "anthropic", "openai-compatible", "script"] as const;
 /** Tool namespaces Wardrik itself provides. */
-export const RESERVED_NAMESPACES = ["files", "workers"];
+export const RESERVED_NAMESPACES = ["files", "workers", "person", "agents"];
 export const DEFAULT_DATABASE = "sqlite:.wardrik/wardrik.db";
 export const DEFAULT_TOOL_TIMEOUT = 60;
 export const DEFAULT_WORKER_GRACE = 30;

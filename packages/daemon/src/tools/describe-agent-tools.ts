@@ -4,7 +4,7 @@ import { patternNamespace, toolPatternProblems } from "./check-tool-patterns.js"
 import type { ToolRegistry } from "./tool-registry.js";
 import type { ToolScope } from "./toolset.js";
 
-const SOURCES: Record<string, "builtin" | "worker"> = { files: "builtin", workers: "worker" };
+const SOURCES: Record<string, "builtin" | "worker"> = { files: "builtin", person: "builtin", agents: "builtin", workers: "worker" };
 
 /**
  * What an agent can call right now, under the names policies use and the

@@ -364,6 +364,13 @@ describe("mcp names", () => {
       /config.yaml:2: name "files" in mcp is taken by the built-in files tools/,
     );
   });
+
+  it("refuses the names of the built-in person and agents tools too (a server by either name would clash with them at start)", () => {
+    for (const name of ["person", "agents"])
+      expect(() => parseConfig(`mcp:\n  ${name}:\n    command: x\n`, "/tmp/p")).toThrow(
+        new RegExp(`config.yaml:2: name "${name}" in mcp is taken by the built-in ${name} tools`),
+      );
+  });
 });
 
 describe("orgs: an org's own MCP servers", () => {
