@@ -79,6 +79,10 @@ beforeAll(async () => {
       to_self: delegating("selfish"),
       to_d2: delegating("d2"),
       to_d3: delegating("d3"),
+      to_e2: delegating("e2"),
+      to_e3: delegating("e3"),
+      to_e4: delegating("e4"),
+      to_e5: delegating("e5"),
       to_asker: delegating("child_asker"),
       to_hanger: delegating("hanger"),
       to_spender: delegating("spender"),
@@ -108,6 +112,8 @@ beforeAll(async () => {
       "agents/d1.md": agent("to_d2", { agents: ["d2"], max_depth: 1 }),
       "agents/d2.md": agent("to_d3", { agents: ["d3"] }),
       "agents/d3.md": agent("research"),
+      ...Object.fromEntries([1, 2, 3, 4].map((i) => [`agents/e${i}.md`, agent(`to_e${i + 1}`, { agents: [`e${i + 1}`] })])),
+      "agents/e5.md": agent("research"),
       "agents/child_asker.md": agent("asking", { tools: ["person"] }),
       "agents/crash_parent.md": agent("to_asker", { agents: ["child_asker"] }),
       "agents/hanger.md": agent("hanging"),
@@ -153,6 +159,14 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toContain("Refused: calling d3 would nest agents 2 deep (d1 → d2 → d3); max_depth is 1.");
     expect(ofType(await p.events("d3"), "turn.started")).toHaveLength(0);
+  });
+
+  it("by default agents nest 3 deep below the first: the fourth level's call is refused", async () => {
+    const { end } = await p.send("e1", "deep");
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toContain("Refused: calling e5 would nest agents 4 deep (e1 → e2 → e3 → e4 → e5); max_depth is 3.");
+    expect(ofType(await p.events("e4"), "turn.completed")).toHaveLength(1);
+    expect(ofType(await p.events("e5"), "turn.started")).toHaveLength(0);
   });
 
   it("the parent's policy decides the call: deny sends nothing; ask waits for a person, then the child runs", async () => {
