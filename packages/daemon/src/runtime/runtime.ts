@@ -173,8 +173,9 @@ export class Runtime {
     return this.fenced(agent.id, () => enqueue(this, agent, conversationKey, text, options));
   }
 
-  cancel(agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
-    return this.fenced(agent.id, () => cancel(this, agent, conversationKey));
+  /** `reason`: why, when not a person's cancel (the turn's end records it). */
+  cancel(agent: AgentRow, conversationKey?: string, reason?: string): Promise<{ cancelled: string[]; dropped: number }> {
+    return this.fenced(agent.id, () => cancel(this, agent, conversationKey, reason));
   }
 
   kill(agent: AgentRow, callId: string): Promise<CallRow> {

@@ -113,7 +113,8 @@ async function runChildTurn(
   const stop = stopWatchOf(ctx);
   const offStop = stop.onStop(() => {
     // The daemon stopping leaves the child running: after the restart this call finds it again.
-    if (stop.reason?.why !== "shutdown") void rt.cancel(child, key).catch(() => undefined);
+    if (stop.reason?.why !== "shutdown")
+      void rt.cancel(child, key, `The call ${ctx.callId} that ran this turn for its caller was stopped.`).catch(() => undefined);
   });
   try {
     const ended = await childEnd(store, bus, child.id, ctx.callId, stop);

@@ -23,7 +23,12 @@ export async function reach(rt: Runtime, agent: AgentRow): Promise<{ d: AgentDri
 }
 
 /** Stops open turns (all, or one conversation's) and drops their queued messages. */
-export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: string): Promise<{ cancelled: string[]; dropped: number }> {
+export async function cancel(
+  rt: Runtime,
+  agent: AgentRow,
+  conversationKey?: string,
+  reason = "Cancelled by a person.",
+): Promise<{ cancelled: string[]; dropped: number }> {
   const { d, ref } = await reach(rt, agent);
   const convId = conversationKey !== undefined ? (await rt.store.conversations.find(agent.id, conversationKey))?.id : undefined;
   if (conversationKey !== undefined && !convId)
@@ -32,7 +37,7 @@ export async function cancel(rt: Runtime, agent: AgentRow, conversationKey?: str
   const { cancelled, dropped } = await rt.store.tx(async (w) => {
     const ended: string[] = [];
     for (const t of turns) {
-      if (await endOpenTurn(w, rt.store, ref, t, "cancel", { reason: "Cancelled by a person.", code: "cancelled" })) {
+      if (await endOpenTurn(w, rt.store, ref, t, "cancel", { reason, code: "cancelled" })) {
         ended.push(t.id);
         if (d) endedIn(d, w, t);
       }

@@ -223,6 +223,7 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect((await p.cli(["agent", "kill", "kill_parent", String(delegated.data.call)])).code).toBe(0);
     const child = await p.waitForTurnEnd("hanger", String(delegated.data.run));
     expect(short(child.type)).toBe("turn.cancelled");
+    expect(child.data.reason).toBe(`The call ${String(delegated.data.call)} that ran this turn for its caller was stopped.`);
     const end = await p.waitForTurnEnd(parent, String(delegated.run));
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toContain("parent got: A person stopped this call");
