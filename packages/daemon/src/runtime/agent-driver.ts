@@ -6,7 +6,7 @@ import type { ToolRegistry } from "../tools/tool-registry.js";
 import { CallStops } from "./call-stops.js";
 import type { EngineOptions } from "./engine-options.js";
 import { TurnStop } from "./engine-options.js";
-import type { TurnSlot } from "./org-turn-slots.js";
+import { CALLERS_SLOT, type TurnSlot } from "./org-turn-slots.js";
 import type { RoundState } from "./round-state.js";
 import { runConversation } from "./turn-driver.js";
 import type { RuntimeHooks } from "./types.js";
@@ -189,13 +189,15 @@ export class AgentDriver {
    * The org place for driving the conversation's next turn: the one its
    * starting commit took, or one waited for (the conversation shows as
    * waiting meanwhile). Undefined when the driver closed while it waited.
+   * `child`: the open turn is a child turn, which runs in its caller's place.
    */
-  async turnSlot(conversationId: string): Promise<TurnSlot | undefined> {
+  async turnSlot(conversationId: string, child = false): Promise<TurnSlot | undefined> {
     const started = this.startedSlots.get(conversationId);
     if (started) {
       this.startedSlots.delete(conversationId);
       return started;
     }
+    if (child) return CALLERS_SLOT;
     const now = this.opts.turnSlots.tryTake(this.org);
     if (now) return now;
     this.waitingForSlot.add(conversationId);

@@ -41,8 +41,8 @@ export async function callerBudgetReason(d: AgentDriver, turn: TurnRow, extra: n
   return undefined;
 }
 
-/** The agents/NAME call turn `run` runs for, or null: read once per turn. */
-async function parentCallOf(d: AgentDriver, run: string): Promise<string | null> {
+/** The agents/NAME call turn `run` runs for, or null (not a child turn): read once per turn, then remembered while it is open. */
+export async function parentCallOf(d: AgentDriver, run: string): Promise<string | null> {
   const known = d.parentCalls.get(run);
   if (known !== undefined) return known;
   const found = (await d.store.inputs.parentCallOf(run)) ?? null;

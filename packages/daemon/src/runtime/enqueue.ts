@@ -1,6 +1,6 @@
 import type { Tx } from "../store/db.js";
 import type { AgentRow } from "../store/rows.js";
-import type { TurnSlot } from "./org-turn-slots.js";
+import { CALLERS_SLOT, type TurnSlot } from "./org-turn-slots.js";
 import type { Runtime } from "./runtime.js";
 import { startTurnIn } from "./turn-driver.js";
 
@@ -48,7 +48,8 @@ export async function enqueue(
         : await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
       if (conv.created) d.primeEmptyPrompt(conv.id);
       // Marked at once, so a second message in the same group commit queues behind this turn instead of starting another.
-      const run = d.canStartAt(conv.id) && (slot ??= rt.opts.turnSlots.tryTake(agent.org)) ? rt.store.ids.next("run") : undefined;
+      const takeSlot = () => (options.parentCall !== undefined ? CALLERS_SLOT : rt.opts.turnSlots.tryTake(agent.org));
+      const run = d.canStartAt(conv.id) && (slot ??= takeSlot()) ? rt.store.ids.next("run") : undefined;
       if (run) d.starting.add((starting = conv.id));
       else d.mayHaveQueued.add(conv.id);
       const parentCall = options.parentCall;

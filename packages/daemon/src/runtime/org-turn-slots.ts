@@ -3,6 +3,14 @@ export interface TurnSlot {
   release(): void;
 }
 
+/**
+ * The place of a child turn (one run for an agents/NAME call): its caller's.
+ * The calling turn keeps its slot while its call waits for the child, so the
+ * child takes none; taking one could wait forever behind callers that all
+ * wait for their children.
+ */
+export const CALLERS_SLOT: TurnSlot = { release: () => undefined };
+
 interface Waiter {
   grant(slot: TurnSlot): void;
 }

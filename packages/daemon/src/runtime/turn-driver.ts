@@ -6,6 +6,7 @@ import type { AgentDriver } from "./agent-driver.js";
 import { ModelCallError } from "./call-model.js";
 import { StaleTurn, TurnStop } from "./engine-options.js";
 import { modelStep } from "./model-step.js";
+import { parentCallOf } from "./caller-budget.js";
 import { turnTelemetry } from "./telemetry.js";
 import { runRound } from "./round-runner.js";
 import { announceModelCall, endedIn } from "./turn-bookkeeping.js";
@@ -26,7 +27,8 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
     // Only look for queued messages where one may be: most turns end with none, and the look costs a commit.
     if (!turn && !d.mayHaveQueued.has(conversationId)) return;
     // A turn runs holding one of its org's places; past the org's limit it waits here, its messages queued.
-    const slot = await d.turnSlot(conversationId);
+    // A child turn runs in its caller's place (see CALLERS_SLOT).
+    const slot = await d.turnSlot(conversationId, turn !== undefined && (await parentCallOf(d, turn.id)) !== null);
     if (!slot) return;
     try {
       if (!turn) turn = await startQueuedTurn(d, conversationId);

@@ -74,6 +74,8 @@ const agent = (model: string, fields: Record<string, unknown> = {}) =>
 
 beforeAll(async () => {
   p = await createProject({
+    // Fewer places than the e-chain has turns: a child that took a place of its own would wait for one forever.
+    config: (text) => `${text}limits:\n  org_running_turns: 3\n`,
     scripts: {
       to_researcher: delegating("researcher"),
       to_self: delegating("selfish"),
@@ -161,7 +163,7 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     expect(ofType(await p.events("d3"), "turn.started")).toHaveLength(0);
   });
 
-  it("by default agents nest 3 deep below the first: the fourth level's call is refused", async () => {
+  it("by default agents nest 3 deep below the first: the fourth level's call is refused; the chain's turns run in the first's org place", async () => {
     const { end } = await p.send("e1", "deep");
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toContain("Refused: calling e5 would nest agents 4 deep (e1 → e2 → e3 → e4 → e5); max_depth is 3.");
