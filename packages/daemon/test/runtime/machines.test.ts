@@ -83,5 +83,7 @@ describe("the recovery rule", () => {
     expect(isSafeToRepeat({ namespace: "workers", kind: "workers", readOnly: false, idempotent: true })).toBe(true);
     expect(isSafeToRepeat({ namespace: "workers", kind: "workers", readOnly: true, idempotent: false })).toBe(true);
     expect(isSafeToRepeat({ namespace: "workers", kind: "workers", readOnly: false, idempotent: false })).toBe(false);
+    // Run again, an agents/NAME call finds the child turn it started instead of starting another.
+    expect(isSafeToRepeat({ namespace: "agents", kind: "agents", readOnly: false, idempotent: false })).toBe(true);
   });
 });
