@@ -6,6 +6,7 @@ import type { ResolvedTool } from "../tools/tool-registry.js";
 import { toModelToolName } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { BUDGET_FAILURE, budgetReason, estimateTokens, stopForBudget } from "./budget.js";
+import { parentCallOf } from "./caller-budget.js";
 import { recordNewCall } from "./call-moves.js";
 import { callModel, type CallModelOptions, type ModelReply } from "./call-model.js";
 import { maybeCompact } from "./compaction-step.js";
@@ -47,7 +48,8 @@ export async function modelStep(
   const prompt = cache.build(d.def.instructions);
   const functionTools = [...tools.values()].map(toFunctionTool);
   const sentMessages = cache.length;
-  if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined) {
+  // A child turn is held to its caller's caps too, even when it has none of its own.
+  if (caps.per_day_usd !== undefined || caps.per_turn_usd !== undefined || (await parentCallOf(d, turn.id)) !== null) {
     // What the input will cost, the tool definitions included (a provider bills them as input tokens):
     // a model call that would pass a cap is not made.
     const estimate = resolved.price ? (estimateTokens([...prompt, ...functionTools]) * resolved.price.input) / 1_000_000 : 0;
