@@ -33,7 +33,7 @@ describe("parseAgentFile", () => {
       idle_timeout: 900,
       instructions: "You help the on-call engineer.",
     });
-    expect(AGENT_DEFAULTS).toEqual({ max_iterations: 20, timeout: 600, retries: 2, idle_timeout: 900 });
+    expect(AGENT_DEFAULTS).toEqual({ max_iterations: 20, timeout: 600, retries: 2, idle_timeout: 900, max_depth: 3 });
   });
 
   it("defaults tools to none and leaves model, policy, budget and context_window unset", () => {
@@ -59,6 +59,8 @@ describe("parseAgentFile", () => {
         "idle_timeout: infinity",
         "budget: 2.5",
         "context_window: 8192",
+        "agents: [researcher, writer]",
+        "max_depth: 2",
         "",
       ].join("\n"),
       "Line one.\n\nLine two.",
@@ -76,8 +78,17 @@ describe("parseAgentFile", () => {
       idle_timeout: "infinity",
       budget: 2.5,
       context_window: 8192,
+      agents: ["researcher", "writer"],
+      max_depth: 2,
       instructions: "Line one.\n\nLine two.",
     });
+  });
+
+  it("refuses an agents entry that is not an agent name, and a max_depth that is not a positive whole number", () => {
+    expect(() => parseAgentFile(agent("description: d\nagents: [good, 'not a name']\n"), FILE)).toThrow(
+      /agents\/triage\.md:3: agents\[1\] must be/,
+    );
+    expect(() => parseAgentFile(agent("description: d\nmax_depth: 0\n"), FILE)).toThrow(/agents\/triage\.md:3: max_depth/);
   });
 
   it("accepts CRLF line endings, a BOM and an empty body", () => {
@@ -93,7 +104,7 @@ describe("parseAgentFile", () => {
   it("names an unknown key with the file, the .md line and the allowed keys", () => {
     const error = configError(() => parseAgentFile(agent("description: d\ntitle: t\nmax_iteratons: 3\n"), FILE));
     expect(error.message).toBe(
-      'agents/triage.md:4: key "max_iteratons" is not allowed: did you mean "max_iterations"? (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, output, triggers)',
+      'agents/triage.md:4: key "max_iteratons" is not allowed: did you mean "max_iterations"? (allowed: description, title, model, tools, policy, max_iterations, timeout, retries, idle_timeout, budget, context_window, output, agents, max_depth, triggers)',
     );
     expect(error.file).toBe(FILE);
     expect(error.line).toBe(4);
