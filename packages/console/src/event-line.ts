@@ -118,8 +118,9 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
       };
     case "call.started": {
       const a = argsOf(s(d.call));
+      const child = d.child as { run?: unknown } | undefined;
       return {
-        text: `${tool} started${n(d.attempt) > 1 ? ` (attempt ${n(d.attempt)})` : ""}`,
+        text: `${tool} started${n(d.attempt) > 1 ? ` (attempt ${n(d.attempt)})` : ""}${child ? ` as turn ${s(child.run)}` : ""}`,
         detail: a === undefined ? undefined : args(a),
         tone: "info",
       };
@@ -142,8 +143,6 @@ export function describeEvent(e: WardrikCloudEvent, argsOf: (call: string) => un
       };
     case "call.retried":
       return { text: `${tool} tried again (attempt ${n(d.attempt)})`, detail: s(d.reason), tone: "warn" };
-    case "call.delegated":
-      return { text: `${tool} runs as turn ${s(d.run)}`, detail: `conversation ${s(d.conversation)}`, tone: "info" };
     case "call.cost_reported":
       return { text: `${tool} reported a cost of ${usd(n(d.cost_usd))}`, tone: "plain", cost: n(d.cost_usd) };
     case "approval.requested":

@@ -76,3 +76,13 @@ export function ulidIds(clock: Clock = systemClock): IdGenerator {
   const ulid = ulidFactory();
   return { next: (kind) => ID_PREFIXES[kind] + ulid(clock.now().getTime()) };
 }
+
+/**
+ * The ID of the child turn an `agents/NAME` call runs: fixed by the call's ID,
+ * so it is known (and durable) from the commit that saves the call, before the
+ * call starts, and a call started again after a crash can only ever reach the
+ * same turn. Unique: the ULID part was made once, for the call.
+ */
+export function childRunOf(callId: string): string {
+  return ID_PREFIXES.run + callId.slice(ID_PREFIXES.call.length);
+}

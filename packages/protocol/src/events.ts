@@ -79,7 +79,11 @@ export interface EventDataMap {
     cost_usd: number;
     error?: string;
   };
-  "call.started": CallRef & { attempt: number; idempotency_key: string };
+  /**
+   * `child`: an `agents/NAME` call's child turn, agent NAME's turn `run` (the same on every attempt; its
+   * turn.started names this call back).
+   */
+  "call.started": CallRef & { attempt: number; idempotency_key: string; child?: { agent: string; run: string } };
   /** `late`: the call had been recorded failed for lack of a worker; a worker that had run it answered after all. */
   "call.completed": CallRef & { output: unknown; cost_usd: number; attempt?: number; late?: true };
   "call.failed": CallRef & { error: string; cost_usd: number } & Failure;
@@ -87,8 +91,6 @@ export interface EventDataMap {
   "call.timed_out": CallRef & { error: string; attempt: number; timeout_s: number; will_retry: boolean; cost_usd: number } & Failure;
   "call.retried": CallRef & { attempt: number; reason: string } & Failure;
   "call.cost_reported": CallRef & { cost_usd: number };
-  /** An `agents/NAME` call's child turn started: `agent` (its ID) runs turn `run` in its conversation `conversation`. */
-  "call.delegated": CallRef & { agent: string; run: string; conversation: string };
   /**
    * `lost`: the call's answer was lost in a crash (code `lost`), not asked for by a policy rule;
    * `worker` is the worker process it was last sent to, when the record knows it.
@@ -171,7 +173,6 @@ export const EVENT_TYPES = [
   "call.timed_out",
   "call.retried",
   "call.cost_reported",
-  "call.delegated",
   "approval.requested",
   "approval.granted",
   "approval.denied",

@@ -16,8 +16,6 @@ function gist(e: WardrikCloudEvent): string {
       const parent = ev.data.parent;
       return `messages ${ev.data.messages.join(", ")}${parent ? ` for ${parent.call} of ${parent.agent} (${parent.run})` : ""}`;
     }
-    case "call.delegated":
-      return `${ev.data.call} ${ev.data.tool} runs as ${ev.data.run} of ${ev.data.agent} (conversation ${ev.data.conversation})`;
     case "model.replied": {
       const d = ev.data;
       return `${d.model} in ${d.input_tokens} out ${d.output_tokens} $${d.cost_usd.toFixed(6)}${d.tool_calls ? ` tool calls ${d.tool_calls}` : ""}`;
@@ -31,7 +29,7 @@ function gist(e: WardrikCloudEvent): string {
       return `${d.call} ${d.tool} ${d.verdict} by ${d.model} $${d.cost_usd.toFixed(6)}: ${clip(d.reason)}`;
     }
     case "call.started":
-      return `${ev.data.call} ${ev.data.tool} attempt ${ev.data.attempt}`;
+      return `${ev.data.call} ${ev.data.tool} attempt ${ev.data.attempt}${ev.data.child ? ` runs as ${ev.data.child.run} of ${ev.data.child.agent}` : ""}`;
     case "call.completed":
       return `${ev.data.call} ${ev.data.tool} -> ${clip(JSON.stringify(ev.data.output))}`;
     case "call.failed":

@@ -6,6 +6,10 @@ import type { AgentRef, Store, Writer } from "../store/store.js";
 import type { WorkerRef } from "../tools/toolset.js";
 import { nextCall, type CallInput } from "./call-machine.js";
 import { LOST_ANSWER } from "./types.js";
+import { childRunOf } from "../ids.js";
+import { AGENTS_NAMESPACE } from "../tools/agents-toolset.js";
+
+const AGENTS_PREFIX = `${AGENTS_NAMESPACE}/`;
 
 /**
  * A call's moves, each in the caller's transaction: the call machine says
@@ -73,9 +77,17 @@ function emitDecision(w: Writer, agent: AgentRef, run: string, c: NewCall, input
     } else if (type === "approval.requested") {
       w.emit(agent, "approval.requested", { call: c.id, tool: c.tool, args: c.args, reason: c.reason ?? "", rule: c.rule }, opts);
     } else if (type === "call.started") {
-      w.emit(agent, "call.started", { call: c.id, tool: c.tool, attempt: 1, idempotency_key: c.id }, opts);
+      w.emit(agent, "call.started", startedData(c, 1, c.id), opts);
     }
   }
+}
+
+/** call.started's data; an agents/NAME call's names its child turn, whose ID its own ID fixes (childRunOf). */
+function startedData(call: { id: string; tool: string }, attempt: number, idempotencyKey: string) {
+  const child = call.tool.startsWith(AGENTS_PREFIX)
+    ? { agent: call.tool.slice(AGENTS_PREFIX.length), run: childRunOf(call.id) }
+    : undefined;
+  return { call: call.id, tool: call.tool, attempt, idempotency_key: idempotencyKey, ...(child ? { child } : {}) };
 }
 
 function toCode(code: string | null | undefined, fallback: FailureCode): FailureCode {
@@ -132,12 +144,7 @@ export async function startCall(
 ): Promise<boolean> {
   move("approved", "start");
   if (!(await store.calls.start(w, call.id, "approved", attempt, w.now))) return false;
-  w.emit(
-    agent,
-    "call.started",
-    { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key },
-    { run: call.run, subject: call.id },
-  );
+  w.emit(agent, "call.started", startedData(call, attempt, call.idempotency_key), { run: call.run, subject: call.id });
   return true;
 }
 
@@ -159,7 +166,7 @@ export async function retryCall(
     else if (type === "call.timed_out") {
       const t = { error: why.reason, attempt: attempt - 1, timeout_s: why.timeoutS ?? 0, will_retry: true, cost_usd: 0 };
       w.emit(agent, "call.timed_out", { call: call.id, tool: call.tool, ...t, ...failure("timeout") }, opts);
-    } else w.emit(agent, "call.started", { call: call.id, tool: call.tool, attempt, idempotency_key: call.idempotency_key }, opts);
+    } else w.emit(agent, "call.started", startedData(call, attempt, call.idempotency_key), opts);
   }
   return true;
 }

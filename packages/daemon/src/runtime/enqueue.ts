@@ -1,3 +1,4 @@
+import { childRunOf } from "../ids.js";
 import type { Tx } from "../store/db.js";
 import type { AgentRow } from "../store/rows.js";
 import { CALLERS_SLOT, type TurnSlot } from "./org-turn-slots.js";
@@ -49,7 +50,9 @@ export async function enqueue(
       if (conv.created) d.primeEmptyPrompt(conv.id);
       // Marked at once, so a second message in the same group commit queues behind this turn instead of starting another.
       const takeSlot = () => (options.parentCall !== undefined ? CALLERS_SLOT : rt.opts.turnSlots.tryTake(agent.org));
-      const run = d.canStartAt(conv.id) && (slot ??= takeSlot()) ? rt.store.ids.next("run") : undefined;
+      // A child turn's ID was fixed by its call (see childRunOf).
+      const nextRun = () => (options.parentCall !== undefined ? childRunOf(options.parentCall) : rt.store.ids.next("run"));
+      const run = d.canStartAt(conv.id) && (slot ??= takeSlot()) ? nextRun() : undefined;
       if (run) d.starting.add((starting = conv.id));
       else d.mayHaveQueued.add(conv.id);
       const parentCall = options.parentCall;

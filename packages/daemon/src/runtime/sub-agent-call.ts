@@ -16,8 +16,10 @@ import type { Runtime } from "./runtime.js";
  * the child turn's end. The call stays `running` while the child turn runs,
  * as a worker call does; nothing new in the call lifecycle:
  *
+ *   saved with its round: its child turn's ID is fixed by the call's ID (childRunOf), and call.started
+ *     names it (child { agent, run }) in the commit that saves the call
  *   running (agents/NAME) --message queued for NAME, naming the call (inputs.parent_call)-->
- *     child turn starts: turn.started { parent } on the child, call.delegated { agent, run } on the parent
+ *     child turn starts with that ID: turn.started { parent } on the child names the call back
  *   child turn completed --> complete (output { reply, output? }), its spend reported as the call's cost
  *   child turn failed / cancelled --> fail (tool_error), its spend reported too
  *   call killed, or its turn cancelled or timed out --> the child turn is cancelled

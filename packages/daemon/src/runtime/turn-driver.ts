@@ -48,10 +48,11 @@ async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<
     return await d.store.tx(async (w) => {
       if (d.starting.has(conversationId) || d.openTurns.has(conversationId)) return undefined;
       d.mayHaveQueued.delete(conversationId);
-      const run = d.store.ids.next("run");
-      const inputs = await d.store.inputs.claim(w, conversationId, run);
+      const { run, inputs, more } = await d.store.inputs.claim(w, conversationId, d.store.ids.next("run"));
       if (inputs.length === 0) return undefined;
       d.starting.add(conversationId);
+      // Messages of other calls' child turns, or after one, wait for turns of their own.
+      if (more) w.afterCommit(() => d.mayHaveQueued.add(conversationId));
       return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
     });
   } catch (err) {

@@ -43,11 +43,6 @@ export async function beginTurn(
     },
     { run },
   );
-  // The parent's record names the child turn in the same commit: each side links to the other.
-  if (parent) {
-    const data = { call: parent.id, tool: parent.tool, agent: agent.id, run, conversation: conversation.key };
-    w.emit({ id: parent.agent_id, org: agent.org }, "call.delegated", data, { run: parent.run, subject: parent.id });
-  }
   return { turn, messages };
 }
 

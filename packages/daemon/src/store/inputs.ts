@@ -1,4 +1,5 @@
-import type { Db, Tx } from "./db.js";
+import { childRunOf } from "../ids.js";
+import type { Db, SqlValue, Tx } from "./db.js";
 import type { InputRow } from "./rows.js";
 
 /** Messages queued for a conversation, claimed by the turn that takes them. */
@@ -40,15 +41,33 @@ export class InputsTable {
     return row?.parent_call;
   }
 
-  /** Claims every queued message of a conversation for `run`, oldest first. */
-  async claim(tx: Tx, conversationId: string, run: string): Promise<InputRow[]> {
-    const rows = await tx.all<{ id: string; text: string; parent_call: string | null }>(
-      "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' RETURNING id, text, parent_call",
-      [run, conversationId],
+  /**
+   * Claims the queued messages of a conversation that the next turn takes, oldest first: every one up to the first
+   * message an `agents/NAME` call sent (all of them when there is none), or else that message alone, for the turn
+   * its call named (`childRunOf`). `run` is the turn that took them; `more`, whether some are still queued.
+   */
+  async claim(tx: Tx, conversationId: string, run: string): Promise<{ run: string; inputs: InputRow[]; more: boolean }> {
+    const firstChild = await tx.get<{ id: string; parent_call: string }>(
+      "SELECT id, parent_call FROM inputs WHERE conversation_id = ? AND status = 'queued' AND parent_call IS NOT NULL ORDER BY id LIMIT 1",
+      [conversationId],
     );
-    return rows
-      .map((r) => ({ id: r.id, text: r.text, ...(r.parent_call ? { parentCall: r.parent_call } : {}) }))
-      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const claimed = (sql: string, params: SqlValue[]) =>
+      tx.all<{ id: string; text: string; parent_call: string | null }>(`${sql} RETURNING id, text, parent_call`, params);
+    if (!firstChild) {
+      const rows = await claimed("UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued'", [
+        run,
+        conversationId,
+      ]);
+      return { run, inputs: inputRows(rows), more: false };
+    }
+    const before = await claimed(
+      "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' AND id < ?",
+      [run, conversationId, firstChild.id],
+    );
+    if (before.length > 0) return { run, inputs: inputRows(before), more: true };
+    const child = childRunOf(firstChild.parent_call);
+    const rows = await claimed("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ? AND status = 'queued'", [child, firstChild.id]);
+    return { run: child, inputs: inputRows(rows), more: true };
   }
 
   /** Whether a conversation has queued messages. */
@@ -94,4 +113,10 @@ export class InputsTable {
   async textsOf(run: string): Promise<string[]> {
     return (await this.db.all<{ text: string }>("SELECT text FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.text);
   }
+}
+
+function inputRows(rows: { id: string; text: string; parent_call: string | null }[]): InputRow[] {
+  return rows
+    .map((r) => ({ id: r.id, text: r.text, ...(r.parent_call ? { parentCall: r.parent_call } : {}) }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
 }

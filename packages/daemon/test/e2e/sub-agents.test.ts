@@ -17,6 +17,15 @@ const delegating = (child: string) => `steps:
         args: { message: "look into {{message}}" }
   - text: "parent got: {{result}}"
 `;
+/** Two calls of the same child in one round, in the same child conversation. */
+const TWICE = `steps:
+  - tool_calls:
+      - tool: agents/researcher
+        args: { message: "first" }
+      - tool: agents/researcher
+        args: { message: "second" }
+  - text: "both done"
+`;
 const RESEARCH = `steps:
   - text: "facts on {{message}}"
 `;
@@ -89,6 +98,7 @@ beforeAll(async () => {
       to_hanger: delegating("hanger"),
       to_spender: delegating("spender"),
       to_slow_spender: delegating("slow_spender"),
+      twice: TWICE,
       research: RESEARCH,
       asking: ASKING,
       hanging: HANGING,
@@ -108,6 +118,7 @@ beforeAll(async () => {
       "policies/ask_first.yaml": ASK_FIRST,
       "agents/researcher.md": agent("research"),
       "agents/lead.md": agent("to_researcher", { agents: ["researcher"] }),
+      "agents/twice.md": agent("twice", { agents: ["researcher"] }),
       "agents/loner.md": agent("to_researcher", { agents: ["researcher"], policy: "no_help" }),
       "agents/careful.md": agent("to_researcher", { agents: ["researcher"], policy: "ask_first" }),
       "agents/selfish.md": agent("to_self", { agents: ["selfish"] }),
@@ -129,24 +140,56 @@ beforeAll(async () => {
 
 const ofType = (events: WireEvent[], type: string) => events.filter((e) => short(e.type) === type);
 
+/** The parent's agents/NAME call once its child turn has started: the call, the parent's turn and the child turn. */
+async function childStarted(parent: string): Promise<{ call: string; run: string; child: string }> {
+  const started = await p.waitForEvent(parent, (e) => short(e.type) === "call.started" && e.data.child !== undefined);
+  const child = started.data.child as { agent: string; run: string };
+  await p.waitForEvent(child.agent, (e) => short(e.type) === "turn.started" && e.run === child.run);
+  return { call: String(started.data.call), run: String(started.run), child: child.run };
+}
+
 describe.concurrent("sub-agents (agents/NAME)", () => {
   it("a parent calls its child and uses the reply; both records link to each other", async () => {
     const { run, end } = await p.send("lead", "tides");
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toBe('parent got: {"reply":"facts on look into tides"}');
     const lead = await p.events("lead");
-    const delegated = ofType(lead, "call.delegated").find((e) => e.run === run)!;
-    expect(delegated.data).toMatchObject({ tool: "agents/researcher", agent: await p.agentId("researcher") });
+    // The parent's call.started names the child turn (written before the child turn starts); the child names the call back.
+    const started = ofType(lead, "call.started").find((e) => e.run === run)!;
+    const child = started.data.child as { agent: string; run: string };
+    expect(child.agent).toBe("researcher");
     const research = await p.events("researcher");
-    const started = ofType(research, "turn.started").find((e) => e.run === delegated.data.run)!;
-    expect(started.data.parent).toEqual({ agent: await p.agentId("lead"), run, call: delegated.data.call });
-    expect(started.data.conversation).toBe("lead/main");
-    expect(ofType(research, "turn.completed").filter((e) => e.run === delegated.data.run)).toHaveLength(1);
+    const childStarted = ofType(research, "turn.started").find((e) => e.run === child.run)!;
+    expect(childStarted.data.parent).toEqual({ agent: await p.agentId("lead"), run, call: started.data.call });
+    expect(childStarted.data.conversation).toBe("lead/main");
+    expect(ofType(research, "turn.completed").filter((e) => e.run === child.run)).toHaveLength(1);
     const show = await p.cli(["agent", "show", "lead"]);
     expect(show.stdout).toContain("agents: researcher (as agents/NAME; max_depth 3)");
     expect((await p.cli(["tools", "lead"])).stdout).toContain("agents/researcher");
     const shown = await p.cli(["events", "lead"]);
-    expect(shown.stdout).toContain(`agents/researcher runs as ${String(delegated.data.run)} of ${await p.agentId("researcher")}`);
+    expect(shown.stdout).toContain(`agents/researcher attempt 1 runs as ${child.run} of researcher`);
+  });
+
+  it("two calls of one child in a round, in one conversation, each run their own child turn: the one their call.started named", async () => {
+    const { run, end } = await p.send("twice", "x");
+    expect(short(end.type)).toBe("turn.completed");
+    const events = await p.events("twice");
+    const started = ofType(events, "call.started").filter((e) => e.run === run);
+    expect(started).toHaveLength(2);
+    const research = await p.events("researcher");
+    const replies = new Map<string, unknown>();
+    for (const s of started) {
+      const child = (s.data.child as { run: string }).run;
+      const turn = ofType(research, "turn.started").filter((e) => e.run === child);
+      expect(turn).toHaveLength(1);
+      expect((turn[0]!.data.parent as { call: string }).call).toBe(s.data.call);
+      const completed = ofType(events, "call.completed").find((e) => e.data.call === s.data.call)!;
+      replies.set(child, completed.data.output);
+      expect(ofType(research, "turn.completed").find((e) => e.run === child)?.data.reply).toBe(
+        (completed.data.output as { reply: string }).reply,
+      );
+    }
+    expect([...replies.values()].map((o) => (o as { reply: string }).reply).sort()).toEqual(["facts on first", "facts on second"]);
   });
 
   it("an agent that would reach itself is refused, saying so, and no child turn starts", async () => {
@@ -212,21 +255,21 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
   it("cancelling the parent's turn cancels the child turn", async () => {
     const parent = await p.agentId("cancel_parent");
     await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "x" });
-    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
+    const delegated = await childStarted(parent);
     expect((await p.cli(["agent", "cancel", "cancel_parent"])).code).toBe(0);
-    const end = await p.waitForTurnEnd("hanger", String(delegated.data.run));
+    const end = await p.waitForTurnEnd("hanger", delegated.child);
     expect(short(end.type)).toBe("turn.cancelled");
   });
 
   it("killing the parent's call cancels the child turn, and the parent goes on with the call stopped", async () => {
     const parent = await p.agentId("kill_parent");
     await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "x" });
-    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
-    expect((await p.cli(["agent", "kill", "kill_parent", String(delegated.data.call)])).code).toBe(0);
-    const child = await p.waitForTurnEnd("hanger", String(delegated.data.run));
+    const delegated = await childStarted(parent);
+    expect((await p.cli(["agent", "kill", "kill_parent", delegated.call])).code).toBe(0);
+    const child = await p.waitForTurnEnd("hanger", delegated.child);
     expect(short(child.type)).toBe("turn.cancelled");
-    expect(child.data.reason).toBe(`The call ${String(delegated.data.call)} that ran this turn for its caller was stopped.`);
-    const end = await p.waitForTurnEnd(parent, String(delegated.run));
+    expect(child.data.reason).toBe(`The call ${delegated.call} that ran this turn for its caller was stopped.`);
+    const end = await p.waitForTurnEnd(parent, delegated.run);
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toContain("parent got: A person stopped this call");
   });
@@ -248,16 +291,19 @@ describe("sub-agents across a crash", () => {
     await p.apiOk("POST", `/v1/agents/${parent}/messages`, { text: "port" });
     const asked = await p.waitForEvent("child_asker", (e) => short(e.type) === "question.asked");
     await p.waitForEvent("child_asker", (e) => short(e.type) === "turn.parked");
-    const delegated = await p.waitForEvent(parent, (e) => short(e.type) === "call.delegated");
+    const delegated = await childStarted(parent);
     await p.kill();
     await p.start();
     expect((await p.cli(["answer", "child_asker", String(asked.data.call), "the north one"])).code).toBe(0);
-    const end = await p.waitForTurnEnd(parent, String(delegated.run));
+    const end = await p.waitForTurnEnd(parent, delegated.run);
     expect(short(end.type)).toBe("turn.completed");
     expect(end.data.reply).toBe('parent got: {"reply":"child heard {\\"answer\\":\\"the north one\\"}"}');
     const events = await p.events(parent);
-    expect(ofType(events, "call.completed").filter((e) => e.data.call === delegated.data.call)).toHaveLength(1);
-    expect(ofType(events, "call.delegated")).toHaveLength(1);
+    expect(ofType(events, "call.completed").filter((e) => e.data.call === delegated.call)).toHaveLength(1);
+    // Two attempts of the call (before and after the crash) named the same child turn, and only it ran.
+    const attempts = ofType(events, "call.started").filter((e) => e.data.call === delegated.call);
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    for (const a of attempts) expect((a.data.child as { run: string }).run).toBe(delegated.child);
     const child = await p.events("child_asker");
     expect(ofType(child, "turn.started")).toHaveLength(1);
     expect(ofType(child, "turn.completed")).toHaveLength(1);

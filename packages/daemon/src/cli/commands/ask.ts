@@ -227,11 +227,8 @@ class TurnWatch {
         break;
       case "call.started":
         this.running.set(ev.data.call, ev.data.tool);
-        this.progress.line(`→ ${ev.data.tool} (${ev.data.call})`);
+        this.progress.line(`→ ${ev.data.tool} (${ev.data.call})${ev.data.child ? ` runs as ${ev.data.child.run}` : ""}`);
         this.showRunning();
-        break;
-      case "call.delegated":
-        this.progress.line(`   ${ev.data.tool} runs as ${ev.data.run} (conversation ${ev.data.conversation})`);
         break;
       case "call.completed":
         this.running.delete(ev.data.call);
