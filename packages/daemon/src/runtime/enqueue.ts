@@ -23,6 +23,8 @@ export interface EnqueueOptions {
   inTransaction?: (tx: Tx, queued: Enqueued) => Promise<void>;
   /** The `agents/NAME` call that sends the message: the turn that takes it is that call's child turn. */
   parentCall?: string | undefined;
+  /** That call's trace context, kept with the message so the child turn joins the call's trace wherever it runs. */
+  callerTrace?: string | undefined;
 }
 
 export async function enqueue(
@@ -55,10 +57,10 @@ export async function enqueue(
       const run = d.canStartAt(conv.id) && (slot ??= takeSlot()) ? nextRun() : undefined;
       if (run) d.starting.add((starting = conv.id));
       else d.mayHaveQueued.add(conv.id);
-      const parentCall = options.parentCall;
+      const { parentCall, callerTrace } = options;
       await rt.store.inputs.insert(
         w,
-        { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, ...(run ? { run } : {}) },
+        { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, callerTrace, ...(run ? { run } : {}) },
         w.now,
       );
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
@@ -66,7 +68,7 @@ export async function enqueue(
       if (inTransaction) {
         w.afterFlush((tx) => inTransaction(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: queued.seq }));
       }
-      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text, parentCall }]);
+      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text, parentCall, callerTrace }]);
       w.afterCommit(() => {
         // The runner that drives the started turn holds the place until the turn ends or parks.
         if (run) d.startedSlots.set(conv.id, slot!);
@@ -100,7 +102,7 @@ async function enqueueElsewhere(
     const conv = await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
     await rt.store.inputs.insert(
       w,
-      { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall: options.parentCall },
+      { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall: options.parentCall, callerTrace: options.callerTrace },
       w.now,
     );
     const event = w.emit(ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });

@@ -111,7 +111,8 @@ async function runChildTurn(
   if (refused) return { ok: false, kind: "failed", error: refused };
   const key = `${parent.name}/${delegation.conversation ?? (await parentConversationKey(store, ctx.run))}`;
   // Started again after a restart: the message the first attempt sent is found by the call's ID, not sent twice.
-  if (!(await store.inputs.sentBy(ctx.callId))) await rt.enqueue(child, key, delegation.message, { parentCall: ctx.callId });
+  if (!(await store.inputs.sentBy(ctx.callId)))
+    await rt.enqueue(child, key, delegation.message, { parentCall: ctx.callId, callerTrace: ctx.traceparent });
   const stop = stopWatchOf(ctx);
   const offStop = stop.onStop(() => {
     // The daemon stopping leaves the child running: after the restart this call finds it again.

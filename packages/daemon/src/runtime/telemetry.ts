@@ -53,8 +53,10 @@ export interface TurnTelemetry {
   agentDescription: string;
   org: string;
   conversationId: string;
-  /** A child turn's: the agents/NAME call it runs for (its span is the parent of the turn's, when this process has it). */
+  /** A child turn's: the agents/NAME call it runs for. */
   parentCall?: string | undefined;
+  /** A child turn's, when its call was traced: that call's span (a W3C traceparent), the parent of the turn's root span. */
+  callerTrace?: string | undefined;
 }
 
 export interface ModelCallTelemetry extends TurnTelemetry {

@@ -72,8 +72,9 @@ export async function startTurnIn(
   inputs: InputRow[],
 ): Promise<TurnRow> {
   // The turn's trace context is stored with it, so every later stretch of the turn joins the same trace.
-  const parentCall = inputs.find((i) => i.parentCall !== undefined)?.parentCall;
-  const traced = { ...turnTelemetry(d, { id: run, conversation_id: conversation.id }), parentCall };
+  const sentBy = inputs.find((i) => i.parentCall !== undefined);
+  const parentCall = sentBy?.parentCall;
+  const traced = { ...turnTelemetry(d, { id: run, conversation_id: conversation.id }), parentCall, callerTrace: sentBy?.callerTrace };
   const traceContext = d.opts.telemetry.turnStarting(w, traced);
   const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs, traceContext);
   announceModelCall(d, w, run, 1);

@@ -9,11 +9,14 @@ export class InputsTable {
   /** Queues a message, or records it as already claimed by `run` (a turn started in the same commit). */
   async insert(
     tx: Tx,
-    input: { id: string; agentId: string; conversationId: string; text: string; run?: string; parentCall?: string | undefined },
+    input: { id: string; agentId: string; conversationId: string; text: string; run?: string } & Pick<
+      InputRow,
+      "parentCall" | "callerTrace"
+    >,
     now: string,
   ): Promise<void> {
     await tx.run(
-      "INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, parent_call, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, parent_call, caller_trace, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       [
         input.id,
         input.agentId,
@@ -22,6 +25,7 @@ export class InputsTable {
         input.run ? "claimed" : "queued",
         input.run ?? null,
         input.parentCall ?? null,
+        input.callerTrace ?? null,
         now,
       ],
     );
@@ -51,8 +55,7 @@ export class InputsTable {
       "SELECT id, parent_call FROM inputs WHERE conversation_id = ? AND status = 'queued' AND parent_call IS NOT NULL ORDER BY id LIMIT 1",
       [conversationId],
     );
-    const claimed = (sql: string, params: SqlValue[]) =>
-      tx.all<{ id: string; text: string; parent_call: string | null }>(`${sql} RETURNING id, text, parent_call`, params);
+    const claimed = (sql: string, params: SqlValue[]) => tx.all<ClaimedRow>(`${sql} RETURNING id, text, parent_call, caller_trace`, params);
     if (!firstChild) {
       const rows = await claimed("UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued'", [
         run,
@@ -115,8 +118,15 @@ export class InputsTable {
   }
 }
 
-function inputRows(rows: { id: string; text: string; parent_call: string | null }[]): InputRow[] {
+type ClaimedRow = { id: string; text: string; parent_call: string | null; caller_trace: string | null };
+
+function inputRows(rows: ClaimedRow[]): InputRow[] {
   return rows
-    .map((r) => ({ id: r.id, text: r.text, ...(r.parent_call ? { parentCall: r.parent_call } : {}) }))
+    .map((r) => ({
+      id: r.id,
+      text: r.text,
+      ...(r.parent_call ? { parentCall: r.parent_call } : {}),
+      ...(r.caller_trace ? { callerTrace: r.caller_trace } : {}),
+    }))
     .sort((a, b) => (a.id < b.id ? -1 : 1));
 }

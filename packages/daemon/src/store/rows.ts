@@ -117,4 +117,6 @@ export interface InputRow {
   text: string;
   /** The `agents/NAME` call that sent the message (the turn taking it is that call's child turn). */
   parentCall?: string | undefined;
+  /** That call's trace context (a W3C traceparent), when it was traced: the child turn's trace joins it. */
+  callerTrace?: string | undefined;
 }

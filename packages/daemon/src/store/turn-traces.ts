@@ -6,6 +6,8 @@ export interface TurnTraceRow {
   agent_id: string;
   conversation_id: string;
   started_at: string;
+  /** A child turn's: the trace context of the agents/NAME call it runs for (its root span's parent). */
+  caller_trace: string | null;
 }
 
 /**
@@ -27,7 +29,9 @@ export class TurnTraces {
 
   get(run: string): Promise<TurnTraceRow | undefined> {
     return this.db.get<TurnTraceRow & Record<string, string | null>>(
-      "SELECT trace_context, agent_id, conversation_id, started_at FROM turns WHERE id = ?",
+      "SELECT trace_context, agent_id, conversation_id, started_at, " +
+        "(SELECT caller_trace FROM inputs WHERE inputs.run = turns.id AND parent_call IS NOT NULL ORDER BY id LIMIT 1) AS caller_trace " +
+        "FROM turns WHERE id = ?",
       [run],
     );
   }

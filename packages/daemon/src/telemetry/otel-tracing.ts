@@ -63,7 +63,7 @@ interface TurnTrace {
   /** The provider of the turn's latest model call, for the root span. */
   provider?: string;
   /** A child turn's: the execute_tool span of the agents/NAME call it runs for, its root span's parent. */
-  caller?: SpanContext;
+  caller?: SpanContext | undefined;
 }
 
 /**
@@ -74,6 +74,12 @@ const RECENTLY_ENDED = 64;
 const MAX_OPEN = 100_000;
 
 const TURN_ENDS = new Set(["turn.completed", "turn.failed", "turn.cancelled"].map((t) => EVENT_TYPE_PREFIX + t));
+
+/** A child turn's caller span (its root span's parent) from the stored trace context of its agents/NAME call. */
+function callerSpan(traceparent: string | null | undefined): SpanContext | undefined {
+  const caller = parseTraceParent(traceparent ?? undefined);
+  return caller ? { traceId: caller.traceId, spanId: caller.spanId, traceFlags: caller.flags, isRemote: true } : undefined;
+}
 
 export function createOtelTracing(settings: TracingSettings, deps: TracingDeps): DaemonTracing {
   routeDiagnostics(deps.log);
@@ -112,8 +118,6 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
 
 class OtelTracing implements Telemetry {
   private readonly open = new Map<string, TurnTrace>();
-  /** The open spans of agents/NAME calls, by call ID: a child turn starting for one is traced under it. */
-  private readonly callSpans = new Map<string, { traceId: string; spanId: string; sampled: boolean }>();
   private ended = new Map<string, TurnTrace>();
   private endedBefore = new Map<string, TurnTrace>();
   private readonly pending = new Set<Promise<void>>();
@@ -135,15 +139,15 @@ class OtelTracing implements Telemetry {
   }
 
   turnStarting(w: Writer, turn: TurnTelemetry): string {
-    // A child turn joins the trace of the call it runs for (while that call's span is open here), under that span.
-    const caller = turn.parentCall === undefined ? undefined : this.callSpans.get(turn.parentCall);
+    // A child turn joins its call's trace under the call's span (kept with the message: any node, after a crash too).
+    const caller = parseTraceParent(turn.callerTrace);
     const traceId = caller?.traceId ?? randomTraceId();
-    const flags = (caller ? caller.sampled : this.sampled(traceId, `invoke_agent ${turn.agentName}`)) ? 1 : 0;
+    const flags = (caller ? (caller.flags & 1) === 1 : this.sampled(traceId, `invoke_agent ${turn.agentName}`)) ? 1 : 0;
     const traceparent = { traceId, spanId: randomSpanId(), flags };
     const startedAt = Date.parse(w.now);
     w.afterCommit(() => {
       const t = this.remember(turn.run, traceparent, startedAt, turn);
-      if (caller) t.caller = { traceId, spanId: caller.spanId, traceFlags: flags };
+      t.caller = callerSpan(turn.callerTrace);
     });
     return formatTraceParent(traceparent);
   }
@@ -205,15 +209,12 @@ class OtelTracing implements Telemetry {
     if (this.settings.captureContent && span.sampled) {
       span.attributes["gen_ai.tool.call.arguments"] = this.deps.redact(toolContent(call.args ?? {}));
     }
-    // An agents/NAME call's span is the parent of the child turn it starts (see turnStarting).
-    if (call.tool.startsWith("agents/")) this.callSpans.set(call.callId, span);
     return span;
   }
 
   toolCallEnded(started: Started | undefined, outcome: ToolOutcome | undefined, error?: unknown): void {
     const span = started as CallSpan<ToolCallTelemetry>;
     const call = span.call!;
-    if (this.callSpans.get(call.callId) === span) this.callSpans.delete(call.callId);
     if (outcome) {
       const code = outcomeCode(outcome);
       const capture = this.settings.captureContent && span.sampled;
@@ -306,7 +307,7 @@ class OtelTracing implements Telemetry {
     }
     const known = this.open.get(turn.run);
     if (known) known.turn = turn;
-    else this.remember(turn.run, traceparent, Date.parse(row.started_at), turn);
+    else this.remember(turn.run, traceparent, Date.parse(row.started_at), turn).caller = callerSpan(row.caller_trace);
   }
 
   private turnTrace(run: string): TurnTrace | undefined {
@@ -334,12 +335,12 @@ class OtelTracing implements Telemetry {
 
   /** The root span of a turn this process did not drive (a cancel of a parked turn, another node): the store has its trace. */
   private async rootFromStore(e: StoredEvent, known: TurnTrace | undefined): Promise<void> {
-    let t: Pick<TurnTrace, "traceparent" | "startedAt" | "provider"> | undefined = known;
+    let t: Pick<TurnTrace, "traceparent" | "startedAt" | "provider" | "caller"> | undefined = known;
     if (!t) {
       const row = await this.traces.get(e.run!);
       const traceparent = parseTraceParent(row?.trace_context ?? undefined);
       if (!row || !traceparent || (traceparent.flags & 1) === 0) return;
-      t = { traceparent, startedAt: Date.parse(row.started_at) };
+      t = { traceparent, startedAt: Date.parse(row.started_at), caller: callerSpan(row.caller_trace) };
     }
     this.rootSpan(e, t, await this.describeTurn(e));
   }

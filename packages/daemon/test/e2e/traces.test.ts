@@ -239,11 +239,18 @@ describe("traces of a turn", () => {
 
   it("a sub-agent's turn is in its parent's trace: its invoke_agent span is a child of the parent's execute_tool agents/NAME span", async () => {
     const p = await createProject({
-      scripts: { delegate: DELEGATE, facts: "steps:\n  - text: facts\n" },
+      scripts: {
+        delegate: DELEGATE,
+        facts: "steps:\n  - text: facts\n",
+        to_asker: DELEGATE.replace("helper2", "asker"),
+        asking: "steps:\n  - tool_calls:\n      - tool: person/ask\n        args: { question: ok? }\n  - text: asked\n",
+      },
       files: {
         "policies/open.yaml": 'description: Everything.\nrules:\n  - tool: "*"\n    decision: allow\n',
         "agents/boss.md": agentFile({ description: "Delegates.", model: "delegate", agents: ["helper2"], policy: "open" }),
         "agents/helper2.md": agentFile({ description: "Knows facts.", model: "facts", policy: "open" }),
+        "agents/boss_of_asker.md": agentFile({ description: "Delegates.", model: "to_asker", agents: ["asker"], policy: "open" }),
+        "agents/asker.md": agentFile({ description: "Asks.", model: "asking", tools: ["person"], policy: "open" }),
       },
       env: otelEnv(),
     });
@@ -262,5 +269,34 @@ describe("traces of a turn", () => {
     const child = named(trace, "invoke_agent helper2")[0]!;
     expect(child.parentSpanId).toBe(call.spanId);
     expect(named(trace, "chat facts")[0]!.parentSpanId).toBe(child.spanId);
+
+    // A child turn carried across a kill -9 stays in its caller's trace, its root span under the call's first attempt's
+    // span: the restarted daemon reads the call's trace context from the message the call sent.
+    const asking = await p.agentId("boss_of_asker");
+    await p.apiOk("POST", `/v1/agents/${asking}/messages`, { text: "y" });
+    const asked = await p.waitForEvent("asker", (e) => short(e.type) === "question.asked");
+    await p.waitForEvent("asker", (e) => short(e.type) === "turn.parked");
+    const callerRun = (await p.waitForEvent(asking, (e) => short(e.type) === "call.started")).run!;
+    await p.kill();
+    await p.start();
+    expect((await p.cli(["answer", "asker", String(asked.data.call), "yes"])).code).toBe(0);
+    expect(short((await p.waitForTurnEnd(asking, callerRun)).type)).toBe("turn.completed");
+    const after = await receiver.waitForSpans(
+      (all) =>
+        all.some((s) => s.name === "invoke_agent boss_of_asker" && s.attributes["wardrik.turn.id"] === callerRun) &&
+        all.some((s) => s.name === "invoke_agent asker" && s.attributes["wardrik.turn.id"] === asked.run),
+      "the caller's and the resumed child's root spans",
+    );
+    const callerRoot = after.find((s) => s.name === "invoke_agent boss_of_asker" && s.attributes["wardrik.turn.id"] === callerRun)!;
+    const childRoot = after.find((s) => s.name === "invoke_agent asker" && s.attributes["wardrik.turn.id"] === asked.run)!;
+    expect(childRoot.traceId).toBe(callerRoot.traceId);
+    // Its parent is the call's first attempt's span, which the crash cut short (never exported); the second attempt's is
+    // the caller root's child, as every call's is.
+    expect(childRoot.parentSpanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(childRoot.parentSpanId).not.toBe(callerRoot.spanId);
+    const calls = named(after.filter(ofTrace(callerRoot.traceId)), "execute_tool agents/asker");
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((c) => c.parentSpanId === callerRoot.spanId)).toBe(true);
+    expect(named(after.filter(ofTrace(callerRoot.traceId)), "chat asking").every((c) => c.parentSpanId === childRoot.spanId)).toBe(true);
   });
 });
