@@ -11,9 +11,22 @@ import { runWardrik } from "../helpers/spawn-daemon.js";
 import { agentMarkdown } from "../faults/fault-agent.js";
 import { api, eventsOf, followEvents, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
 import type { FaultWorker } from "../faults/fault-worker-process.js";
-import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
+import { startCluster, waitForClusterWorker, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 const QUICK = { toolMs: { lookup: 50, upsert: 50, charge: 50 } };
+
+/** A parent whose child another node drives, and an agent that asks a person (scripted models, no worker). */
+const COMPOSITION_FILES = {
+  "policies/open.yaml": 'description: Everything.\nrules:\n  - tool: "*"\n    decision: allow\n',
+  "scripts/to_kid.yaml":
+    'steps:\n  - tool_calls:\n      - tool: agents/kid\n        args: { message: "{{message}}" }\n  - text: "boss got {{result}}"\n',
+  "scripts/kid_says.yaml": 'steps:\n  - text: "kid on {{message}}"\n',
+  "scripts/quiz.yaml":
+    'steps:\n  - tool_calls:\n      - tool: person/ask\n        args: { question: "Which?" }\n  - text: "heard {{result}}"\n',
+  "agents/boss.md": "---\ndescription: Delegates.\nmodel: script/to_kid\nagents: [kid]\npolicy: open\n---\nDelegate.\n",
+  "agents/kid.md": "---\ndescription: Answers.\nmodel: script/kid_says\npolicy: open\n---\nAnswer.\n",
+  "agents/quizzer.md": "---\ndescription: Asks.\nmodel: script/quiz\ntools: [person]\npolicy: open\n---\nAsk.\n",
+};
 
 let c: Cluster;
 let w: FaultWorker;
@@ -23,6 +36,7 @@ beforeAll(async () => {
     byPrefix: { m: QUICK, slow: { model1Ms: 8000, toolMs: { lookup: 50 } }, ask: QUICK, long: { toolMs: { lookup: 20_000, upsert: 50 } } },
     // An agent whose policy asks a person before `charge`.
     files: {
+      ...COMPOSITION_FILES,
       "agents/asker.md": agentMarkdown({ policy: "ask-charge" }),
       "policies/ask-charge.yaml":
         "description: A person approves charges.\nrules:\n  - tool: workers/charge\n    decision: ask\n  - tool: workers/*\n    decision: allow\n",
@@ -181,6 +195,67 @@ describe("a cluster of three nodes", () => {
     expect(turn.filter((e) => short(e.type) === "call.killed").map((e) => e.data.call)).toEqual([call.data.call]);
     // Long before the call's 20 s: the owner heard of the kill at once.
     expect(Date.parse(end.time) - Date.parse(call.time)).toBeLessThan(10_000);
+  });
+
+  it("an agents/NAME call whose child another node drives runs the child there once and completes once", async () => {
+    const [boss, kid] = [await c.idOf("boss"), await c.idOf("kid")];
+    const turnEnd = (via: ClusterNode, agent: string, run: string) =>
+      waitUntil(
+        async () => (await eventsOf(via, agent)).find((e) => e.run === run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type))),
+        `turn ${run} to end`,
+        30_000,
+        50,
+      );
+    // The child wakes on n2 (the node its first message reached), the parent on n1.
+    await api(c.nodes[1]!, "POST", `/v1/agents/${kid}/messages`, { text: "warm" });
+    await waitUntil(
+      async () => (await eventsOf(c.nodes[1]!, kid)).find((e) => short(e.type) === "turn.completed"),
+      "kid's first turn",
+      30_000,
+      50,
+    );
+    await api(c.nodes[0]!, "POST", `/v1/agents/${boss}/messages`, { text: "tides" });
+    const started = await waitUntil(
+      async () => (await eventsOf(c.nodes[0]!, boss)).find((e) => short(e.type) === "call.started"),
+      "boss's call",
+      30_000,
+      50,
+    );
+    expect(await c.ownerOf(boss)).not.toBe(await c.ownerOf(kid));
+    const end = await turnEnd(c.nodes[2]!, boss, started.run!);
+    expect(short(end.type)).toBe("turn.completed");
+    expect(end.data.reply).toBe('boss got {"reply":"kid on tides"}');
+    const child = (started.data.child as { run: string }).run;
+    const kidEvents = await eventsOf(c.nodes[2]!, kid);
+    expect(kidEvents.filter((e) => short(e.type) === "turn.started" && e.run === child)).toHaveLength(1);
+    expect(kidEvents.filter((e) => short(e.type) === "turn.completed" && e.run === child)).toHaveLength(1);
+    const bossEvents = await eventsOf(c.nodes[2]!, boss);
+    expect(bossEvents.filter((e) => short(e.type) === "call.completed" && e.data.call === started.data.call)).toHaveLength(1);
+  });
+
+  it("a question answered through a node that does not own the agent completes the turn once", async () => {
+    const quizzer = await c.idOf("quizzer");
+    await api(c.nodes[0]!, "POST", `/v1/agents/${quizzer}/messages`, { text: "q" });
+    const asked = await waitUntil(
+      async () => (await eventsOf(c.nodes[0]!, quizzer)).find((e) => short(e.type) === "question.asked"),
+      "the question",
+      30_000,
+      50,
+    );
+    const owner = await c.ownerOf(quizzer);
+    const elsewhere = c.nodes.find((n) => n.name !== owner)!;
+    await api(elsewhere, "POST", `/v1/agents/${quizzer}/calls/${String(asked.data.call)}/answer`, { answer: "the blue one" });
+    const end = await waitUntil(
+      async () => (await eventsOf(elsewhere, quizzer)).find((e) => e.run === asked.run && short(e.type) === "turn.completed"),
+      "the turn to end",
+      30_000,
+      50,
+    );
+    expect(end.data.reply).toBe('heard {"answer":"the blue one"}');
+    const evs = await eventsOf(elsewhere, quizzer);
+    expect(evs.filter((e) => short(e.type) === "question.answered")).toHaveLength(1);
+    expect(evs.filter((e) => e.run === asked.run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type)))).toHaveLength(1);
+    expect(await c.ownerOf(quizzer)).toBe(owner);
   });
 
   it("an MCP client of a node that does not own the agent gets its reply as the turn ends", async () => {
