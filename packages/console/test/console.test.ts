@@ -445,8 +445,13 @@ describe("questions", () => {
     await page.goto(`${p.url}/#/agents/${id}`);
     const card = page.getByRole("article").filter({ hasText: "Refund order 9 in full?" });
     await card.waitFor();
-    // A question is answered, not approved.
+    // A question is answered, not approved: it waits under "Waiting for an answer", here and on the list of agents.
     expect(await card.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    await page.getByRole("heading", { name: "Waiting for an answer" }).waitFor();
+    await page.goto(`${p.url}/#/agents`);
+    await page.getByRole("heading", { name: /^Waiting for (an answer|approval or an answer)$/ }).waitFor();
+    await page.goto(`${p.url}/#/agents/${id}`);
+    await card.waitFor();
     await screenshots(page, "agent-question");
     await card.getByRole("group", { name: "Choices" }).getByRole("button", { name: "half" }).click();
     await visible('Told: {"answer":"half"}');

@@ -1,25 +1,11 @@
-import type { AgentDetail } from "@wardrik/protocol";
 import { checkEditedArguments } from "@wardrik/protocol/edited-arguments";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { messageOf } from "../client/api";
 import { useApi } from "../context";
 import { pretty } from "../format";
-import { agentHref } from "../router";
 import { JsonBlock } from "./json-block";
 import { QuestionCard } from "./question-card";
-import { RecentContext } from "./recent-context";
-
-type WaitingCall = AgentDetail["waiting_calls"][number];
-
-export interface Props {
-  agentId: string;
-  /** Shown with a link to the agent when the card is not on the agent's own page. */
-  agentName?: string;
-  call: WaitingCall;
-  /** Show the recent context open (the agent's page) or folded (the list of every waiting call). */
-  contextOpen?: boolean;
-  onDecided: () => void;
-}
+import { usePersonAction, WaitingCallCard, type Props } from "./waiting-call-card";
 
 type Mode = "view" | "deny" | "edit";
 type Check = { state: "loading" } | { state: "ok"; value: Record<string, unknown> } | { state: "bad"; problems: string[] };
@@ -34,35 +20,22 @@ export function ApprovalCard(props: Props) {
   return props.call.question ? <QuestionCard {...props} question={props.call.question} /> : <ApprovalForm {...props} />;
 }
 
-function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided }: Props) {
+function ApprovalForm(props: Props) {
+  const { agentId, call } = props;
   const api = useApi();
   const [mode, setMode] = useState<Mode>("view");
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<string>();
-  const [error, setError] = useState<string>();
+  const { busy, done, error, act } = usePersonAction(props.onDecided);
+  const [problem, setProblem] = useState<string>();
   const [reason, setReason] = useState("");
   const [argsText, setArgsText] = useState(() => pretty(call.args));
   const [schema, setSchema] = useState<Record<string, unknown> | "unavailable">();
-  const [contextShown, setContextShown] = useState(contextOpen);
   const focusTarget = useRef<HTMLElement | null>(null);
   const base = `call-${call.call}`;
 
   // Before the browser paints: a key typed right after pressing Deny or Edit lands in the field.
   useLayoutEffect(() => focusTarget.current?.focus(), [mode]);
 
-  const decide = async (verb: "approve" | "deny", body: object, what: string) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.decide(agentId, call.call, verb, body);
-      setDone(what);
-      onDecided();
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const decide = (verb: "approve" | "deny", body: object, what: string) => act(() => api.decide(agentId, call.call, verb, body), what);
 
   const startEdit = async () => {
     setMode("edit");
@@ -71,7 +44,7 @@ function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided
       const tools = await api.tools(agentId);
       setSchema(tools.tools.find((t) => t.name === call.tool)?.input_schema ?? "unavailable");
     } catch (e) {
-      setError(messageOf(e));
+      setProblem(messageOf(e));
       setSchema("unavailable");
     }
   };
@@ -87,20 +60,8 @@ function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided
     return c.ok ? { state: "ok", value: c.value } : { state: "bad", problems: c.problems };
   })();
 
-  return (
-    <article class="approval" aria-labelledby={`${base}-title`}>
-      <header class="approval-head">
-        <h3 id={`${base}-title`}>
-          <span class="tool">{call.tool}</span>
-          {agentName && (
-            <>
-              {" "}
-              <span class="muted">by</span> <a href={agentHref(agentId)}>{agentName}</a>
-            </>
-          )}
-        </h3>
-        <code class="id">{call.call}</code>
-      </header>
+  const about = (
+    <>
       {call.reason && <p class="why">{call.reason}</p>}
       <p class="rule">
         {call.rule ? (
@@ -113,16 +74,12 @@ function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided
       </p>
       <h4 class="label">Arguments</h4>
       <JsonBlock value={call.args} label={`Arguments of ${call.tool}`} />
-      <details class="context-box" open={contextOpen} onToggle={(e) => setContextShown((e.target as HTMLDetailsElement).open)}>
-        <summary>Recent context</summary>
-        {contextShown && <RecentContext agentId={agentId} run={call.run} />}
-      </details>
+    </>
+  );
 
-      {done ? (
-        <p class="done" role="status">
-          {done}
-        </p>
-      ) : mode === "view" ? (
+  return (
+    <WaitingCallCard {...props} kind="approval" title={call.tool} about={about} done={done} error={error ?? problem}>
+      {mode === "view" ? (
         <div class="actions">
           <button type="button" class="primary" disabled={busy} onClick={() => void decide("approve", {}, "Approved; the call runs.")}>
             Approve
@@ -202,11 +159,6 @@ function ApprovalForm({ agentId, agentName, call, contextOpen = false, onDecided
           </div>
         </form>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-    </article>
+    </WaitingCallCard>
   );
 }

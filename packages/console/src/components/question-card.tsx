@@ -1,10 +1,7 @@
 import type { AgentDetail } from "@wardrik/protocol";
 import { useState } from "preact/hooks";
-import { messageOf } from "../client/api";
 import { useApi } from "../context";
-import { agentHref } from "../router";
-import type { Props } from "./approval-card";
-import { RecentContext } from "./recent-context";
+import { usePersonAction, WaitingCallCard, type Props } from "./waiting-call-card";
 
 type Question = NonNullable<AgentDetail["waiting_calls"][number]["question"]>;
 
@@ -13,53 +10,16 @@ type Question = NonNullable<AgentDetail["waiting_calls"][number]["question"]>;
  * choices, a button for each; without, a text answer. The answer is the
  * call's result and the agent's turn goes on.
  */
-export function QuestionCard({ agentId, agentName, call, contextOpen = false, onDecided, question }: Props & { question: Question }) {
+export function QuestionCard(props: Props & { question: Question }) {
+  const { call, question } = props;
   const api = useApi();
   const [text, setText] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<string>();
-  const [error, setError] = useState<string>();
-  const [contextShown, setContextShown] = useState(contextOpen);
-  const base = `call-${call.call}`;
-
-  const answer = async (value: string) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.answer(agentId, call.call, value);
-      setDone(`Answered "${value}"; the agent goes on.`);
-      onDecided();
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, done, error, act } = usePersonAction(props.onDecided);
+  const answer = (value: string) => act(() => api.answer(props.agentId, call.call, value), `Answered "${value}"; the agent goes on.`);
 
   return (
-    <article class="approval question" aria-labelledby={`${base}-title`}>
-      <header class="approval-head">
-        <h3 id={`${base}-title`}>
-          <span class="tool">Question</span>
-          {agentName && (
-            <>
-              {" "}
-              <span class="muted">from</span> <a href={agentHref(agentId)}>{agentName}</a>
-            </>
-          )}
-        </h3>
-        <code class="id">{call.call}</code>
-      </header>
-      <p class="why">{question.question}</p>
-      <details class="context-box" open={contextOpen} onToggle={(e) => setContextShown((e.target as HTMLDetailsElement).open)}>
-        <summary>Recent context</summary>
-        {contextShown && <RecentContext agentId={agentId} run={call.run} />}
-      </details>
-      {done ? (
-        <p class="done" role="status">
-          {done}
-        </p>
-      ) : question.choices ? (
+    <WaitingCallCard {...props} kind="question" title="Question" about={<p class="why">{question.question}</p>} done={done} error={error}>
+      {question.choices ? (
         <div class="actions" role="group" aria-label="Choices">
           {question.choices.map((c) => (
             <button key={c} type="button" disabled={busy} onClick={() => void answer(c)}>
@@ -75,9 +35,9 @@ export function QuestionCard({ agentId, agentName, call, contextOpen = false, on
             if (text.trim()) void answer(text.trim());
           }}
         >
-          <label for={`${base}-answer`}>Answer</label>
+          <label for={`call-${call.call}-answer`}>Answer</label>
           <textarea
-            id={`${base}-answer`}
+            id={`call-${call.call}-answer`}
             rows={3}
             value={text}
             onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
@@ -90,11 +50,6 @@ export function QuestionCard({ agentId, agentName, call, contextOpen = false, on
           </div>
         </form>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-    </article>
+    </WaitingCallCard>
   );
 }

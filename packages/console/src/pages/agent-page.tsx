@@ -4,6 +4,7 @@ import { useAgentStream } from "../agent-stream";
 import { messageOf } from "../client/api";
 import { AgentConfig } from "../components/agent-config";
 import { ApprovalCard } from "../components/approval-card";
+import { waitingHeading } from "../components/waiting-call-card";
 import { ConversationPanel } from "../components/conversation-panel";
 import { EventList } from "../components/event-list";
 import { Spend } from "../components/spend";
@@ -134,7 +135,7 @@ export function AgentPage({ id, tab, run }: { id: string; tab: AgentTab; run?: s
 
       {detail.waiting_calls.length > 0 && (
         <section aria-labelledby="approvals-heading" class="waiting">
-          <h2 id="approvals-heading">Waiting for approval</h2>
+          <h2 id="approvals-heading">{waitingHeading(detail.waiting_calls)}</h2>
           <div class="approvals">
             {detail.waiting_calls.map((c) => (
               <ApprovalCard key={c.call} agentId={detail.id} call={c} contextOpen onDecided={() => void load()} />

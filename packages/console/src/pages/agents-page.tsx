@@ -2,6 +2,7 @@ import type { AgentDetail, AgentSummary } from "@wardrik/protocol";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { messageOf } from "../client/api";
 import { ApprovalCard } from "../components/approval-card";
+import { waitingHeading } from "../components/waiting-call-card";
 import { Spend } from "../components/spend";
 import { StatusBadge } from "../components/status-badge";
 import { useApi, useFeed } from "../context";
@@ -93,13 +94,13 @@ export function AgentsPage() {
         <p role="status">Loading agents…</p>
       ) : (
         <p class="summary">
-          {agents?.length ?? 0} agents · {waiting.length} {waiting.length === 1 ? "call waits" : "calls wait"} for approval · {unreadable}{" "}
+          {agents?.length ?? 0} agents · {waiting.length} {waiting.length === 1 ? "call waits" : "calls wait"} for a person · {unreadable}{" "}
           unreadable
         </p>
       )}
       {waiting.length > 0 && (
         <section aria-labelledby="waiting-heading" class="waiting">
-          <h2 id="waiting-heading">Waiting for approval</h2>
+          <h2 id="waiting-heading">{waitingHeading(waiting.map((w) => w.call))}</h2>
           <div class="approvals">
             {waiting.map(({ agent, call }) => (
               <ApprovalCard
