@@ -49,13 +49,36 @@ rules:
     decision: deny
     reason: Decide alone.
 `;
+// $0.30 before the question and $0.30 after it, against a cap of $0.50: the second reply's calls are refused, as they are only
+// while the first reply's spend still counts (across the park, a restart and the answer).
+const COSTLY_QUESTION = `steps:
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "Go on?" }
+    usage: { input: 300000, output: 0 }
+  - tool_calls:
+      - tool: person/ask
+        args: { question: "And then?" }
+    usage: { input: 300000, output: 0 }
+`;
+const CAPPED = `description: A small budget per turn.
+budget:
+  per_turn_usd: 0.5
+rules:
+  - tool: "*"
+    decision: allow
+`;
 const asker = (model: string, policy?: string) =>
   agentFile({ description: "Asks a person", model, tools: ["person"], ...(policy ? { policy } : {}) });
 
 beforeAll(async () => {
   p = await createProject({
     scripts: { writer: SCRIPT, long_writer: LONG_SCRIPT, question: QUESTION, choice: CHOICE },
+    models: { costly_priced: { provider: "script", model: "costly_question", price: { input: 1, output: 1 } } },
     files: {
+      "scripts/costly_question.yaml": COSTLY_QUESTION,
+      "policies/capped.yaml": CAPPED,
+      "agents/thrifty.md": asker("costly_priced", "capped"),
       "policies/careful.yaml": POLICY,
       "policies/no_questions.yaml": NO_QUESTIONS,
       "agents/curious.md": asker("question"),
@@ -257,11 +280,15 @@ describe("questions to a person (person/ask)", () => {
     expect((await p.events("alone")).some((e) => short(e.type) === "question.asked")).toBe(false);
   });
 
-  it("a question survives a daemon crash: kill -9 while it waits, restart, answer, the turn completes once", async () => {
+  it("a question survives a daemon crash: kill -9 while it waits, restart, answer, the turn completes once; the turn's budget holds across it", async () => {
     const id = await p.agentId("patient");
+    const thrifty = await p.agentId("thrifty");
     await p.apiOk("POST", `/v1/agents/${id}/messages`, { text: "the queue" });
+    await p.apiOk("POST", `/v1/agents/${thrifty}/messages`, { text: "x" });
     const asked = await p.waitForEvent(id, (e) => short(e.type) === "question.asked");
     await p.waitForEvent(id, (e) => short(e.type) === "turn.parked");
+    const costly = await p.waitForEvent(thrifty, (e) => short(e.type) === "question.asked");
+    await p.waitForEvent(thrifty, (e) => short(e.type) === "turn.parked");
     await p.kill();
     await p.start();
     const ls = await p.cli(["ls", "--json"]);
@@ -274,5 +301,17 @@ describe("questions to a person (person/ask)", () => {
     const events = await p.events(id);
     expect(events.filter((e) => short(e.type) === "call.completed" && e.data.call === asked.data.call)).toHaveLength(1);
     expect(events.filter((e) => short(e.type) === "turn.completed" && e.run === asked.run)).toHaveLength(1);
+
+    // The $0.30 spent before the park still counts after the restart and the answer: the next reply passes the cap.
+    expect((await p.cli(["answer", "thrifty", String(costly.data.call), "yes"])).code).toBe(0);
+    const capped = await p.waitForTurnEnd(thrifty, String(costly.run));
+    expect(short(capped.type)).toBe("turn.failed");
+    expect(capped.data).toMatchObject({ code: "budget" });
+    expect(capped.data.spend_usd).toBeCloseTo(0.6, 6);
+    const spent = (await p.events(thrifty)).filter((e) => e.run === costly.run);
+    expect(spent.filter((e) => short(e.type) === "model.replied")).toHaveLength(2);
+    expect(spent.filter((e) => short(e.type) === "question.asked")).toHaveLength(1);
+    expect(spent.filter((e) => short(e.type) === "question.answered")).toHaveLength(1);
+    expect(spent.filter((e) => short(e.type) === "budget.exceeded")).toHaveLength(1);
   });
 });
