@@ -36,6 +36,26 @@ steps:
   - text: '{"summary": 1}'
 `;
 
+// The repair call takes a while: long enough for a kill -9 to land while it runs.
+const SLOW_REPAIR = `
+scenarios:
+  - match: "does not fit the required output schema"
+    steps:
+      - text: '{"summary": "repaired late", "score": 3}'
+        delay_ms: 3000
+steps:
+  - text: "Prose, not JSON."
+`;
+const SLOW_STUBBORN = `
+scenarios:
+  - match: "does not fit the required output schema"
+    steps:
+      - text: '{"summary": 1}'
+        delay_ms: 3000
+steps:
+  - text: '{"summary": 1}'
+`;
+
 let p: TestProject;
 let server: OpenAiLoopback;
 
@@ -49,12 +69,14 @@ beforeAll(async () => {
     ]),
   }));
   p = await createProject({
-    scripts: { reporting: REPORTING, stubborn: STUBBORN },
+    scripts: { reporting: REPORTING, stubborn: STUBBORN, slow_repair: SLOW_REPAIR, slow_stubborn: SLOW_STUBBORN },
     models: { structured: { provider: "openai-chat", model: "gpt-test", base_url: server.baseUrl, api_key: "x" } },
     files: {
       "schemas/report.json": JSON.stringify(REPORT),
       "agents/reporter.md": agentFile({ description: "Reports as JSON", model: "reporting", output: REPORT }),
       "agents/filed.md": agentFile({ description: "Reports by a schema file", model: "reporting", output: "schemas/report.json" }),
+      "agents/crash_repair.md": agentFile({ description: "Repairs slowly", model: "slow_repair", output: REPORT }),
+      "agents/crash_stubborn.md": agentFile({ description: "Never fits, slowly", model: "slow_stubborn", output: REPORT, retries: 1 }),
       "agents/stubborn.md": agentFile({ description: "Never fits", model: "stubborn", output: REPORT, retries: 1 }),
       "agents/structured.md": agentFile({ description: "Structured output", model: "structured", output: REPORT, retries: 0 }),
     },
@@ -144,5 +166,40 @@ describe("output: a JSON Schema for the final reply", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/"output"/);
     expect(r.stdout).toMatch(/bad_output/);
+  });
+});
+
+describe("typed answers across a crash", () => {
+  it("kill -9 during a repair round: after the restart each turn ends once, with valid output or with bad_output", async () => {
+    const runs: Record<string, string> = {};
+    for (const name of ["crash_repair", "crash_stubborn"]) {
+      await p.apiOk("POST", `/v1/agents/${await p.agentId(name)}/messages`, { text: "report" });
+      // The repair request is recorded, and its model call is under way.
+      const repairing = await p.waitForEvent(name, (e) => short(e.type) === "model.called" && e.data.iteration === 2);
+      runs[name] = repairing.run!;
+    }
+    await p.kill();
+    await p.start();
+
+    const repaired = await p.waitForTurnEnd("crash_repair", runs.crash_repair!);
+    expect(short(repaired.type)).toBe("turn.completed");
+    expect(repaired.data.output).toEqual({ summary: "repaired late", score: 3 });
+    const failed = await p.waitForTurnEnd("crash_stubborn", runs.crash_stubborn!);
+    expect(short(failed.type)).toBe("turn.failed");
+    expect(failed.data.code).toBe("bad_output");
+
+    for (const name of ["crash_repair", "crash_stubborn"]) {
+      const events = await turnEvents(name, runs[name]!);
+      expect(events.filter((e) => /^turn\.(completed|failed|cancelled)$/.test(short(e.type)))).toHaveLength(1);
+    }
+    // The restart gave no repair back: one rejection before the crash, and for the stubborn one (retries: 1) one after.
+    expect((await turnEvents("crash_repair", runs.crash_repair!)).filter((e) => short(e.type) === "output.rejected")).toHaveLength(1);
+    const rejected = (await turnEvents("crash_stubborn", runs.crash_stubborn!)).filter((e) => short(e.type) === "output.rejected");
+    expect(rejected.map((e) => e.data.repairs_left)).toEqual([0, 0]);
+    const view = await p.apiOk<{ status: string; output?: unknown }>(
+      "GET",
+      `/v1/agents/${await p.agentId("crash_repair")}/turns/${runs.crash_repair!}`,
+    );
+    expect(view).toMatchObject({ status: "completed", output: { summary: "repaired late", score: 3 } });
   });
 });
