@@ -74,7 +74,7 @@ async function syncNow(rt: Runtime, org: string, entries: FileAgent[]): Promise<
     }
     (entry.error ? report.unreadable : prior ? report.updated : report.added).push(entry.name);
     const driver = rt.awake(id);
-    if (driver && entry.definition) driver.def = entry.definition;
+    if (driver && entry.definition) driver.redefine(entry.definition);
     if (entry.error && driver) await rt.dropDriver(id);
     if (entry.definition && (!prior || prior.status === "unreadable")) await rt.resume(id);
   }

@@ -1,14 +1,15 @@
 import type { AgentDefinition } from "../config/types.js";
 import { PromptCache } from "../models/build-prompt.js";
-import type { TurnRow } from "../store/rows.js";
 import type { AgentRef, Store } from "../store/store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { CallStops } from "./call-stops.js";
 import type { EngineOptions } from "./engine-options.js";
 import { TurnStop } from "./engine-options.js";
 import { CALLERS_SLOT, type TurnSlot } from "./org-turn-slots.js";
-import type { RoundState } from "./round-state.js";
 import { runConversation } from "./turn-driver.js";
+import { KnownConversations } from "./known-conversations.js";
+import { TurnProgress } from "./turn-progress.js";
+import { TurnStops } from "./turn-stops.js";
 import type { RuntimeHooks } from "./types.js";
 
 /** Conversations whose prompts an awake agent keeps in memory (see `keepPrompt`). */
@@ -26,42 +27,30 @@ interface Runner {
  * running turns and calls, and what it knows of its own open turns.
  */
 export class AgentDriver {
-  readonly runners = new Map<string, Runner>();
+  private readonly runners = new Map<string, Runner>();
   private readonly prompts = new Map<string, PromptCache>();
-  readonly turnControllers = new Map<string, AbortController>();
+  /** The turns advancing here, to stop them. */
+  readonly turnStops = new TurnStops();
   /** The calls running here, and kills that arrived between a call's commit as running and its dispatch. */
   readonly calls = new CallStops();
-  /** The iteration whose model.called is already recorded, per running turn. */
-  readonly announced = new Map<string, number>();
-  /** The agents/NAME call each open turn runs for (null: a turn of its own), as far as read (runtime/caller-budget.ts). */
-  readonly parentCalls = new Map<string, string | null>();
-  /** Open turn per conversation, as this driver knows it; a turn started here hands its row over. */
-  readonly openTurns = new Map<string, TurnRow | "unknown">();
-  /** Rounds this driver saved and is running, for completing them without reading them back. */
-  readonly rounds = new Map<string, RoundState>();
-  /** Conversations that may have queued messages no turn has taken (a message queued behind an open turn). */
-  readonly mayHaveQueued = new Set<string>();
-  /** Conversations where a commit is starting a turn right now; it kicks the runner once durable. */
-  readonly starting = new Set<string>();
-  /** Conversation IDs by key. */
-  readonly conversations = new Map<string, string>();
+  /** Per open turn: the model call announced, the round running, the call it runs for. */
+  readonly progress = new TurnProgress();
+  /** Per conversation: its open turn, a turn being started, messages maybe queued; IDs by key. */
+  readonly conversations = new KnownConversations();
   /** Org places taken for turns that a commit started, until the conversation's runner drives them. */
-  readonly startedSlots = new Map<string, TurnSlot>();
+  private readonly startedSlots = new Map<string, TurnSlot>();
   /** Conversations whose next turn waits for a place among the org's running turns. */
-  readonly waitingForSlot = new Set<string>();
+  private readonly waitingForSlot = new Set<string>();
   /** Aborts the waits for places when the driver closes. */
   private readonly closing = new AbortController();
-  closed = false;
-  lastActive = Date.now();
-  /** Set by the runtime to drop this driver when its state turns out unreadable. */
-  onUnreadable: (() => void) | undefined;
-  /** Set by the runtime to drop this driver when a write found its lease taken over by another node. */
-  onLeaseLost: (() => void) | undefined;
+  private isClosed = false;
+  private lastActiveAt = Date.now();
+  private definition: AgentDefinition;
 
   constructor(
     readonly id: string,
     readonly org: string,
-    public def: AgentDefinition,
+    def: AgentDefinition,
     readonly store: Store,
     readonly tools: ToolRegistry,
     readonly hooks: RuntimeHooks,
@@ -70,8 +59,51 @@ export class AgentDriver {
     readonly startedAt: number,
     /** The fencing token of this node's lease on the agent: every write that advances its turns checks it. */
     readonly lease: number,
+    /** How the runtime drops this driver: its state turned out unreadable, or a write found its lease taken over by another node. */
+    private readonly exits: { unreadable(): void; leaseLost(): void },
   ) {
     this.ref = { id, org, lease };
+    this.definition = def;
+  }
+
+  /** The agent's definition as last loaded. */
+  get def(): AgentDefinition {
+    return this.definition;
+  }
+
+  /** The agent's file changed: later steps of its turns use the new definition. */
+  redefine(def: AgentDefinition): void {
+    this.definition = def;
+  }
+
+  /** Closed (shutting down, asleep, dropped or unreadable): it starts and kicks nothing more. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** When a runner last started or ended here (for putting the agent to sleep). */
+  get lastActive(): number {
+    return this.lastActiveAt;
+  }
+
+  /** Whether a turn of the agent waits here for a place among its org's running turns. */
+  get waitsForSlot(): boolean {
+    return this.waitingForSlot.size > 0;
+  }
+
+  /** A commit started the conversation's turn holding `slot`: the runner that drives it takes it over. */
+  handOverSlot(conversationId: string, slot: TurnSlot): void {
+    this.startedSlots.set(conversationId, slot);
+  }
+
+  /** The runtime closed while this driver woke: it starts nothing. */
+  refuseWork(): void {
+    this.isClosed = true;
+  }
+
+  /** A write found the agent's lease taken over by another node: the runtime drops this driver. */
+  leaseLost(): void {
+    this.exits.leaseLost();
   }
 
   readonly ref: AgentRef;
@@ -87,7 +119,7 @@ export class AgentDriver {
 
   /** Loads what the store says of the agent's open turns (at wake). */
   async load(): Promise<void> {
-    for (const t of await this.store.turns.open(this.id)) this.openTurns.set(t.conversation_id, t);
+    for (const t of await this.store.turns.open(this.id)) this.conversations.setOpenTurn(t.conversation_id, t);
   }
 
   /**
@@ -97,14 +129,13 @@ export class AgentDriver {
    */
   async refresh(): Promise<void> {
     const open = await this.store.turns.open(this.id);
-    for (const conv of [...this.openTurns.keys()]) if (!this.runners.has(conv)) this.openTurns.delete(conv);
-    for (const t of open) if (!this.runners.has(t.conversation_id)) this.openTurns.set(t.conversation_id, t);
+    this.conversations.refresh(open, (conv) => this.runners.has(conv));
   }
 
   /** Makes sure a runner works through the conversation's open turn and queued messages. */
   kick(conversationId: string): void {
     if (this.closed) return;
-    this.lastActive = Date.now();
+    this.lastActiveAt = Date.now();
     const existing = this.runners.get(conversationId);
     if (existing) {
       existing.again = true;
@@ -121,7 +152,7 @@ export class AgentDriver {
         this.opts.log("error", "conversation runner failed", { agent: this.id, conversation: conversationId, err: String(err) });
       } finally {
         this.runners.delete(conversationId);
-        this.lastActive = Date.now();
+        this.lastActiveAt = Date.now();
       }
     })();
     this.runners.set(conversationId, runner);
@@ -133,9 +164,7 @@ export class AgentDriver {
    * message waits to be taken first.
    */
   canStartAt(conversationId: string): boolean {
-    return (
-      !this.closed && !this.openTurns.has(conversationId) && !this.starting.has(conversationId) && !this.mayHaveQueued.has(conversationId)
-    );
+    return !this.closed && this.conversations.canStartAt(conversationId);
   }
 
   async prompt(conversationId: string): Promise<PromptCache> {
@@ -218,21 +247,21 @@ export class AgentDriver {
   }
 
   async close(reason: TurnStop = new TurnStop("shutdown")): Promise<void> {
-    this.closed = true;
+    this.isClosed = true;
     this.giveUpSlots(reason);
-    for (const c of this.turnControllers.values()) c.abort(reason);
+    this.turnStops.stopAll(reason);
     await Promise.allSettled([...this.runners.values()].map((r) => r.done));
   }
 
   /** Saved state this version cannot use: the agent stops, says why, and the others go on. */
   async markUnreadable(reason: string): Promise<void> {
-    this.closed = true;
+    this.isClosed = true;
     this.giveUpSlots(new Error(reason));
     this.opts.log("error", "agent state is unreadable", { agent: this.id, reason });
     await this.store.tx(async (w) => {
       await this.store.agents.markUnreadable(w, this.id, reason);
       w.emit(this.ref, "agent.unreadable", { reason });
     });
-    this.onUnreadable?.();
+    this.exits.unreadable();
   }
 }

@@ -23,6 +23,7 @@ import { askWorkers, lastWorker, lostReason } from "./ask-workers.js";
 import { invokeTool } from "./invoke-tool.js";
 import { recoverCall } from "./recovery.js";
 import { completeRoundIn } from "./round-results.js";
+import type { RoundState } from "./round-state.js";
 import { decideSavedCall } from "./decide-saved-call.js";
 import { noWorkerMessage } from "./plan-round.js";
 import { toolTelemetry } from "./telemetry.js";
@@ -194,7 +195,7 @@ async function runInTransaction(
   args: unknown,
   attempt: number,
 ): Promise<void> {
-  const state = d.rounds.get(turn.id);
+  const state = d.progress.round(turn.id);
   await d.store
     .tx(async (w) => {
       const started = d.opts.telemetry.toolCallStarted(toolTelemetry(d, turn, call, tool, args, attempt));
@@ -297,7 +298,7 @@ async function settle(
   result: { isError: boolean; output: unknown },
   move: (w: Writer) => Promise<boolean>,
 ): Promise<void> {
-  const state = d.rounds.get(turn.id);
+  const state = d.progress.round(turn.id);
   try {
     await d.store.tx(async (w) => {
       if (!(await move(w))) return;
@@ -315,7 +316,7 @@ async function completeIfLast(
   turn: TurnRow,
   call: CallRow,
   result: { isError: boolean; output: unknown },
-  state: ReturnType<AgentDriver["rounds"]["get"]>,
+  state: RoundState | undefined,
 ): Promise<void> {
   if (state?.round !== call.round) return;
   state.settle(call.id, result.isError, result.output);

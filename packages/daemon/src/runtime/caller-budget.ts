@@ -43,9 +43,9 @@ export async function callerBudgetReason(d: AgentDriver, turn: TurnRow, extra: n
 
 /** The agents/NAME call turn `run` runs for, or null (not a child turn): read once per turn, then remembered while it is open. */
 export async function parentCallOf(d: AgentDriver, run: string): Promise<string | null> {
-  const known = d.parentCalls.get(run);
+  const known = d.progress.parentCall(run);
   if (known !== undefined) return known;
   const found = (await d.store.inputs.parentCallOf(run)) ?? null;
-  d.parentCalls.set(run, found);
+  d.progress.rememberParentCall(run, found);
   return found;
 }

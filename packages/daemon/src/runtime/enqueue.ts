@@ -37,14 +37,14 @@ export async function enqueue(
   const d = await rt.driverIfOwned(agent.id);
   if (!d) return enqueueElsewhere(rt, agent, conversationKey, text, options);
   const message = rt.store.ids.next("message");
-  const cached = d.conversations.get(conversationKey);
+  const cached = d.conversations.idOf(conversationKey);
   let starting: string | undefined;
   // The org's place for the turn this message may start; none free, and the message waits for its turn like any queued one.
   let slot: TurnSlot | undefined;
   const { conversationId, event, started } = await rt.store
     .tx(async (w) => {
       // PostgreSQL may run this again after a lost race: the rolled-back attempt's mark must not hold the conversation.
-      if (starting) d.starting.delete(starting);
+      if (starting) d.conversations.notStarting(starting);
       starting = undefined;
       const conv = cached
         ? { id: cached, key: conversationKey, created: false }
@@ -55,8 +55,8 @@ export async function enqueue(
       // A child turn's ID was fixed by its call (see childRunOf).
       const nextRun = () => (options.parentCall !== undefined ? childRunOf(options.parentCall) : rt.store.ids.next("run"));
       const run = d.canStartAt(conv.id) && (slot ??= takeSlot()) ? nextRun() : undefined;
-      if (run) d.starting.add((starting = conv.id));
-      else d.mayHaveQueued.add(conv.id);
+      if (run) d.conversations.startingTurn((starting = conv.id));
+      else d.conversations.markQueued(conv.id);
       const { parentCall, callerTrace } = options;
       await rt.store.inputs.insert(
         w,
@@ -71,15 +71,15 @@ export async function enqueue(
       if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text, parentCall, callerTrace }]);
       w.afterCommit(() => {
         // The runner that drives the started turn holds the place until the turn ends or parks.
-        if (run) d.startedSlots.set(conv.id, slot!);
-        d.conversations.set(conversationKey, conv.id);
+        if (run) d.handOverSlot(conv.id, slot!);
+        d.conversations.rememberKey(conversationKey, conv.id);
         // Again once durable: a look for queued messages that ran before this commit could not see this one.
-        if (!run) d.mayHaveQueued.add(conv.id);
+        if (!run) d.conversations.markQueued(conv.id);
       });
       return { conversationId: conv.id, event: queued, started: run !== undefined };
     })
     .catch((err: unknown) => {
-      if (starting) d.starting.delete(starting);
+      if (starting) d.conversations.notStarting(starting);
       slot?.release();
       throw err;
     });

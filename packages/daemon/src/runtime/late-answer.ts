@@ -65,7 +65,7 @@ async function completeLateAnswer(rt: Runtime, org: string, call: CallRow, answe
       const message = w.appendMessage(ref, turn.conversation_id, call.run, { role: "user", text: note, input: call.id });
       w.afterCommit(() => d?.cachedPrompt(turn.conversation_id)?.push({ seq: message.seq, run: call.run, message: message.message }));
     } else if (d) {
-      w.afterCommit(() => d.rounds.get(call.run)?.settle(call.id, false, output));
+      w.afterCommit(() => d.progress.round(call.run)?.settle(call.id, false, output));
     }
     // The owner elsewhere reads the history (and the open round) again.
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "late", run: call.run, call: call.id }));

@@ -60,7 +60,7 @@ export async function modelStep(
     }
   }
   const iteration = turn.iterations + 1;
-  if (d.announced.get(turn.id) !== iteration) {
+  if (d.progress.announcedIteration(turn.id) !== iteration) {
     // Not announced by the commit before (a resumed or recovered turn): record the call before making it.
     await d.store.tx(async (w) => {
       if (!(await d.store.turns.recordReply(w, turn.id, { iterations: turn.iterations, rounds: turn.rounds, costMicros: 0 }))) {
@@ -196,7 +196,7 @@ export async function modelStep(
     }
   });
   if (over) return "ended";
-  d.rounds.set(turn.id, state);
+  d.progress.saveRound(turn.id, state);
   return {
     turn: {
       ...turn,

@@ -16,7 +16,7 @@ export const MAX_PARALLEL_CALLS = 8;
  */
 export async function runRound(d: AgentDriver, turn: TurnRow, signal: AbortSignal, fresh: Set<string>): Promise<"done" | "parked"> {
   const round = turn.rounds;
-  const state = d.rounds.get(turn.id);
+  const state = d.progress.round(turn.id);
   if (fresh.size > 0 && state?.round === round) {
     const calls = state.calls.filter((c) => fresh.has(c.id));
     await runLimited(calls, MAX_PARALLEL_CALLS, (c) => runCall(d, turn, c, signal, true));
@@ -54,7 +54,7 @@ async function parkIfWaiting(d: AgentDriver, turn: TurnRow, round: number): Prom
     const waiting = calls.filter((c) => c.status === "waiting").map((c) => c.id);
     if (waiting.length === 0 || calls.some((c) => c.status === "planned" || c.status === "approved")) return false;
     await parkTurn(w, d.store, d.ref, turn.id, round, waiting);
-    w.afterCommit(() => d.openTurns.set(turn.conversation_id, { ...turn, status: "parked" }));
+    w.afterCommit(() => d.conversations.setOpenTurn(turn.conversation_id, { ...turn, status: "parked" }));
     return true;
   });
 }

@@ -94,7 +94,7 @@ export class Runtime {
 
   /** Whether a turn of the agent waits on this node for its org's place to run (`limits.org_running_turns`). */
   waitsForTurn(agentId: string): boolean {
-    return (this.drivers.get(agentId)?.waitingForSlot.size ?? 0) > 0;
+    return this.drivers.get(agentId)?.waitsForSlot ?? false;
   }
 
   /** Stops and forgets an agent's driver (removed, or unreadable). */
@@ -144,16 +144,17 @@ export class Runtime {
     const lease = await this.ownership.claim(row.id);
     if (lease === undefined) throw new OwnedElsewhere(`Agent ${row.name} is driven by another node.`);
     // The worker grace runs from now: after a start, and after a takeover of an agent another node drove.
-    const d = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, Date.now(), lease);
-    d.onUnreadable = () => {
-      if (this.drivers.get(agentId) === d) this.drivers.delete(agentId);
-    };
-    d.onLeaseLost = () => {
-      this.ownership.lost(agentId);
-      if (this.drivers.get(agentId) === d) void this.dropDriver(agentId);
-    };
+    const d: AgentDriver = new AgentDriver(row.id, row.org, def, this.store, this.tools, this.hooks, this.opts, Date.now(), lease, {
+      unreadable: () => {
+        if (this.drivers.get(agentId) === d) this.drivers.delete(agentId);
+      },
+      leaseLost: () => {
+        this.ownership.lost(agentId);
+        if (this.drivers.get(agentId) === d) void this.dropDriver(agentId);
+      },
+    });
     await d.load();
-    if (this.closed) d.closed = true;
+    if (this.closed) d.refuseWork();
     this.drivers.set(agentId, d);
     // Awake again: after sleeping, or driven before by a daemon that is gone (a restart, a crash, a node that died)
     // whose lease was never given up; an agent that never ran has no owner.
@@ -257,7 +258,7 @@ export class Runtime {
       void this.resettle(d, poke.run, poke.call);
       return;
     }
-    if (poke.kind === "cancel") for (const t of poke.turns) d.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
+    if (poke.kind === "cancel") for (const t of poke.turns) d.turnStops.cancel(t);
     void this.resume(agentId).catch((err: unknown) =>
       this.opts.log("error", "resuming a poked agent failed", { agent: agentId, err: String(err) }),
     );
@@ -269,7 +270,7 @@ export class Runtime {
       const call = await this.store.calls.get(callId);
       const turn = await this.store.turns.get(run);
       if (call?.status === "completed" && call.result !== null)
-        d.rounds.get(run)?.settle(callId, false, JSON.parse(call.result) as unknown);
+        d.progress.round(run)?.settle(callId, false, JSON.parse(call.result) as unknown);
       if (turn) d.forgetPrompt(turn.conversation_id);
     } catch (err) {
       this.opts.log("warn", "taking in a late answer completed elsewhere failed", { agent: d.id, call: callId, err: String(err) });
@@ -305,11 +306,10 @@ export class Runtime {
     if (!d) return;
     // A driver that was awake already may hold a stale view: another node recorded a decision or a cancel.
     if (awake === d) await d.refresh();
-    const convs = new Set<string>();
-    for (const [conv, t] of d.openTurns) if (t !== "unknown" && t.status === "running") convs.add(conv);
+    const convs = new Set(d.conversations.withRunningTurn());
     for (const c of await this.store.inputs.conversationsWithQueued(agentId)) {
       convs.add(c);
-      d.mayHaveQueued.add(c);
+      d.conversations.markQueued(c);
     }
     for (const c of convs) d.kick(c);
   }

@@ -22,14 +22,13 @@ export function announceModelCall(d: AgentDriver, w: Writer, run: string, iterat
     model = modelRefs(d.def)[0];
   }
   w.emit(d.ref, "model.called", { model, iteration }, { run });
-  w.afterCommit(() => d.announced.set(run, iteration));
+  w.afterCommit(() => d.progress.announce(run, iteration));
 }
 
 /** Forgets a turn once the commit that ended it is durable. */
 export function endedIn(d: AgentDriver, w: Writer, turn: Pick<TurnRow, "id" | "conversation_id">): void {
   w.afterCommit(() => {
-    d.parentCalls.delete(turn.id);
-    const known = d.openTurns.get(turn.conversation_id);
-    if (known === "unknown" || known?.id === turn.id) d.openTurns.delete(turn.conversation_id);
+    d.progress.ended(turn.id);
+    d.conversations.turnEnded(turn);
   });
 }

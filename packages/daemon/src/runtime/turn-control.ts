@@ -5,7 +5,6 @@ import type { AgentRef, Writer } from "../store/store.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { approveCall, killCall, refuseCall } from "./call-moves.js";
 import { isFinalCall } from "./call-machine.js";
-import { TurnStop } from "./engine-options.js";
 import type { Runtime } from "./runtime.js";
 import { endedIn } from "./turn-bookkeeping.js";
 import { endOpenTurn, resumeTurn } from "./turn-moves.js";
@@ -47,7 +46,7 @@ export async function cancel(
     if (!d && ended.length > 0) w.afterFlush((tx) => rt.ownership.poke(tx, agent.id, { kind: "cancel", turns: ended }));
     return { cancelled: ended, dropped: n };
   });
-  for (const t of cancelled) d?.turnControllers.get(t)?.abort(new TurnStop("cancelled"));
+  for (const t of cancelled) d?.turnStops.cancel(t);
   return { cancelled, dropped };
 }
 
@@ -70,7 +69,7 @@ export async function kill(rt: Runtime, agent: AgentRow, callId: string): Promis
   }
   if (call.status === "running" && d) {
     if (d.calls.kill(callId)) return call;
-    if (d.turnControllers.has(call.run)) {
+    if (d.turnStops.has(call.run)) {
       // Committed as running, not dispatched yet: the dispatch aborts it at once.
       d.calls.holdKill(callId);
       return call;
@@ -178,7 +177,7 @@ export async function decide(
     await rt.store.turns.lock(w, turn.id);
     if (!(await move(w))) return undefined;
     if (await resumeTurn(w, rt.store, ref, turn.id)) {
-      if (d) w.afterCommit(() => d.openTurns.set(turn.conversation_id, "unknown"));
+      if (d) w.afterCommit(() => d.conversations.markUnknown(turn.conversation_id));
     }
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "work" }));
     return turn.conversation_id;

@@ -16,16 +16,16 @@ import { beginTurn, endTurn, type TurnEnd } from "./turn-moves.js";
 export async function runConversation(d: AgentDriver, conversationId: string): Promise<void> {
   while (!d.closed) {
     // A commit is starting a turn here: it kicks this runner once it is durable.
-    if (d.starting.has(conversationId)) return;
-    const known = d.openTurns.get(conversationId);
+    if (d.conversations.isStarting(conversationId)) return;
+    const known = d.conversations.openTurn(conversationId);
     let turn = known === "unknown" ? await d.store.turns.openOf(d.store.db, conversationId) : known;
     if (known === "unknown") {
-      if (turn) d.openTurns.set(conversationId, turn);
-      else d.openTurns.delete(conversationId);
+      if (turn) d.conversations.setOpenTurn(conversationId, turn);
+      else d.conversations.noOpenTurn(conversationId);
     }
     if (turn?.status === "parked") return;
     // Only look for queued messages where one may be: most turns end with none, and the look costs a commit.
-    if (!turn && !d.mayHaveQueued.has(conversationId)) return;
+    if (!turn && !d.conversations.mayHaveQueued(conversationId)) return;
     // A turn runs holding one of its org's places; past the org's limit it waits here, its messages queued.
     // A child turn runs in its caller's place (see CALLERS_SLOT).
     const slot = await d.turnSlot(conversationId, turn !== undefined && (await parentCallOf(d, turn.id)) !== null);
@@ -42,23 +42,23 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
 
 /** Starts a turn with the conversation's queued messages, if there are any. */
 async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<TurnRow | undefined> {
-  const key = [...d.conversations].find(([, id]) => id === conversationId)?.[0] ?? (await d.store.conversations.get(conversationId))?.key;
+  const key = d.conversations.keyOf(conversationId) ?? (await d.store.conversations.get(conversationId))?.key;
   if (key === undefined) return undefined;
   try {
     return await d.store.tx(async (w) => {
-      if (d.starting.has(conversationId) || d.openTurns.has(conversationId)) return undefined;
-      d.mayHaveQueued.delete(conversationId);
+      if (d.conversations.isStarting(conversationId) || d.conversations.hasOpenTurn(conversationId)) return undefined;
+      d.conversations.clearQueued(conversationId);
       const { run, inputs, more } = await d.store.inputs.claim(w, conversationId, d.store.ids.next("run"));
       if (inputs.length === 0) return undefined;
-      d.starting.add(conversationId);
+      d.conversations.startingTurn(conversationId);
       // Messages of other calls' child turns, or after one, wait for turns of their own.
-      if (more) w.afterCommit(() => d.mayHaveQueued.add(conversationId));
+      if (more) w.afterCommit(() => d.conversations.markQueued(conversationId));
       return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
     });
   } catch (err) {
     // Nothing was taken: the messages are still queued for the next look.
-    d.starting.delete(conversationId);
-    d.mayHaveQueued.add(conversationId);
+    d.conversations.notStarting(conversationId);
+    d.conversations.markQueued(conversationId);
     throw err;
   }
 }
@@ -79,10 +79,10 @@ export async function startTurnIn(
   const { turn, messages } = await beginTurn(w, d.store, d.ref, conversation, run, inputs, traceContext);
   announceModelCall(d, w, run, 1);
   w.afterCommit(() => {
-    d.starting.delete(conversation.id);
-    d.openTurns.set(conversation.id, turn);
-    d.announced.set(run, 1);
-    d.parentCalls.set(run, parentCall ?? null);
+    d.conversations.notStarting(conversation.id);
+    d.conversations.setOpenTurn(conversation.id, turn);
+    d.progress.announce(run, 1);
+    d.progress.rememberParentCall(run, parentCall ?? null);
     const cache = d.cachedPrompt(conversation.id);
     if (cache) for (const m of messages) cache.push({ seq: m.seq, run, message: m.message });
   });
@@ -97,7 +97,7 @@ export function driveTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
 async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
   let turn = initial;
   const controller = new AbortController();
-  d.turnControllers.set(turn.id, controller);
+  const untrack = d.turnStops.track(turn.id, controller);
   // close() aborts the controllers it finds; a turn that starts after it must stop too.
   if (d.closed) controller.abort(new TurnStop("shutdown"));
   // The timeout counts the time the turn runs: waits for a person (parked) move the deadline.
@@ -106,7 +106,7 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
   const timer = setTimeout(() => controller.abort(new TurnStop("timeout")), Math.max(0, deadline - Date.now()));
   const signal = controller.signal;
   // A turn this driver did not just start (recovered, or resumed after a decision).
-  const resumed = !d.announced.has(turn.id);
+  const resumed = !d.progress.wasAnnounced(turn.id);
   try {
     if (turn.format > STATE_FORMAT) {
       await d.markUnreadable(
@@ -139,9 +139,8 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
     await onTurnError(d, turn, signal, err);
   } finally {
     clearTimeout(timer);
-    d.turnControllers.delete(turn.id);
-    d.announced.delete(turn.id);
-    d.rounds.delete(turn.id);
+    untrack();
+    d.progress.stopped(turn.id);
   }
 }
 
@@ -153,11 +152,11 @@ async function onTurnError(d: AgentDriver, turn: TurnRow, signal: AbortSignal, e
       run: turn.id,
       lease: d.lease,
     });
-    d.onLeaseLost?.();
+    d.leaseLost();
     return;
   }
   if (err instanceof StaleTurn || err instanceof AgentGoneError) {
-    d.openTurns.set(turn.conversation_id, "unknown");
+    d.conversations.markUnknown(turn.conversation_id);
     return;
   }
   if (err instanceof StateError) {
