@@ -34,6 +34,12 @@ export const WORKLOADS = {
   db: ["db.ts"],
   cluster: ["cluster.ts"],
   webhooks: ["webhooks.ts"],
+  // npm run bench -- webhook-client [REQUESTS] [ROUNDS]: the hand-written webhook client against undici (issue #34)
+  "webhook-client": ["webhook-client.ts"],
+  // npm run bench -- metrics-registry [TURNS] [ROUNDS]: the hand-written /metrics registry against prom-client (issue #34)
+  "metrics-registry": ["metrics-registry.ts"],
+  // npm run bench -- otlp-spans [SPANS] [ROUNDS]: the hand-written OTLP span queue and encoder against the SDK processor and serializer (issue #34)
+  "otlp-spans": ["otlp-spans.ts"],
   telemetry: ["telemetry.js"],
   // npm run bench -- isolation [--seconds N] [--only KIND,KIND]; the kinds are the files of bench/isolation/
   isolation: ["isolation.js"],
