@@ -38,8 +38,6 @@ export const WORKLOADS = {
   "webhook-client": ["webhook-client.ts"],
   // npm run bench -- metrics-registry [TURNS] [ROUNDS]: the hand-written /metrics registry against prom-client (issue #34)
   "metrics-registry": ["metrics-registry.ts"],
-  // npm run bench -- otlp-spans [SPANS] [ROUNDS]: the hand-written OTLP span queue and encoder against the SDK processor and serializer (issue #34)
-  "otlp-spans": ["otlp-spans.ts"],
   telemetry: ["telemetry.js"],
   // npm run bench -- isolation [--seconds N] [--only KIND,KIND]; the kinds are the files of bench/isolation/
   isolation: ["isolation.js"],

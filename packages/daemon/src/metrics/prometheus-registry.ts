@@ -5,6 +5,8 @@
  * exporter: the daemon needs three metric types, no global registry, no
  * default process metrics, synchronous updates that cost a map lookup, and
  * gauges that are read from the database at scrape time (async collectors).
+ * `npm run bench -- metrics-registry` measures it beside prom-client (README,
+ * Architecture: prom-client took about 3x the CPU per update and per scrape).
  */
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

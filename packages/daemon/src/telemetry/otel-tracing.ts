@@ -18,9 +18,8 @@
  * IDs and the turn's recorded start time.
  *
  * Spans are recorded as the SDK's ReadableSpan directly (recorded-span.ts);
- * the SDK's sampler decides; over http/protobuf each span is encoded as it
- * ends and sent in batches by the SDK's OTLP transport (span-export-queue.ts),
- * over http/json the SDK's BatchSpanProcessor and exporter send them.
+ * the SDK's sampler decides; the SDK's BatchSpanProcessor and OTLP exporter
+ * (http/protobuf or http/json) send them (span-sinks.ts).
  */
 import { ROOT_CONTEXT, SpanKind, type Attributes, type SpanContext } from "@opentelemetry/api";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
@@ -44,7 +43,7 @@ import {
   toolAttributes,
 } from "./otel-parts.js";
 import { CallSpan, RecordedSpan, type SpanSource } from "./recorded-span.js";
-import { jsonSpanSink, SpanExportQueue, type SpanSink } from "./span-export-queue.js";
+import { spanSink, type SpanSink } from "./span-sinks.js";
 import { SpanIds } from "./span-ids.js";
 import type { TracingDeps, DaemonTracing } from "./start-tracing.js";
 import type { TracingSettings } from "./tracing-settings.js";
@@ -98,8 +97,7 @@ export function createOtelTracing(settings: TracingSettings, deps: TracingDeps):
     ),
     scope: { name: "wardrik", version: deps.version },
   };
-  // http/protobuf (the default): spans encoded as they end (span-export-queue.ts); http/json: the SDK's processor.
-  const processor: SpanSink = settings.protocol === "http/json" ? jsonSpanSink(settings) : new SpanExportQueue(source, settings, deps.log);
+  const processor: SpanSink = spanSink(settings);
   const tracing = new OtelTracing(source, sampler, processor, settings, deps);
   return {
     telemetry: tracing,

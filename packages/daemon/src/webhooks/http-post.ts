@@ -119,7 +119,8 @@ class Connection {
  * request is one write of its head and body, and the answer is read as far
  * as a webhook needs it (status, Retry-After, the start of the body). The
  * sender runs in the daemon's process beside the turns, and node:http cost
- * about three times the CPU per request there (fetch more still). Redirects
+ * about three times the CPU per request there (fetch more still); undici
+ * about twice (`npm run bench -- webhook-client`, README, Architecture). Redirects
  * are not followed (a subscriber's URL is exact). A request on a reused
  * connection that the server had closed meanwhile is sent once more on a
  * new one.

@@ -1,14 +1,15 @@
 /**
- * The http/protobuf span queue keeps the OTEL_BSP_* meanings: a batch goes
- * out full or after the scheduled delay, at most maxQueueSize spans wait
- * (later ones are dropped, and the log says so), one export is out at a time;
- * against a real OTLP receiver on 127.0.0.1 that decodes each request.
+ * The span sink (the SDK's BatchSpanProcessor and OTLP exporter) keeps the
+ * OTEL_BSP_* meanings (a batch goes out full or after the scheduled delay);
+ * what waits is sent at shutdown; unsampled spans and
+ * attributes without a value are not sent; against a real OTLP receiver on
+ * 127.0.0.1 that decodes each request.
  */
 import { SpanKind } from "@opentelemetry/api";
 import { defaultResource } from "@opentelemetry/resources";
 import { afterEach, describe, expect, it } from "vitest";
 import { RecordedSpan, type SpanSource } from "../../src/telemetry/recorded-span.js";
-import { SpanExportQueue } from "../../src/telemetry/span-export-queue.js";
+import { spanSink } from "../../src/telemetry/span-sinks.js";
 import { startOtlpReceiver, type OtlpReceiver } from "../helpers/otlp-receiver.js";
 
 const source: SpanSource = { resource: defaultResource(), scope: { name: "wardrik", version: "test" } };
@@ -27,7 +28,7 @@ function span(i: number, sampled = true): RecordedSpan {
     (i + 1).toString(16).padStart(16, "0"),
     undefined,
     Date.now(),
-    { i },
+    { i, unset: undefined },
     sampled,
   );
   s.endMs = s.startMs + 1;
@@ -37,20 +38,17 @@ function span(i: number, sampled = true): RecordedSpan {
 function queue(
   url: string,
   batch: Partial<{ maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number }>,
-  log = () => undefined,
+  protocol: "http/protobuf" | "http/json" = "http/protobuf",
 ) {
-  return new SpanExportQueue(
-    source,
-    {
-      url: `${url}/v1/traces`,
-      headers: {},
-      batch: { maxQueueSize: 100, maxExportBatchSize: 10, scheduledDelayMillis: 60_000, exportTimeoutMillis: 5000, ...batch },
-    },
-    log,
-  );
+  return spanSink({
+    url: `${url}/v1/traces`,
+    headers: {},
+    protocol,
+    batch: { maxQueueSize: 100, maxExportBatchSize: 10, scheduledDelayMillis: 60_000, exportTimeoutMillis: 5000, ...batch },
+  });
 }
 
-describe("the span export queue", () => {
+describe("the span sink", () => {
   it("sends a batch as soon as it is full, and the rest after the scheduled delay", async () => {
     receiver = await startOtlpReceiver();
     const q = queue(receiver.url, { maxExportBatchSize: 3, scheduledDelayMillis: 3000 });
@@ -68,20 +66,22 @@ describe("the span export queue", () => {
     await q.shutdown();
   });
 
-  it("drops spans past maxQueueSize, says how many, and sends the rest at shutdown", async () => {
+  it("sends what waits at shutdown, and takes no span after it", async () => {
     receiver = await startOtlpReceiver();
-    const lines: { msg: string; fields: unknown }[] = [];
-    const q = queue(receiver.url, { maxQueueSize: 5, maxExportBatchSize: 100 }, ((_level: string, msg: string, fields: unknown) =>
-      lines.push({ msg, fields })) as never);
-    for (let i = 0; i < 8; i++) q.onEnd(span(i));
+    const q = queue(receiver.url, {});
+    for (let i = 0; i < 4; i++) q.onEnd(span(i));
     await q.shutdown();
-    expect(receiver.spans().map((s) => s.name)).toEqual([0, 1, 2, 3, 4].map((i) => `span ${i}`));
-    expect(lines).toContainEqual({
-      msg: "OpenTelemetry: the span queue is full (OTEL_BSP_MAX_QUEUE_SIZE); spans are dropped",
-      fields: { dropped: 1, max_queue_size: 5 },
-    });
-    // Ended spans after shutdown are not taken.
+    expect(receiver.spans().map((s) => s.name)).toEqual([0, 1, 2, 3].map((i) => `span ${i}`));
     q.onEnd(span(50));
-    expect(receiver.spans()).toHaveLength(5);
+    expect(receiver.spans()).toHaveLength(4);
+  });
+
+  it("sends http/json when the settings say so", async () => {
+    receiver = await startOtlpReceiver();
+    const q = queue(receiver.url, {}, "http/json");
+    q.onEnd(span(1));
+    await q.shutdown();
+    expect(receiver.contentTypes()).toEqual(["application/json"]);
+    expect(receiver.spans().map((s) => [s.name, s.attributes])).toEqual([["span 1", { i: 1 }]]);
   });
 });
