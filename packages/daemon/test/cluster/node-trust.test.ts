@@ -19,6 +19,7 @@ import type { TestProject } from "../helpers/spawn-daemon.js";
 import { signRequest } from "../../src/cluster/node-key.js";
 import { readKeyFile } from "../../src/secrets/key-ring.js";
 import { databaseContents } from "../helpers/database-contents.js";
+import { createTestDatabase } from "../helpers/test-database.js";
 import { eventsOf, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
 import type { FaultWorker } from "../faults/fault-worker-process.js";
 import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
@@ -34,8 +35,14 @@ function databaseOf(p: TestProject): string {
   return /^database:\s*(\S+)/m.exec(p.read("config.yaml"))![1]!;
 }
 
-/** The project's database as release 12 left it: migrations 1 to 12, and its cluster secret. */
+/**
+ * The project's database as release 12 left it: migrations 1 to 12, and its
+ * cluster secret. On an empty database of its own (the harness gives a
+ * project one with every migration applied).
+ */
 async function databaseOfRelease12(p: TestProject): Promise<void> {
+  const { url } = await createTestDatabase();
+  p.write("config.yaml", p.read("config.yaml").replace(/^database:.*$/m, `database: ${url}`));
   const client = new pg.Client({ connectionString: databaseOf(p) });
   await client.connect();
   try {

@@ -24,7 +24,7 @@ import { findSdkTarballs } from "../../src/cli/sdk-tarballs.js";
 import { initProject } from "../../src/cli/init-project.js";
 import { afterThisFile } from "./file-cleanups.js";
 import { freePort } from "./free-port.js";
-import { createTestDatabase, TEST_DIALECT } from "./test-database.js";
+import { createMigratedTestDatabase, TEST_DIALECT } from "./test-database.js";
 import { sleep, waitFor } from "./wait.js";
 
 export { freePort, sleep, waitFor };
@@ -404,14 +404,15 @@ const INIT_DATABASE = /^database:[ \t]*sqlite:\.wardrik\/wardrik\.db[ \t]*$/m;
 
 /**
  * On a PostgreSQL run (WARDRIK_TEST_DB=postgres) the project gets a fresh
- * PostgreSQL database instead of init's SQLite file. A database the test
- * wrote into config.yaml itself stays as written.
+ * PostgreSQL database instead of init's SQLite file, already migrated (a
+ * copy of the run's template: the daemon's start has nothing to apply). A
+ * database the test wrote into config.yaml itself stays as written.
  */
 async function chooseDatabase(config: string, home: string, scope?: TestScope): Promise<string> {
   if (TEST_DIALECT !== "postgres") return config;
   const named = /^database:/m.test(config);
   if (named && !INIT_DATABASE.test(config)) return config;
-  const { url } = await createTestDatabase({ dir: home, ...(scope ? { scope } : {}) });
+  const { url } = await createMigratedTestDatabase({ dir: home, ...(scope ? { scope } : {}) });
   const line = `database: ${url}`;
   return named ? config.replace(INIT_DATABASE, line) : `${config.replace(/\n?$/, "\n")}${line}\n`;
 }

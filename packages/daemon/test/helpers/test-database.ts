@@ -49,6 +49,20 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
   return createDatabase(options, false);
 }
 
+/**
+ * A fresh database with every migration applied, for a daemon to start on: on
+ * PostgreSQL a copy of the run's migrated template (CREATE DATABASE ...
+ * TEMPLATE), which spares each spawned daemon's start the migrations (about
+ * 0.3 s of wall time and the server's CPU each, on a quiet machine; the
+ * suite starts hundreds); on SQLite the same as createTestDatabase (the
+ * daemon migrates its file in about 0.1 s). A migration inserts no rows, so a
+ * copy equals a database the daemon would have migrated. Starts on an empty
+ * database stay tested where they matter (cluster/cluster-start, store/migrate).
+ */
+export async function createMigratedTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  return createDatabase(options, true);
+}
+
 /** `migrated`: on PostgreSQL, a copy of the run's migrated template instead of an empty database (openDb then has nothing to apply). */
 async function createDatabase(options: TestDatabaseOptions, migrated: boolean): Promise<TestDatabase> {
   const database = TEST_DIALECT === "postgres" ? await createPostgres(options.dir, migrated) : createSqlite(options.dir);
