@@ -70,7 +70,8 @@ export function readLiveDaemonFile(dir: string): DaemonFile | undefined {
   return isRunning(file.pid) ? file : undefined;
 }
 
-function isRunning(pid: number): boolean {
+/** Whether a process with this ID runs on this host (as any user). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { REPO_ROOT, cleanupLater, waitFor, type TestProject } from "../../../daemon/test/helpers/spawn-daemon.js";
+import { workerArgs } from "../../../daemon/test/helpers/worker-bundle.js";
 
 /** Starts `fixtures/NAME.ts` and waits until `agentId` can call `tool` (workers/…). */
 export async function startWorker(
@@ -14,15 +15,11 @@ export async function startWorker(
   tool: string,
   env: Record<string, string> = {},
 ): Promise<void> {
-  const worker = spawn(
-    process.execPath,
-    ["--conditions=wardrik-source", "--import", "tsx", fileURLToPath(new URL(`../fixtures/${fixture}.ts`, import.meta.url))],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, ...env },
-      stdio: "ignore",
-    },
-  );
+  const worker = spawn(process.execPath, workerArgs(fileURLToPath(new URL(`../fixtures/${fixture}.ts`, import.meta.url))), {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NODE_OPTIONS: undefined, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, ...env },
+    stdio: "ignore",
+  });
   cleanupLater(async () => {
     if (worker.exitCode !== null || worker.signalCode !== null) return;
     const exited = new Promise((r) => worker.once("exit", r));

@@ -17,6 +17,7 @@ import {
   type TestProject,
   type WireEvent,
 } from "../helpers/spawn-daemon.js";
+import { workerArgs } from "../helpers/worker-bundle.js";
 
 let p: TestProject;
 
@@ -230,7 +231,7 @@ describe("approve with edited arguments", () => {
     const file = fileURLToPath(new URL("./fixtures/refund-worker.ts", import.meta.url));
     const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token };
     delete env.NODE_OPTIONS;
-    const worker = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+    const worker = spawn(process.execPath, workerArgs(file), {
       cwd: REPO_ROOT,
       env,
       stdio: "ignore",

@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
 import { parsePrometheusText, sampleValue, type MetricFamily } from "../helpers/prometheus-text.js";
 import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { workerArgs } from "../helpers/worker-bundle.js";
 
 const LOOKUP = `steps:
   - tool_calls:
@@ -49,7 +50,7 @@ function startWorker(p: TestProject): () => string {
   const file = fileURLToPath(new URL("./fixtures/order-worker.ts", import.meta.url));
   const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+  const child = spawn(process.execPath, workerArgs(file), {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import type { AgentSummary } from "@wardrik/protocol";
 import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { workerArgs } from "../helpers/worker-bundle.js";
 
 async function orgToken(p: TestProject, org: string): Promise<string> {
   return (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org })).token;
@@ -20,7 +21,7 @@ function startGateWorker(p: TestProject): { open(): void } {
   const file = fileURLToPath(new URL("./fixtures/gate-worker.ts", import.meta.url));
   const env: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+  const child = spawn(process.execPath, workerArgs(file), {
     cwd: REPO_ROOT,
     env,
     stdio: ["pipe", "ignore", "inherit"],

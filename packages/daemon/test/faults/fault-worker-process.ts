@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { TOOLS, type FaultTool } from "./fault-agent.js";
 import { agentIdOf, api, waitUntil, type FaultDaemon } from "./fault-api.js";
 import { REPO_ROOT, WORKER_FIXTURE } from "./fault-paths.js";
+import { workerArgs } from "../helpers/worker-bundle.js";
 
 export interface LogEntry {
   tool: FaultTool;
@@ -70,7 +71,7 @@ export function startWorker(
     ...(opts.finishedFile ? { FAULT_FINISHED_FILE: opts.finishedFile } : {}),
   };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", WORKER_FIXTURE], {
+  const child = spawn(process.execPath, workerArgs(WORKER_FIXTURE), {
     cwd: REPO_ROOT,
     env,
     stdio: ["pipe", "pipe", "pipe"],

@@ -1,10 +1,12 @@
 /**
  * A worker fixture (a TypeScript file of test/e2e/fixtures that uses the
  * SDK) started as its own process against a test project, run from the
- * sources with tsx. It is killed (SIGKILL) when the file's tests end.
+ * sources (bundled once by worker-bundle.ts). It is killed (SIGKILL) when the
+ * file's tests end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { cleanupLater, REPO_ROOT, type TestProject } from "./spawn-daemon.js";
+import { workerArgs } from "./worker-bundle.js";
 
 /** Starts `file` (an absolute path) connected to `p` with `env` added; `output()` is what it printed so far. */
 export function startFixtureWorker(
@@ -15,7 +17,7 @@ export function startFixtureWorker(
   const childEnv: NodeJS.ProcessEnv = { ...process.env, WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, ...env };
   // vitest's loader options are not the worker's.
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+  const child = spawn(process.execPath, workerArgs(file), {
     cwd: REPO_ROOT,
     env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { WorkerGateway, type WorkerGatewayOptions } from "../../src/tools/workers/worker-gateway.js";
 import type { ToolCallContext } from "../../src/tools/toolset.js";
+import { workerArgs } from "../helpers/worker-bundle.js";
 
 export const TOKENS: Record<string, string> = { "token-a": "org-a", "token-b": "org-b", "token-default": "default" };
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -60,10 +61,10 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** Runs a fixture as a real worker process (the SDK from source, through tsx). */
+/** Runs a fixture as a real worker process (the SDK from source, bundled by worker-bundle.ts). */
 export function spawnWorker(fixture: string, env: Record<string, string>): WorkerProcess {
   const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
-  const child = spawn(process.execPath, ["--conditions=wardrik-source", "--import", "tsx", file], {
+  const child = spawn(process.execPath, workerArgs(file), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
