@@ -11,7 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WardrikClient } from "@wardrik/sdk";
+import { WardrikClient, type FollowOptions } from "@wardrik/sdk";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The checkout under test: bench/dist/ sits two levels below it. */
@@ -186,20 +186,41 @@ async function waitForWorker(url: string, token: string, client: WardrikClient):
   throw new Error("the bench worker did not register within 30 s");
 }
 
+/** The events a turn-end watcher reads: a type, the turn's run, and the data of turn.started. */
+interface TurnEvent {
+  type: string;
+  run?: string | undefined;
+  data: unknown;
+}
+
 /**
- * Follows the agent's SSE stream and resolves, per accepted message, the event
- * that ended its turn (turn.started names the messages a turn took).
+ * Follows the agent's SSE stream (`follow`: the stream's options, such as a
+ * conversation filter) and resolves, per accepted message, the event that
+ * ended its turn (turn.started names the messages a turn took).
  */
 export function turnEnds(
   d: Pick<BenchDaemon, "client">,
   agentId: string,
+  follow: Omit<FollowOptions, "signal"> = {},
+  onError?: (err: unknown) => void,
 ): { ended(message: string): Promise<{ type: string }>; stop(): void } {
+  return turnEndsOf((signal) => d.client.follow(agentId, { ...follow, signal }), onError);
+}
+
+/** As turnEnds, on any stream of events (the org feed); `onError`: told when the stream fails (else it throws). */
+export function turnEndsOf(
+  source: (signal: AbortSignal) => AsyncIterable<TurnEvent>,
+  onError?: (err: unknown) => void,
+): {
+  ended(message: string): Promise<{ type: string }>;
+  stop(): void;
+} {
   const waiting = new Map<string, (e: { type: string }) => void>();
   const done = new Map<string, { type: string }>();
   const messagesOf = new Map<string, string[]>();
   const ac = new AbortController();
   void (async () => {
-    for await (const e of d.client.follow(agentId, { signal: ac.signal })) {
+    for await (const e of source(ac.signal)) {
       if (e.type.endsWith(".turn.started")) messagesOf.set(e.run!, (e.data as { messages: string[] }).messages);
       else if (/\.turn\.(completed|failed|cancelled)$/.test(e.type)) {
         for (const m of messagesOf.get(e.run!) ?? []) {
@@ -213,7 +234,9 @@ export function turnEnds(
       }
     }
   })().catch((err: unknown) => {
-    if (!ac.signal.aborted) throw err;
+    if (ac.signal.aborted) return;
+    if (!onError) throw err;
+    onError(err);
   });
   return {
     ended: (message) => {

@@ -19,6 +19,8 @@ export const WORKLOADS = {
   "W2-http": ["daemon-turns.js", "W2"],
   "W3-http": ["daemon-concurrent.js"],
   "W4-http": ["daemon-turns.js", "W4"],
+  // npm run bench -- load [SECONDS] [CLIENTS] [TURNS_PER_S_PER_CLIENT] [own|own-all|feed|both]
+  load: ["load.js"],
   // npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S]
   "fair-share": ["fair-share.js"],
   policy: ["policy.ts"],

@@ -346,7 +346,9 @@ export const EventsQuery = z.strictObject({
 export const EventPage = z
   .object({ events: z.array(CloudEvent), last_seq: z.number().int().describe("The agent's latest sequence number") })
   .meta({ id: "EventPage" });
-export const EventStreamQuery = EventsQuery.pick({ after: true, type: true });
+export const EventStreamQuery = EventsQuery.pick({ after: true, type: true, run: true }).extend({
+  conversation: ConversationKey.optional().describe("Only one conversation's events (its key): its messages and its turns"),
+});
 export const EventStreamHeaders = z.object({
   "Last-Event-ID": z.string().optional().describe("Resume after this sequence number (sent by EventSource clients on reconnect)"),
 });

@@ -29,6 +29,13 @@ import { ClientCore, type ClientOptions, type RequestOptions, type StreamOptions
 export interface FollowOptions extends Omit<StreamOptions, "lastEventId"> {
   /** Events after this sequence number; 0 (the first) when left out. */
   after?: number;
+  /**
+   * Only one conversation's events (its key, as sent with messages): its messages queued and dropped, and every
+   * event and live text of its turns. The daemon filters, so a client following its own turns is not sent the rest.
+   */
+  conversation?: string;
+  /** Only one turn's events and live text (its run ID). */
+  run?: string;
   /** Live text deltas of model replies, as they stream. `reset`: the model call is being retried and the text so far is void. */
   onDelta?: (run: string, text: string, reset?: boolean, retry?: ModelRetry) => void;
 }
@@ -265,8 +272,12 @@ export class WardrikClient extends ClientCore {
    * Last-Event-ID after a dropped connection (a daemon restart), until the signal aborts.
    */
   async *follow(id: string, options: FollowOptions = {}): AsyncGenerator<WardrikCloudEvent> {
-    const { after = 0, onDelta, ...stream } = options;
-    for await (const msg of this.stream(`/v1/agents/${enc(id)}/events/stream`, { ...stream, lastEventId: String(after) })) {
+    const { after = 0, onDelta, conversation, run, ...stream } = options;
+    const q = new URLSearchParams();
+    if (conversation !== undefined) q.set("conversation", conversation);
+    if (run !== undefined) q.set("run", run);
+    const qs = q.size > 0 ? `?${q.toString()}` : "";
+    for await (const msg of this.stream(`/v1/agents/${enc(id)}/events/stream${qs}`, { ...stream, lastEventId: String(after) })) {
       if (msg.event === "delta") {
         const d = JSON.parse(msg.data) as { run: string; text: string; reset?: boolean; retry?: ModelRetry };
         onDelta?.(d.run, d.text, d.reset, d.retry);

@@ -2,7 +2,10 @@ import type { StoredEvent } from "../events/event-bus.js";
 
 /** What the loop behind one agent's event stream reads from and writes to. */
 export interface AgentStreamIo {
-  /** The agent's events after `after` that the stream shows (its type filter applied), in order. */
+  /**
+   * The agent's events after `after`, in order: those the stream shows, and maybe others that `shows` then
+   * leaves out (a filter the store cannot apply in full). A page shorter than `limit` is the last.
+   */
   read(after: number, limit: number): Promise<StoredEvent[]>;
   /** Sends events to the client. */
   send(events: StoredEvent[]): Promise<unknown>;
@@ -129,8 +132,11 @@ export class AgentStreamFollower {
       const page = await this.io.read(this.after, this.timing.pageSize);
       if (page.length > 0) {
         this.after = page.at(-1)!.seq;
-        await this.io.send(page);
-        this.lastWrite = Date.now();
+        const shown = page.filter(this.shows);
+        if (shown.length > 0) {
+          await this.io.send(shown);
+          this.lastWrite = Date.now();
+        }
       }
       // A client that left mid-backlog is not read for any further.
       if (page.length < this.timing.pageSize || !this.following()) break;

@@ -1,7 +1,8 @@
 import { streamSSE } from "hono/streaming";
-import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery, typeMatches } from "@wardrik/protocol";
+import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery } from "@wardrik/protocol";
 import { ownLookMs } from "../events/own-look.js";
 import { agentOfOrg } from "./agent-lookup.js";
+import { AgentStreamFilter } from "./agent-stream-filter.js";
 import { AgentStreamFollower } from "./agent-stream-follower.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
@@ -40,7 +41,9 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
     path: "/v1/agents/{id}/events/stream",
     operationId: "streamEvents",
     tags: ["events"],
-    summary: "Follow the agent's events live as server-sent events; resumes after Last-Event-ID (or ?after=)",
+    summary:
+      "Follow the agent's events live as server-sent events; resumes after Last-Event-ID (or ?after=); " +
+      "filters: type=, run= (one turn), conversation= (one conversation's messages and turns, with their live text)",
     query: EventStreamQuery,
     headers: EventStreamHeaders,
     stream: STREAM_FRAMES,
@@ -52,11 +55,17 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
       const after = header !== undefined && /^\d+$/.test(header) ? Number(header) : query.after;
       return streamSSE(c, async (stream) => {
         const types = typeList(query.type);
+        const filter = new AgentStreamFilter({ types, run: query.run, conversation: query.conversation });
         const follower = new AgentStreamFollower(
           after,
-          (e) => !types || types.some((t) => typeMatches(t, e.type)),
+          (e) => filter.shows(e),
           {
-            read: (from, limit) => svc.store.events.list(agent.id, from, limit, { types }),
+            read: async (from, limit) => {
+              const page = await svc.store.events.list(agent.id, from, limit, { types, run: query.run, conversation: query.conversation });
+              // The store picked the conversation's turns: every turn of the page is one of them.
+              filter.knowRuns(page.flatMap((e) => (e.run !== undefined ? [e.run] : [])));
+              return page;
+            },
             send: (events) => stream.write(joinFrames(events.map(agentEventFrame))),
             keepAlive: () => stream.write(": keep-alive\n\n"),
             open: () => !stream.aborted && !stream.closed,
@@ -67,8 +76,13 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         );
         // Listen first, then catch up (in run()), so nothing falls between the two.
         const offs = [
-          svc.bus.subscribe(agent.id, (e) => follower.published(e)),
+          svc.bus.subscribe(agent.id, (e) => {
+            // Before any live text of the turn: a turn of the stream's conversation is known from its start.
+            filter.learn(e);
+            follower.published(e);
+          }),
           svc.onDelta(agent.id, (run, text, reset, retry) => {
+            if (!filter.showsText(run)) return;
             const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
             void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
             follower.wrote();
@@ -78,6 +92,10 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
         ];
         stream.onAbort(() => follower.stop());
         try {
+          // A turn that started before `after` and is still open has events to come: the stream shows them.
+          if (query.conversation !== undefined) filter.knowRuns(await svc.store.events.openRunsOf(agent.id, query.conversation));
+          // A narrow stream may have nothing to send for a long time: the headers go out now, so the client knows it follows.
+          if (filter.narrow) await stream.write(": following\n\n");
           await follower.run();
         } finally {
           for (const off of offs) off();

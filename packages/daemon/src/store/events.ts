@@ -23,7 +23,16 @@ export interface EventFilter {
   run?: string | undefined;
   /** Events whose data holds this text (see textClause). */
   text?: string | undefined;
+  /**
+   * The events of this conversation's turns (its key) and those of no turn: a superset of the conversation's
+   * events that its stream narrows further (the messages queued and dropped say their conversation in their data).
+   */
+  conversation?: string | undefined;
 }
+
+/** The IDs of an agent's turns in the conversation with a key; parameters: the agent's ID, the key. */
+const TURNS_OF_CONVERSATION =
+  "SELECT t.id FROM turns t JOIN conversations c ON c.id = t.conversation_id WHERE c.agent_id = ? AND c.key = ?";
 
 /** Reads of one agent's ordered log; every filter applies in SQL, before the limit. Committed events only (Db.committed). */
 export class EventsTable {
@@ -39,11 +48,29 @@ export class EventsTable {
     const types = typeClause(filter.types);
     const run = filter.run === undefined ? "" : " AND run = ?";
     const text = filter.text === undefined ? undefined : textClause(this.dialect, filter.text);
+    const conversation = filter.conversation === undefined ? "" : ` AND (run IS NULL OR run IN (${TURNS_OF_CONVERSATION}))`;
     const rows = await this.db.all<EventRow & Row>(
-      `SELECT * FROM events WHERE agent_id = ? AND seq > ?${types.sql}${run}${text?.sql ?? ""} ORDER BY seq LIMIT ?`,
-      [agentId, afterSeq, ...types.params, ...(filter.run === undefined ? [] : [filter.run]), ...(text?.params ?? []), limit],
+      `SELECT * FROM events WHERE agent_id = ? AND seq > ?${types.sql}${run}${text?.sql ?? ""}${conversation} ORDER BY seq LIMIT ?`,
+      [
+        agentId,
+        afterSeq,
+        ...types.params,
+        ...(filter.run === undefined ? [] : [filter.run]),
+        ...(text?.params ?? []),
+        ...(filter.conversation === undefined ? [] : [agentId, filter.conversation]),
+        limit,
+      ],
     );
     return rows.map(toEvent);
+  }
+
+  /** The turns of a conversation (by its key) that are running or parked: their events are still to come. */
+  async openRunsOf(agentId: string, conversation: string): Promise<string[]> {
+    const rows = await this.db.all<{ id: string }>(`${TURNS_OF_CONVERSATION} AND t.status IN ('running', 'parked')`, [
+      agentId,
+      conversation,
+    ]);
+    return rows.map((r) => r.id);
   }
 
   /** When the agent's latest event happened (its last activity); undefined before its first. */

@@ -163,4 +163,84 @@ describe("event filters", () => {
       expect(got.at(-1)!.run).toBe(sent.run);
     }
   });
+  it("per agent stream: conversation= shows that conversation's messages and turns only, backlog then live, and resumes with Last-Event-ID", async () => {
+    const all = await p.events(helper);
+    const runsOf = (key: string) =>
+      new Set(all.filter((e) => short(e.type) === "turn.started" && e.data.conversation === key).map((e) => e.run!));
+    const ofC3 = (e: WireEvent, runs: Set<string>) =>
+      e.run !== undefined ? runs.has(e.run) : short(e.type) === "message.queued" && e.data.conversation === "c3";
+    const runs = runsOf("c3");
+    expect(runs.size).toBe(1);
+    const expected = all.filter((e) => ofC3(e, runs)).map((e) => e.seq);
+    expect(expected.length).toBeGreaterThan(5);
+
+    // The backlog: exactly c3's events, though the other conversations' turns ran at the same time.
+    const backlog = await (
+      await openStream(`/v1/agents/${helper}/events/stream?conversation=c3`, {}, (got) => got.at(-1)?.seq === expected.at(-1))
+    ).read;
+    expect(backlog.events.map((e) => e.seq)).toEqual(expected);
+
+    // Resumed after one of them: the rest, then live turns of c3 only (another conversation's turn runs first), with their text only.
+    const k = Math.floor(expected.length / 2);
+    const resumed = await openStream(
+      `/v1/agents/${helper}/events/stream?conversation=c3&after=0`,
+      { "last-event-id": String(expected[k]) },
+      (got) => got.some((e) => e.run !== undefined && !runs.has(e.run) && short(e.type) === "turn.completed"),
+    );
+    await p.send(helper, "another conversation's turn", "c4");
+    const sent = await p.send(helper, "c3's next turn", "c3");
+    const live = await resumed.read;
+    const liveRuns = new Set([...runs, sent.run]);
+    expect(live.events.slice(0, expected.length - k - 1).map((e) => e.seq)).toEqual(expected.slice(k + 1));
+    for (const e of live.events) expect(ofC3(e, liveRuns), `${e.type} of ${e.run}`).toBe(true);
+    expect(live.events.filter((e) => e.run === sent!.run).map((e) => short(e.type))).toContain("turn.started");
+    for (const run of live.deltaRuns) expect(liveRuns.has(run)).toBe(true);
+  });
+
+  it("per agent stream: conversation= opened before the conversation exists follows its first turn", async () => {
+    const reading = await openStream(
+      `/v1/agents/${helper}/events/stream?conversation=fresh-conversation&type=message.queued,turn.*`,
+      {},
+      (got) => got.some((e) => short(e.type) === "turn.completed"),
+    );
+    await p.send(helper, "not this one", "c5");
+    const sent = await p.send(helper, "the first message", "fresh-conversation");
+    const { events } = await reading.read;
+    expect(events.map((e) => [short(e.type), e.run ?? e.data.conversation])).toEqual([
+      ["message.queued", "fresh-conversation"],
+      ["turn.started", sent.run],
+      ["turn.completed", sent.run],
+    ]);
+  });
+
+  it("per agent stream: run= shows one turn's events only", async () => {
+    const all = await p.events(helper);
+    const run = all.find((e) => short(e.type) === "turn.started" && e.data.conversation === "c7")!.run!;
+    const expected = all.filter((e) => e.run === run).map((e) => e.seq);
+    const got = await (
+      await openStream(`/v1/agents/${helper}/events/stream?run=${run}`, {}, (events) => events.at(-1)?.seq === expected.at(-1))
+    ).read;
+    expect(got.events.map((e) => e.seq)).toEqual(expected);
+    const bad = await p.api("GET", `/v1/agents/${helper}/events/stream?conversation=`);
+    expect(bad.status).toBe(400);
+  });
 });
+
+/** Opens the stream at `path`; once it answers, the reading until `done` says so: the events and the runs of the live text. */
+async function openStream(
+  path: string,
+  headers: Record<string, string>,
+  done: (events: WireEvent[]) => boolean,
+): Promise<{ read: Promise<{ events: WireEvent[]; deltaRuns: string[] }> }> {
+  const res = await fetch(`${p.url}${path}`, { headers: { authorization: `Bearer ${p.token}`, ...headers } });
+  expect(res.status).toBe(200);
+  const events: WireEvent[] = [];
+  const deltaRuns: string[] = [];
+  const reading = readSse(res, (f) => {
+    if (f.event === "delta") deltaRuns.push((JSON.parse(f.data) as { run: string }).run);
+    if (f.event === "event") events.push(JSON.parse(f.data) as WireEvent);
+    return done(events);
+  });
+  // In an object: an async function's promise would wait for the one returned.
+  return { read: reading.then(() => ({ events, deltaRuns })) };
+}

@@ -19,8 +19,13 @@ afterEach(() => {
   for (const f of running.splice(0)) f.stop();
 });
 
-/** A follower over `rows`, showing `shows`; returns what the client got. */
-function follow(rows: StoredEvent[], timing: Partial<AgentStreamTiming> = {}, shows: (e: StoredEvent) => boolean = () => true) {
+/** A follower over `rows`, showing `shows`; returns what the client got. `storeShows`: what the store's read narrows to (default `shows`). */
+function follow(
+  rows: StoredEvent[],
+  timing: Partial<AgentStreamTiming> = {},
+  shows: (e: StoredEvent) => boolean = () => true,
+  storeShows: (e: StoredEvent) => boolean = shows,
+) {
   const sent: number[] = [];
   let reads = 0;
   let keepAlives = 0;
@@ -30,7 +35,7 @@ function follow(rows: StoredEvent[], timing: Partial<AgentStreamTiming> = {}, sh
     {
       read: (after, limit) => {
         reads++;
-        return Promise.resolve(rows.filter((e) => e.seq > after && shows(e)).slice(0, limit));
+        return Promise.resolve(rows.filter((e) => e.seq > after && storeShows(e)).slice(0, limit));
       },
       send: (events) => Promise.resolve(sent.push(...events.map((e) => e.seq))),
       keepAlive: () => Promise.resolve(keepAlives++),
@@ -46,6 +51,21 @@ function follow(rows: StoredEvent[], timing: Partial<AgentStreamTiming> = {}, sh
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("an agent's event stream", () => {
+  it("leaves out what a read brings that the stream does not show, and reads on past a full page of them", async () => {
+    // The store narrows less than the stream (a conversation's events of no turn): pages carry events it leaves out.
+    const rows = Array.from({ length: 250 }, (_, i) => event(i + 1, i % 3 === 0 ? "turn.completed" : "message.queued"));
+    const s = follow(
+      rows,
+      { pageSize: 100 },
+      (e) => e.type.endsWith("turn.completed"),
+      () => true,
+    );
+    const want = rows.filter((e) => e.type.endsWith("turn.completed")).map((e) => e.seq);
+    await waitFor(() => s.sent.length === want.length, "every shown event of three pages");
+    expect(s.sent).toEqual(want);
+    expect(s.reads()).toBe(3);
+  });
+
   it("reads the store first when a bus event skips numbers: another node wrote those between", async () => {
     const rows: StoredEvent[] = [];
     const s = follow(rows);

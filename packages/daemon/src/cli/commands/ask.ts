@@ -80,15 +80,21 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
   process.once("SIGINT", () => ac.abort());
   // Follow first, send second: reply text is streamed live and never stored,
   // so a stream opened after the model started would miss its first words.
+  // The conversation's events only: the daemon does not send this command every other conversation's turns.
   const { last_seq } = await client.events(agent.id, { after: 0, limit: 1 }, retry);
+  let live: () => void = () => undefined;
+  const following = new Promise<void>((resolve) => (live = resolve));
   const stream = client.follow(agent.id, {
-    after: Math.max(0, last_seq - 1),
+    after: last_seq,
+    conversation: opts.conversation,
     signal: ac.signal,
     onDelta: (r, t, reset, retry) => turn.delta(r, t, reset, retry),
+    onState: (state) => state === "live" && live(),
   });
   const events = stream[Symbol.asyncIterator]();
-  // The event at last_seq arriving proves the daemon is streaming to us (it subscribes before it sends the backlog).
-  if (last_seq > 0) await events.next();
+  // The stream's answer proves the daemon is streaming to us (it subscribes before it answers); the first event may come later.
+  let first: Promise<IteratorResult<WardrikCloudEvent>> | undefined = events.next();
+  await Promise.race([following, first]);
   const queued = await send();
   turn.expect(queued.message, queued.conversation);
   const poll = setInterval(() => void turn.lookAtSources(), SOURCE_POLL_MS);
@@ -97,7 +103,8 @@ async function ask(name: string, message: string, opts: AskOptions): Promise<num
     // Mostly the turn starts at once: worth a status line, not a line of its own.
     progress.waiting("queued; waiting for the turn to start", { quiet: true });
     for (;;) {
-      const next = await events.next();
+      const next = await (first ?? events.next());
+      first = undefined;
       if (next.done) break;
       const end = await turn.event(next.value);
       if (end) {
