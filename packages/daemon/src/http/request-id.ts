@@ -24,8 +24,12 @@ export function requestIds(log: HttpLog | undefined): MiddlewareHandler<ApiEnv> 
     const id = requestIdFor(c.req.header("x-request-id"));
     c.set("requestId", id);
     const started = performance.now();
-    await next();
+    // Before the handler, so that the answer is made with it: a header set on a finished answer makes
+    // @hono/node-server build a full fetch Response, and hono copy it, for every request.
     c.header("X-Request-Id", id);
+    await next();
+    // An answer made without the context's headers (a Response of its own) gets it now.
+    if (c.res.headers.get("x-request-id") !== id) c.header("X-Request-Id", id);
     if (c.req.method === "HEAD" && c.res.body && !c.res.headers.has("content-length") && !isStream(c.res)) {
       c.header("Content-Length", String((await c.res.clone().arrayBuffer()).byteLength));
     }

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { DEFAULT_JSON_DEPTH, Health, WardrikError } from "@wardrik/protocol";
 import { IdempotencyKeys } from "../store/idempotency-keys.js";
 import { VERSION } from "../version.js";
@@ -27,6 +26,7 @@ import { buildDocument } from "./openapi-document.js";
 import { registerMetricsRoute } from "./metrics-route.js";
 import { requestIds } from "./request-id.js";
 import { closeWhenBodyUnread } from "./unread-body.js";
+import { limitBody } from "./body-limit.js";
 import { RouteTable } from "./route-table.js";
 import type { ApiServices } from "./services.js";
 import { registerToolRoutes } from "./tool-routes.js";
@@ -76,7 +76,10 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     c.set("jsonDepth", jsonDepth);
     await next();
   });
-  app.use("/v1/*", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => errorResponse(c, bodyTooLarge()) }));
+  app.use(
+    "/v1/*",
+    limitBody(MAX_BODY_BYTES, (c) => errorResponse(c, bodyTooLarge())),
+  );
   app.use(
     "/v1/*",
     bearerAuth(opts.authenticate, (path) => routes.isPublic(path)),

@@ -357,6 +357,26 @@ describe("oversized bodies", () => {
     expect((await p.api("GET", "/v1/agents")).status).toBe(200);
   });
 
+  it("a chunked body (no Content-Length) is counted as it comes: over 2 MiB is 413, a small one is read", async () => {
+    const chunked = (body: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${p.url}/v1/agents/${id}/messages`, {
+          agent: false,
+          method: "POST",
+          headers: { authorization: `Bearer ${p.token}`, "content-type": "application/json", "transfer-encoding": "chunked" },
+        });
+        req.on("response", (res) => {
+          res.resume().on("end", () => resolve(res.statusCode ?? 0));
+        });
+        // The daemon may answer and close before the whole upload is sent.
+        req.on("error", (err: NodeJS.ErrnoException) => (err.code === "EPIPE" || err.code === "ECONNRESET" ? undefined : reject(err)));
+        for (let i = 0; i < body.length; i += 256 * 1024) req.write(body.slice(i, i + 256 * 1024));
+        req.end();
+      });
+    expect(await chunked(JSON.stringify({ text: "x".repeat(2 * 1024 * 1024 + 16) }))).toBe(413);
+    expect(await chunked(JSON.stringify({ text: "a small chunked message", conversation: "chunked" }))).toBe(202);
+  });
+
   it("a fetch() client (what the SDK uses) gets the 413 every time, not a dropped connection", async () => {
     const big = JSON.stringify({ text: "x".repeat(2 * 1024 * 1024 + 16) });
     const outcomes: string[] = [];
