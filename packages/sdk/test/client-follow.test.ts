@@ -98,3 +98,25 @@ test("after the stream ends, follow reconnects with Last-Event-ID of the last ev
   expect(await follow(url, 2)).toEqual([1, 2]);
   expect(requests.map((r) => r.headers["last-event-id"])).toEqual(["0", "1"]);
 });
+
+test("conversation and run go to the daemon as the stream's filters, again on a reconnect with Last-Event-ID", async () => {
+  // The first connection ends after one event; the client connects again, from that event.
+  let served = 0;
+  const s = await sseServer(
+    () => (++served === 1 ? [`event: event\ndata: ${event(4)}\nid: 4\n\n`] : [`event: event\ndata: ${event(5)}\nid: 5\n\n`]),
+    true,
+  );
+  const client = new WardrikClient({ url: s.url, token: "t" });
+  const controller = new AbortController();
+  const seqs: number[] = [];
+  for await (const e of client.follow("agt_1", { conversation: "c 1", run: "run_1", signal: controller.signal })) {
+    seqs.push(e.seq);
+    if (seqs.length === 2) break;
+  }
+  controller.abort();
+  expect(seqs).toEqual([4, 5]);
+  expect(s.requests.map((r) => [r.url, r.headers["last-event-id"]])).toEqual([
+    ["/v1/agents/agt_1/events/stream?conversation=c+1&run=run_1", "0"],
+    ["/v1/agents/agt_1/events/stream?conversation=c+1&run=run_1", "4"],
+  ]);
+});
