@@ -58,17 +58,18 @@ export async function enqueue(
       if (run) d.conversations.startingTurn((starting = conv.id));
       else d.conversations.markQueued(conv.id);
       const { parentCall, callerTrace } = options;
-      await rt.store.inputs.insert(
-        w,
-        { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, callerTrace, ...(run ? { run } : {}) },
-        w.now,
-      );
       const queued = w.emit(d.ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
+      // After the flush, when the event's place in the log is known: a large text is kept there only (message-text.ts).
+      const input = { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, callerTrace, textIn: queued };
+      w.afterFlush((tx) => rt.store.inputs.insert(tx, run ? { ...input, run } : input, w.now));
       const inTransaction = options.inTransaction;
       if (inTransaction) {
         w.afterFlush((tx) => inTransaction(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: queued.seq }));
       }
-      if (run) await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [{ id: message, text, parentCall, callerTrace }]);
+      if (run)
+        await startTurnIn(d, w, { id: conv.id, key: conversationKey }, run, [
+          { id: message, text, parentCall, callerTrace, textIn: queued },
+        ]);
       w.afterCommit(() => {
         // The runner that drives the started turn holds the place until the turn ends or parks.
         if (run) d.handOverSlot(conv.id, slot!);
@@ -100,13 +101,11 @@ async function enqueueElsewhere(
   const ref = { id: agent.id, org: agent.org };
   const { conversationId, queued } = await rt.store.tx(async (w) => {
     const conv = await rt.store.conversations.ensure(w, agent.id, conversationKey, w.now);
-    await rt.store.inputs.insert(
-      w,
-      { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall: options.parentCall, callerTrace: options.callerTrace },
-      w.now,
-    );
     const event = w.emit(ref, "message.queued", { message, conversation: conversationKey, conversation_id: conv.id, text });
     w.afterFlush(async (tx) => {
+      const { parentCall, callerTrace } = options;
+      const input = { id: message, agentId: agent.id, conversationId: conv.id, text, parentCall, callerTrace, textIn: event };
+      await rt.store.inputs.insert(tx, input, w.now);
       await rt.ownership.poke(tx, agent.id, { kind: "work" });
       await options.inTransaction?.(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: event.seq });
     });

@@ -30,7 +30,7 @@ export async function beginTurn(
   const move = nextTurn("none", "start")!;
   const turn = await store.turns.insert(w, { id: run, agentId: agent.id, conversationId: conversation.id, traceContext }, w.now);
   w.countTurns(agent, move.counters);
-  const messages = inputs.map((i) => w.appendMessage(agent, conversation.id, run, { role: "user", text: i.text, input: i.id }));
+  const messages = inputs.map((i) => w.appendMessage(agent, conversation.id, run, { role: "user", text: i.text, input: i.id }, i.textIn));
   const parent = await parentOf(store, inputs);
   w.emit(
     agent,

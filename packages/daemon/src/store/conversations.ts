@@ -1,8 +1,9 @@
 import type { Db, Row, Tx } from "./db.js";
 import type { IdGenerator } from "../ids.js";
 import type { HistoryEntry, StoredMessage } from "./message-format.js";
+import { queuedText } from "./message-text.js";
 import type { ConversationRow } from "./rows.js";
-import { StateError } from "./state-error.js";
+import { parseStored, StateError } from "./state-error.js";
 
 export interface HistoryRow {
   seq: number;
@@ -59,22 +60,55 @@ export class ConversationsTable {
       "SELECT seq, run, content FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq",
       [conversationId, afterSeq],
     );
-    return rows.map((r) => {
+    const texts = new EventTexts(this.db, conversationId);
+    const entries: HistoryEntry[] = [];
+    for (const r of rows) {
       let message: StoredMessage;
       try {
         message = JSON.parse(r.content) as StoredMessage;
       } catch (err) {
         throw new StateError(`The saved message ${r.seq} of conversation ${conversationId} cannot be read: ${(err as Error).message}`);
       }
-      return { seq: r.seq, ...(r.run ? { run: r.run } : {}), message };
-    });
+      if (message.role === "user" && message.textSeq !== undefined)
+        message = { role: "user", text: await texts.at(message.textSeq), input: message.input };
+      entries.push({ seq: r.seq, ...(r.run ? { run: r.run } : {}), message });
+    }
+    return entries;
   }
 
-  /** One page of raw history rows for the API. */
-  historyPage(conversationId: string, afterSeq: number, limit: number): Promise<HistoryRow[]> {
-    return this.db.all<HistoryRow & Row>(
+  /** One page of raw history rows for the API (a large user text, kept in its event, put back in its row's content). */
+  async historyPage(conversationId: string, afterSeq: number, limit: number): Promise<HistoryRow[]> {
+    const rows = await this.db.all<HistoryRow & Row>(
       "SELECT seq, run, role, content, created_at FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
       [conversationId, afterSeq, limit],
     );
+    const texts = new EventTexts(this.db, conversationId);
+    for (const r of rows) {
+      // A row naming its text's event is short: only those are parsed here.
+      if (r.role !== "user" || r.content.length > 512 || !r.content.includes('"textSeq"')) continue;
+      const message = parseStored(r.content, `message ${r.seq} of conversation ${conversationId}`) as StoredMessage;
+      if (message.role !== "user" || message.textSeq === undefined) continue;
+      r.content = JSON.stringify({ role: "user", text: await texts.at(message.textSeq), input: message.input });
+    }
+    return rows;
+  }
+}
+
+/** Texts of a conversation's messages kept in their message.queued events, read from its agent's log. */
+class EventTexts {
+  private agentId: string | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly conversationId: string,
+  ) {}
+
+  async at(seq: number): Promise<string> {
+    if (this.agentId === undefined) {
+      const row = await this.db.get<{ agent_id: string }>("SELECT agent_id FROM conversations WHERE id = ?", [this.conversationId]);
+      if (!row) throw new StateError(`Conversation ${this.conversationId} no longer exists.`);
+      this.agentId = row.agent_id;
+    }
+    return queuedText(this.db, this.agentId, seq);
   }
 }

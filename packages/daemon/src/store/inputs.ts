@@ -1,27 +1,33 @@
 import { childRunOf } from "../ids.js";
-import type { Db, SqlValue, Tx } from "./db.js";
+import type { Db, Row, SqlValue, Tx } from "./db.js";
+import { queuedText, storedByReference, TEXT_PREFIX_CHARS, type TextEvent } from "./message-text.js";
 import type { InputRow } from "./rows.js";
 
 /** Messages queued for a conversation, claimed by the turn that takes them. */
 export class InputsTable {
   constructor(private readonly db: Db) {}
 
-  /** Queues a message, or records it as already claimed by `run` (a turn started in the same commit). */
+  /**
+   * Queues a message, or records it as already claimed by `run` (a turn started in the same commit).
+   * `textIn`: its message.queued event, already flushed, which keeps a large text instead of this row (message-text.ts).
+   */
   async insert(
     tx: Tx,
-    input: { id: string; agentId: string; conversationId: string; text: string; run?: string } & Pick<
+    input: { id: string; agentId: string; conversationId: string; text: string; run?: string; textIn?: TextEvent } & Pick<
       InputRow,
       "parentCall" | "callerTrace"
     >,
     now: string,
   ): Promise<void> {
+    const byReference = storedByReference(input.text, input.textIn);
     await tx.run(
-      "INSERT INTO inputs (id, agent_id, conversation_id, text, status, run, parent_call, caller_trace, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO inputs (id, agent_id, conversation_id, text, text_seq, status, run, parent_call, caller_trace, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       [
         input.id,
         input.agentId,
         input.conversationId,
-        input.text,
+        byReference ? textStart(input.text) : input.text,
+        byReference ? input.textIn!.seq : null,
         input.run ? "claimed" : "queued",
         input.run ?? null,
         input.parentCall ?? null,
@@ -55,22 +61,23 @@ export class InputsTable {
       "SELECT id, parent_call FROM inputs WHERE conversation_id = ? AND status = 'queued' AND parent_call IS NOT NULL ORDER BY id LIMIT 1",
       [conversationId],
     );
-    const claimed = (sql: string, params: SqlValue[]) => tx.all<ClaimedRow>(`${sql} RETURNING id, text, parent_call, caller_trace`, params);
+    const claimed = async (sql: string, params: SqlValue[]) =>
+      inputRows(tx, await tx.all<ClaimedRow>(`${sql} RETURNING id, agent_id, text, text_seq, parent_call, caller_trace`, params));
     if (!firstChild) {
       const rows = await claimed("UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued'", [
         run,
         conversationId,
       ]);
-      return { run, inputs: inputRows(rows), more: false };
+      return { run, inputs: rows, more: false };
     }
     const before = await claimed(
       "UPDATE inputs SET status = 'claimed', run = ? WHERE conversation_id = ? AND status = 'queued' AND id < ?",
       [run, conversationId, firstChild.id],
     );
-    if (before.length > 0) return { run, inputs: inputRows(before), more: true };
+    if (before.length > 0) return { run, inputs: before, more: true };
     const child = childRunOf(firstChild.parent_call);
     const rows = await claimed("UPDATE inputs SET status = 'claimed', run = ? WHERE id = ? AND status = 'queued'", [child, firstChild.id]);
-    return { run: child, inputs: inputRows(rows), more: true };
+    return { run: child, inputs: rows, more: true };
   }
 
   /** Whether a conversation has queued messages. */
@@ -100,7 +107,7 @@ export class InputsTable {
     return (await this.db.all<{ id: string }>("SELECT id FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.id);
   }
 
-  /** The start (`chars` characters) of the first message each of a conversation's `runs` took, by run. */
+  /** The start (`chars` characters, at most TEXT_PREFIX_CHARS) of the first message each of a conversation's `runs` took, by run. */
   async firstTexts(conversationId: string, runs: readonly string[], chars: number): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (runs.length === 0) return out;
@@ -114,19 +121,49 @@ export class InputsTable {
 
   /** The texts of the messages a turn took, in the order they were queued. */
   async textsOf(run: string): Promise<string[]> {
-    return (await this.db.all<{ text: string }>("SELECT text FROM inputs WHERE run = ? ORDER BY id", [run])).map((r) => r.text);
+    const rows = await this.db.all<StoredInput>("SELECT agent_id, text, text_seq FROM inputs WHERE run = ? ORDER BY id", [run]);
+    const texts: string[] = [];
+    for (const r of rows) texts.push(await wholeText(this.db, r));
+    return texts;
   }
 }
 
-type ClaimedRow = { id: string; text: string; parent_call: string | null; caller_trace: string | null };
+/** What an inputs row stores of its text: the text, or its start and the event holding it all. */
+interface StoredInput extends Row {
+  agent_id: string;
+  text: string;
+  text_seq: number | null;
+}
 
-function inputRows(rows: ClaimedRow[]): InputRow[] {
-  return rows
-    .map((r) => ({
+interface ClaimedRow extends StoredInput {
+  id: string;
+  parent_call: string | null;
+  caller_trace: string | null;
+}
+
+/** Claimed rows as the turn takes them, oldest first, a large text read back from its event. */
+async function inputRows(tx: Pick<Tx, "get">, rows: ClaimedRow[]): Promise<InputRow[]> {
+  rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+  const inputs: InputRow[] = [];
+  for (const r of rows) {
+    inputs.push({
       id: r.id,
-      text: r.text,
+      text: await wholeText(tx, r),
+      ...(r.text_seq !== null ? { textIn: { seq: r.text_seq } } : {}),
       ...(r.parent_call ? { parentCall: r.parent_call } : {}),
       ...(r.caller_trace ? { callerTrace: r.caller_trace } : {}),
-    }))
-    .sort((a, b) => (a.id < b.id ? -1 : 1));
+    });
+  }
+  return inputs;
+}
+
+async function wholeText(tx: Pick<Tx, "get">, row: StoredInput): Promise<string> {
+  return row.text_seq === null ? row.text : queuedText(tx, row.agent_id, row.text_seq);
+}
+
+/** The first TEXT_PREFIX_CHARS of a text, not cutting a surrogate pair in two. */
+function textStart(text: string): string {
+  const end = TEXT_PREFIX_CHARS;
+  const last = text.charCodeAt(end - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
 }

@@ -19,7 +19,13 @@ export interface ToolResultPart {
 }
 
 export type StoredMessage =
-  | { role: "user"; text: string; input: string }
+  | {
+      role: "user";
+      text: string;
+      input: string;
+      /** Stored rows only: the message.queued event holding the text, which `text` then leaves empty (message-text.ts). */
+      textSeq?: number;
+    }
   | { role: "assistant"; text: string; toolCalls: ToolCallPart[] }
   | { role: "tool"; results: ToolResultPart[] };
 

@@ -1,4 +1,5 @@
 /** The stored shapes the store's commands and reads deal in. */
+import type { TextEvent } from "./message-text.js";
 
 /** What the agents table stores as status; `running` and `parked` are derived from the turn counters. */
 export type AgentBaseStatus = "idle" | "asleep" | "unreadable";
@@ -119,4 +120,6 @@ export interface InputRow {
   parentCall?: string | undefined;
   /** That call's trace context (a W3C traceparent), when it was traced: the child turn's trace joins it. */
   callerTrace?: string | undefined;
+  /** The message.queued event that holds a large text (see message-text.ts); its history row names it too. */
+  textIn?: TextEvent | undefined;
 }

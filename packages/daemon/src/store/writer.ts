@@ -4,6 +4,7 @@ import { keepDataJson } from "../events/event-json.js";
 import type { IdGenerator } from "../ids.js";
 import type { Row, SqlValue, Tx } from "./db.js";
 import type { StoredMessage } from "./message-format.js";
+import { storedByReference, type TextEvent } from "./message-text.js";
 
 export interface AgentRef {
   id: string;
@@ -27,6 +28,8 @@ export interface PendingMessage {
   run: string | null;
   message: StoredMessage;
   seq: number;
+  /** A user message's message.queued event, which holds its text when it is large: the row names it instead (message-text.ts). */
+  textIn?: TextEvent | undefined;
 }
 
 /**
@@ -39,7 +42,8 @@ export interface PendingMessage {
 export interface Writer extends Tx {
   readonly now: string;
   emit<T extends EventType>(agent: AgentRef, type: T, data: EventDataMap[T], options?: EmitOptions): StoredEvent;
-  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage;
+  /** `textIn`: for a user message, its message.queued event (of the same agent), which keeps a large text instead of the row. */
+  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage, textIn?: TextEvent): PendingMessage;
   /** Changes the agent's open-turn counters (which give its running/parked status). */
   countTurns(agent: AgentRef, delta: { running?: number; parked?: number }): void;
   /** Runs after the flush, inside the transaction (a delete of the agent row itself). */
@@ -127,9 +131,9 @@ export class BufferedWriter implements Writer {
     return event;
   }
 
-  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage): PendingMessage {
+  appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage, textIn?: TextEvent): PendingMessage {
     // Redacted now, not at the flush: what callers keep of it (the prompt cache) is what the row holds.
-    const pending: PendingMessage = { conversationId, run, message: this.redact(message, agent.org) as StoredMessage, seq: 0 };
+    const pending: PendingMessage = { conversationId, run, message: this.redact(message, agent.org) as StoredMessage, seq: 0, textIn };
     this.writesOf(agent).messages.push(pending);
     return pending;
   }
@@ -197,7 +201,7 @@ export class BufferedWriter implements Writer {
       const chunk = rows.slice(i, i + MAX_ROWS_PER_INSERT);
       const params: SqlValue[] = [];
       for (const m of chunk) {
-        params.push(m.conversationId, m.seq, m.run, m.message.role, JSON.stringify(m.message), this.now);
+        params.push(m.conversationId, m.seq, m.run, m.message.role, contentJson(m), this.now);
       }
       await this.tx.run(
         multiRowInsert("INSERT INTO messages (conversation_id, seq, run, role, content, created_at) VALUES ", chunk.length, 6),
@@ -205,6 +209,14 @@ export class BufferedWriter implements Writer {
       );
     }
   }
+}
+
+/** A history row's content: the message, or for a large user text the message.queued event that holds it. */
+function contentJson(m: PendingMessage): string {
+  const message = m.message;
+  if (message.role === "user" && storedByReference(message.text, m.textIn))
+    return JSON.stringify({ role: "user", text: "", input: message.input, textSeq: m.textIn.seq });
+  return JSON.stringify(message);
 }
 
 const placeholderCache = new Map<number, string>();
