@@ -1,4 +1,5 @@
 import type { SecretRedactor } from "../secrets/redactor.js";
+import { isPlainJson, markPlainJson } from "./plain-json.js";
 import type { Tx } from "../store/db.js";
 import type { RecallQuestion, ToolCallContext, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
 
@@ -6,7 +7,9 @@ import type { RecallQuestion, ToolCallContext, ToolOutcome, ToolScope, Toolset }
 export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): ToolOutcome {
   if (outcome.ok) {
     const output = redactor.redactValue(outcome.output);
-    return output === outcome.output ? outcome : { ok: true, output };
+    if (output === outcome.output) return outcome;
+    // A redacted copy of plain JSON is plain JSON.
+    return { ok: true, output: isPlainJson(outcome.output) ? markPlainJson(output) : output };
   }
   const error = redactor.redact(outcome.error);
   return error === outcome.error ? outcome : { ...outcome, error };

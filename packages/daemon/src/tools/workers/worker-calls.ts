@@ -5,6 +5,7 @@ import type { CallStopWatch, LateAnswer, ToolCallContext, ToolOutcome, WorkerRef
 import { stopWatchOf } from "../call-stopper.js";
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
+import { markPlainJson } from "../plain-json.js";
 
 /** Someone who waits for a call's answer: the runtime that sent it, or one that took it over. */
 interface Waiter {
@@ -216,7 +217,8 @@ export class WorkerCalls {
 
   private toOutcome(message: WorkerResult, checkSize: boolean): ToolOutcome {
     if (!message.ok) return { ok: false, kind: "failed", error: truncate(message.error, this.opts.maxResultBytes) };
-    const output = message.output ?? null;
+    // Parsed from the frame within the depth limit (readFrame): plain JSON, which the runtime need not copy again.
+    const output = markPlainJson(message.output ?? null);
     if (checkSize) {
       const size = Buffer.byteLength(JSON.stringify(output));
       if (size > this.opts.maxResultBytes) {

@@ -1,0 +1,58 @@
+/**
+ * A tool output known to be plain JSON (a worker's result, parsed from its
+ * frame within the depth limit) is stored as it is; any other output is
+ * measured and copied through JSON first (plain-json.ts). A redacted copy of
+ * a plain output stays known as plain.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { SecretRedactor } from "../../src/secrets/redactor.js";
+import { isPlainJson, markPlainJson } from "../../src/tools/plain-json.js";
+import { redactOutcome } from "../../src/tools/redacting-toolset.js";
+import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe("plain JSON tool outputs", () => {
+  it("a marked output reaches the call's record as it is; an unmarked one as a copy", async () => {
+    const marked = markPlainJson({ rows: ["a", "b"] });
+    const unmarked = { rows: ["a", "b"] };
+    const tools = new FnToolset("t")
+      .add("plain", () => ({ ok: true, output: marked }), { readOnly: true })
+      .add("other", () => ({ ok: true, output: unmarked }), { readOnly: true });
+    h = await createHarness({ toolsets: [tools] });
+    const a = await h.agent({
+      name: "a",
+      tools: ["t/*"],
+      script: {
+        steps: [
+          {
+            tool_calls: [
+              { tool: "t/plain", args: {} },
+              { tool: "t/other", args: {} },
+            ],
+          },
+          { text: "done" },
+        ],
+      },
+    });
+    expect((await h.ask(a, "go")).type).toBe("dev.wardrik.turn.completed");
+    const outputOf = (tool: string) => h!.events.find((e) => e.type === "dev.wardrik.call.completed" && e.data.tool === tool)?.data.output;
+    expect(outputOf("t/plain")).toBe(marked);
+    expect(outputOf("t/other")).toEqual(unmarked);
+    expect(outputOf("t/other")).not.toBe(unmarked);
+  });
+
+  it("a redacted copy of a plain output is plain too; of another output, not", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("s3cret-value");
+    const plain = redactOutcome({ ok: true, output: markPlainJson({ v: "s3cret-value" }) }, redactor);
+    const other = redactOutcome({ ok: true, output: { v: "s3cret-value" } }, redactor);
+    expect(plain).toEqual({ ok: true, output: { v: "[redacted]" } });
+    expect(isPlainJson(plain.ok && plain.output)).toBe(true);
+    expect(isPlainJson(other.ok && other.output)).toBe(false);
+  });
+});
