@@ -1,16 +1,41 @@
 /**
- * A tokenizer-free guess of how many tokens a text takes, in one linear pass.
+ * A tokenizer-free guess of how many tokens a text takes.
  *
  * Used on the daemon's thread for every message (the exact count comes later
  * from a worker thread, see token-counter.ts), so it must cost little even for
- * the largest message the API accepts. It follows what BPE vocabularies such
- * as o200k do with each kind of text: common ASCII words are one token, digits
- * go in groups of three, CJK characters and emoji take a token or more each,
- * and bytes that are not text take one each. Measured against o200k it stays
- * within about a factor of 1.5 either way on prose, code, JSON, base64, hex,
- * CJK, emoji and random bytes (see test/models/token-counter.test.ts).
+ * the largest message the API accepts: a text up to SAMPLE_FROM characters is
+ * read in one linear pass, a longer one through WINDOWS evenly spaced windows
+ * scaled to its length, so the cost stops growing with the text. It follows
+ * what BPE vocabularies such as o200k do with each kind of text: common ASCII
+ * words are one token, digits go in groups of three, CJK characters and emoji
+ * take a token or more each, and bytes that are not text take one each.
+ * Measured against o200k it stays within about a factor of 1.5 either way on
+ * prose, code, JSON, base64, hex, CJK, emoji and random bytes (see
+ * test/models/token-counter.test.ts).
  */
 export function estimateTokens(text: string): number {
+  if (text.length < SAMPLE_FROM) return Math.ceil(tokensIn(text, 0, text.length));
+  const step = text.length / WINDOWS;
+  let tokens = 0;
+  let chars = 0;
+  for (let w = 0; w < WINDOWS; w++) {
+    let start = Math.floor(w * step);
+    const low = text.charCodeAt(start);
+    if (low >= 0xdc00 && low <= 0xdfff) start++; // not the second half of a surrogate pair
+    const end = Math.min(text.length, start + WINDOW_CHARS);
+    tokens += tokensIn(text, start, end);
+    chars += end - start;
+  }
+  return Math.ceil((tokens * text.length) / chars);
+}
+
+/** From this many characters on, a text is estimated from samples. */
+export const SAMPLE_FROM = 65_536;
+const WINDOWS = 32;
+const WINDOW_CHARS = 2_048;
+
+/** The tokens of `text` from `from` to `to`, one linear pass (a fraction: the caller rounds). */
+function tokensIn(text: string, from: number, to: number): number {
   let tokens = 0;
   let run = 0; // length of the current run of one character class
   let kind = NONE;
@@ -18,7 +43,7 @@ export function estimateTokens(text: string): number {
     if (run > 0) tokens += runTokens(kind, run);
     run = 0;
   };
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
     const k = classOf(c);
     if (k === ASTRAL) {
@@ -37,7 +62,7 @@ export function estimateTokens(text: string): number {
     run++;
   }
   flush();
-  return Math.ceil(tokens);
+  return tokens;
 }
 
 const NONE = 0;

@@ -9,7 +9,7 @@ import { countTokens as tokenizerCount } from "gpt-tokenizer";
 import { afterAll, describe, expect, it } from "vitest";
 import { PromptCache } from "../../src/models/build-prompt.js";
 import { countExactly } from "../../src/models/count-exactly.js";
-import { estimateTokens } from "../../src/models/estimate-tokens.js";
+import { estimateTokens, SAMPLE_FROM } from "../../src/models/estimate-tokens.js";
 import { countTokens, exactTokens, loadTokenizer, stopTokenizer } from "../../src/models/token-counter.js";
 
 afterAll(() => stopTokenizer());
@@ -70,6 +70,17 @@ describe("estimateTokens", () => {
       const estimate = estimateTokens(text);
       expect(estimate / exact, name).toBeGreaterThanOrEqual(0.5);
       expect(estimate / exact, name).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it("estimates a text past SAMPLE_FROM from samples, within 5% of reading it whole, for every shape", () => {
+    for (const [name, text] of Object.entries(shapes(1_000_000))) {
+      // Read whole: the estimates of pieces each short enough to be read in full.
+      let whole = 0;
+      for (let i = 0; i < text.length; i += SAMPLE_FROM - 2) whole += estimateTokens(text.slice(i, i + SAMPLE_FROM - 2));
+      const sampled = estimateTokens(text);
+      expect(sampled / whole, name).toBeGreaterThan(0.95);
+      expect(sampled / whole, name).toBeLessThan(1.05);
     }
   });
 });
