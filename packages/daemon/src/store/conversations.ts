@@ -1,6 +1,6 @@
 import type { Db, Row, Tx } from "./db.js";
 import type { IdGenerator } from "../ids.js";
-import type { HistoryEntry, StoredMessage } from "./message-format.js";
+import type { HistoryEntry, StoredMessage, StoredToolResultRef, ToolResultPart } from "./message-format.js";
 import { queuedText } from "./message-text.js";
 import type { ConversationRow } from "./rows.js";
 import { parseStored, StateError } from "./state-error.js";
@@ -60,7 +60,7 @@ export class ConversationsTable {
       "SELECT seq, run, content FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq",
       [conversationId, afterSeq],
     );
-    const texts = new EventTexts(this.db, conversationId);
+    const texts = new NamedParts(this.db, conversationId);
     const entries: HistoryEntry[] = [];
     for (const r of rows) {
       let message: StoredMessage;
@@ -69,8 +69,7 @@ export class ConversationsTable {
       } catch (err) {
         throw new StateError(`The saved message ${r.seq} of conversation ${conversationId} cannot be read: ${(err as Error).message}`);
       }
-      if (message.role === "user" && message.textSeq !== undefined)
-        message = { role: "user", text: await texts.at(message.textSeq), input: message.input };
+      message = await texts.whole(message);
       entries.push({ seq: r.seq, ...(r.run ? { run: r.run } : {}), message });
     }
     return entries;
@@ -82,20 +81,27 @@ export class ConversationsTable {
       "SELECT seq, run, role, content, created_at FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
       [conversationId, afterSeq, limit],
     );
-    const texts = new EventTexts(this.db, conversationId);
+    const texts = new NamedParts(this.db, conversationId);
     for (const r of rows) {
-      // A row naming its text's event is short: only those are parsed here.
-      if (r.role !== "user" || r.content.length > 512 || !r.content.includes('"textSeq"')) continue;
+      // Only rows that may name another row are parsed here.
+      if (
+        !(r.role === "user" && r.content.length <= 512 && r.content.includes('"textSeq"')) &&
+        !(r.role === "tool" && r.content.includes('"outputInCall"'))
+      )
+        continue;
       const message = parseStored(r.content, `message ${r.seq} of conversation ${conversationId}`) as StoredMessage;
-      if (message.role !== "user" || message.textSeq === undefined) continue;
-      r.content = JSON.stringify({ role: "user", text: await texts.at(message.textSeq), input: message.input });
+      const whole = await texts.whole(message);
+      if (whole !== message) r.content = JSON.stringify(whole);
     }
     return rows;
   }
 }
 
-/** Texts of a conversation's messages kept in their message.queued events, read from its agent's log. */
-class EventTexts {
+/**
+ * What a conversation's stored messages name instead of holding (message-text.ts):
+ * large user texts in their message.queued events, large tool outputs in their calls.
+ */
+class NamedParts {
   private agentId: string | undefined;
 
   constructor(
@@ -103,7 +109,27 @@ class EventTexts {
     private readonly conversationId: string,
   ) {}
 
-  async at(seq: number): Promise<string> {
+  /** The message with what its row names put back; the message itself when it names nothing. */
+  async whole(message: StoredMessage): Promise<StoredMessage> {
+    if (message.role === "user")
+      return message.textSeq === undefined ? message : { role: "user", text: await this.at(message.textSeq), input: message.input };
+    if (message.role !== "tool" || !message.results.some(isOutputRef)) return message;
+    const results: ToolResultPart[] = [];
+    for (const r of message.results) {
+      if (!isOutputRef(r)) {
+        results.push(r);
+        continue;
+      }
+      const row = await this.db.get<{ result: string | null }>("SELECT result FROM calls WHERE id = ?", [r.callId]);
+      if (row?.result == null)
+        throw new StateError(`Call ${r.callId}, which holds a result of conversation ${this.conversationId}, is missing.`);
+      const output = parseStored(row.result, `call ${r.callId} result`);
+      results.push({ modelCallId: r.modelCallId, callId: r.callId, tool: r.tool, isError: false, output });
+    }
+    return { role: "tool", results };
+  }
+
+  private async at(seq: number): Promise<string> {
     if (this.agentId === undefined) {
       const row = await this.db.get<{ agent_id: string }>("SELECT agent_id FROM conversations WHERE id = ?", [this.conversationId]);
       if (!row) throw new StateError(`Conversation ${this.conversationId} no longer exists.`);
@@ -111,4 +137,8 @@ class EventTexts {
     }
     return queuedText(this.db, this.agentId, seq);
   }
+}
+
+function isOutputRef(part: ToolResultPart | StoredToolResultRef): part is StoredToolResultRef {
+  return (part as Partial<StoredToolResultRef>).outputInCall === true;
 }

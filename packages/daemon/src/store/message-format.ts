@@ -18,6 +18,15 @@ export interface ToolResultPart {
   output: unknown;
 }
 
+/** A stored row's tool result whose output is its call's `result` (a large one), left out of the row (message-text.ts). */
+export interface StoredToolResultRef {
+  modelCallId: string;
+  callId: string;
+  tool: string;
+  isError: false;
+  outputInCall: true;
+}
+
 export type StoredMessage =
   | {
       role: "user";

@@ -1,10 +1,15 @@
 /**
- * Where a message's text is stored. A short one is copied where it is read
+ * Where a message's text (and a tool's output) is stored. A short one is copied where it is read
  * (its inputs row, its history row, its message.queued event); a large one
  * (LARGE_TEXT_CHARS or more) is written once, in its message.queued event,
  * and the other two rows name that event by its place in the agent's log:
  * the inputs row in `text_seq` (keeping the text's first TEXT_PREFIX_CHARS
  * for listings), the history row as `textSeq` with an empty `text`.
+ *
+ * A successful tool output of LARGE_TEXT_CHARS or more characters of JSON
+ * is likewise kept once in its history row's stead: in its call's `result`
+ * (the round's results are its calls' results), the row's part marked
+ * `outputInCall`. Its call.completed event still carries it.
  *
  * Why: the three copies of a megabyte message made one commit write three
  * megabytes, during which the daemon answered nobody else. The event holds

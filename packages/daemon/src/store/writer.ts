@@ -4,7 +4,7 @@ import { keepDataJson } from "../events/event-json.js";
 import type { IdGenerator } from "../ids.js";
 import type { Row, SqlValue, Tx } from "./db.js";
 import type { StoredMessage } from "./message-format.js";
-import { storedByReference, type TextEvent } from "./message-text.js";
+import { LARGE_TEXT_CHARS, storedByReference, type TextEvent } from "./message-text.js";
 
 export interface AgentRef {
   id: string;
@@ -30,6 +30,8 @@ export interface PendingMessage {
   seq: number;
   /** A user message's message.queued event, which holds its text when it is large: the row names it instead (message-text.ts). */
   textIn?: TextEvent | undefined;
+  /** Redaction changed nothing in the message: its tool outputs are what their calls stored. */
+  asGiven?: boolean;
 }
 
 /**
@@ -133,7 +135,8 @@ export class BufferedWriter implements Writer {
 
   appendMessage(agent: AgentRef, conversationId: string, run: string | null, message: StoredMessage, textIn?: TextEvent): PendingMessage {
     // Redacted now, not at the flush: what callers keep of it (the prompt cache) is what the row holds.
-    const pending: PendingMessage = { conversationId, run, message: this.redact(message, agent.org) as StoredMessage, seq: 0, textIn };
+    const redacted = this.redact(message, agent.org) as StoredMessage;
+    const pending: PendingMessage = { conversationId, run, message: redacted, seq: 0, textIn, asGiven: redacted === message };
     this.writesOf(agent).messages.push(pending);
     return pending;
   }
@@ -211,12 +214,26 @@ export class BufferedWriter implements Writer {
   }
 }
 
-/** A history row's content: the message, or for a large user text the message.queued event that holds it. */
+/**
+ * A history row's content: the message, with what another row already holds
+ * named instead of copied (message-text.ts): a large user text by its
+ * message.queued event, a large successful tool output by its call (whose
+ * `result` holds the same JSON: the round's results are its calls' results).
+ */
 function contentJson(m: PendingMessage): string {
   const message = m.message;
   if (message.role === "user" && storedByReference(message.text, m.textIn))
     return JSON.stringify({ role: "user", text: "", input: message.input, textSeq: m.textIn.seq });
-  return JSON.stringify(message);
+  // Blanked by redaction here, its outputs are not what their calls stored: the row keeps its own copy.
+  if (message.role !== "tool" || !m.asGiven) return JSON.stringify(message);
+  const parts = message.results.map((r) => {
+    if (r.isError) return JSON.stringify(r);
+    // Serialised once: a large output only to learn its size, then left to its call's row.
+    const output = JSON.stringify(r.output ?? null);
+    if (output.length < LARGE_TEXT_CHARS) return JSON.stringify(r);
+    return JSON.stringify({ modelCallId: r.modelCallId, callId: r.callId, tool: r.tool, isError: false, outputInCall: true });
+  });
+  return `{"role":"tool","results":[${parts.join(",")}]}`;
 }
 
 const placeholderCache = new Map<number, string>();

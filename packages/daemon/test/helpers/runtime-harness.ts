@@ -210,3 +210,16 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
 export function types(events: StoredEvent[], run?: string): string[] {
   return events.filter((e) => !run || e.run === run).map((e) => e.type.replace("dev.wardrik.", ""));
 }
+
+/**
+ * A harness whose agent `a` calls every tool of `outputs` (namespace `t`, each
+ * answering its output) in one round, then answers "done"; resolves once that turn ended.
+ */
+export async function turnWithOutputs(outputs: Record<string, unknown>): Promise<{ h: Harness; agent: AgentRow; end: StoredEvent }> {
+  const tools = new FnToolset("t");
+  for (const [name, output] of Object.entries(outputs)) tools.add(name, () => ({ ok: true, output }), { readOnly: true });
+  const h = await createHarness({ toolsets: [tools] });
+  const calls = Object.keys(outputs).map((name) => ({ tool: `t/${name}`, args: {} }));
+  const agent = await h.agent({ name: "a", tools: ["t/*"], script: { steps: [{ tool_calls: calls }, { text: "done" }] } });
+  return { h, agent, end: await h.ask(agent, "go") };
+}

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { LARGE_TEXT_CHARS, TEXT_PREFIX_CHARS } from "../../src/store/message-text.js";
 import type { AgentRow } from "../../src/store/store.js";
-import { createHarness, type Harness } from "../helpers/runtime-harness.js";
+import { createHarness, turnWithOutputs, type Harness } from "../helpers/runtime-harness.js";
 import { withSideConnection } from "../helpers/side-connection.js";
 
 let h: Harness | undefined;
@@ -111,5 +111,36 @@ describe("a large message", () => {
     const back = await readBack(a, "main", end.run!);
     expect(back.history).toMatchObject({ role: "user", text });
     expect(back.replay).toEqual([text]);
+  });
+
+  it("as a tool's output is stored once in the history's stead, in its call's row; the history and its page read it back", async () => {
+    const large = { rows: Array.from({ length: 400 }, (_, i) => `row ${i} ${"x".repeat(20)}`), end: "MARKER-TOOL" };
+    const small = { ok: "MARKER-SMALL-TOOL" };
+    const made = await turnWithOutputs({ large, small });
+    h = made.h;
+    const { agent: a, end } = made;
+    expect(end.type).toBe("dev.wardrik.turn.completed");
+    expect(JSON.stringify(large).length).toBeGreaterThanOrEqual(LARGE_TEXT_CHARS);
+
+    const stored = await withSideConnection(h.databaseUrl, async (c) => ({
+      toolRows: await c.all<{ content: string }>("SELECT content FROM messages WHERE role = 'tool'"),
+      calls: await c.all<{ tool: string; result: string }>("SELECT tool, result FROM calls ORDER BY position"),
+    }));
+    expect(stored.toolRows).toHaveLength(1);
+    const row = JSON.parse(stored.toolRows[0]!.content) as { results: Record<string, unknown>[] };
+    expect(row.results.map((r) => [r.tool, r.outputInCall ?? false, r.output ?? null])).toEqual([
+      ["t/large", true, null],
+      ["t/small", false, small],
+    ]);
+    expect(stored.calls.map((c) => JSON.parse(c.result) as unknown)).toEqual([large, small]);
+
+    const conv = (await h.store.conversations.find(a.id, "main"))!;
+    const outputs = (m: { role: string; results?: { output: unknown }[] } | undefined) => m?.results?.map((r) => r.output);
+    const history = await h.store.conversations.history(conv.id);
+    expect(outputs(history.find((e) => e.message.role === "tool")?.message as never)).toEqual([large, small]);
+    const page = await h.store.conversations.historyPage(conv.id, 0, 100);
+    const pageTool = JSON.parse(page.find((r) => r.role === "tool")!.content) as { results: { output: unknown }[] };
+    expect(outputs(pageTool as never)).toEqual([large, small]);
+    expect(JSON.stringify(pageTool)).not.toContain("outputInCall");
   });
 });

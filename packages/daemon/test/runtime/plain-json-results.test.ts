@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/redactor.js";
 import { isPlainJson, markPlainJson } from "../../src/tools/plain-json.js";
 import { redactOutcome } from "../../src/tools/redacting-toolset.js";
-import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
+import { turnWithOutputs, type Harness } from "../helpers/runtime-harness.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -20,26 +20,9 @@ describe("plain JSON tool outputs", () => {
   it("a marked output reaches the call's record as it is; an unmarked one as a copy", async () => {
     const marked = markPlainJson({ rows: ["a", "b"] });
     const unmarked = { rows: ["a", "b"] };
-    const tools = new FnToolset("t")
-      .add("plain", () => ({ ok: true, output: marked }), { readOnly: true })
-      .add("other", () => ({ ok: true, output: unmarked }), { readOnly: true });
-    h = await createHarness({ toolsets: [tools] });
-    const a = await h.agent({
-      name: "a",
-      tools: ["t/*"],
-      script: {
-        steps: [
-          {
-            tool_calls: [
-              { tool: "t/plain", args: {} },
-              { tool: "t/other", args: {} },
-            ],
-          },
-          { text: "done" },
-        ],
-      },
-    });
-    expect((await h.ask(a, "go")).type).toBe("dev.wardrik.turn.completed");
+    const made = await turnWithOutputs({ plain: marked, other: unmarked });
+    h = made.h;
+    expect(made.end.type).toBe("dev.wardrik.turn.completed");
     const outputOf = (tool: string) => h!.events.find((e) => e.type === "dev.wardrik.call.completed" && e.data.tool === tool)?.data.output;
     expect(outputOf("t/plain")).toBe(marked);
     expect(outputOf("t/other")).toEqual(unmarked);
