@@ -1,5 +1,6 @@
 import { COMPACTION_MARKER } from "@wardrik/testing/scripted-model";
 import type { HistoryEntry, StoredMessage } from "../store/message-format.js";
+import { jsonOnce } from "../store/json-once.js";
 
 /** Compaction starts when the next model input would pass this share of the context window. */
 export const COMPACTION_THRESHOLD = 0.6;
@@ -23,7 +24,12 @@ export function messageText(message: StoredMessage): string {
     case "assistant":
       return message.text + message.toolCalls.map((c) => ` ${c.tool} ${JSON.stringify(c.args)}`).join("");
     case "tool":
-      return message.results.map((r) => `${r.tool}: ${typeof r.output === "string" ? r.output : JSON.stringify(r.output)}`).join("\n");
+      return message.results
+        .map(
+          (r) =>
+            `${r.tool}: ${typeof r.output === "string" ? r.output : typeof r.output === "object" && r.output !== null ? jsonOnce(r.output) : JSON.stringify(r.output)}`,
+        )
+        .join("\n");
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Db, Row, SqlValue, Tx } from "./db.js";
 import type { CallRow, CallStatus } from "./rows.js";
 import { placeholders } from "./writer.js";
+import { valueJson } from "./json-once.js";
 
 /** A call of a round being saved, with its decision already made. */
 export interface NewCall {
@@ -180,7 +181,7 @@ export class CallsTable {
     now: string,
     answerOf?: number,
   ): Promise<boolean> {
-    const params = [end.status, JSON.stringify(end.result ?? null), end.code, end.costMicros, now, id];
+    const params = [end.status, valueJson(end.result), end.code, end.costMicros, now, id];
     // An answer of an earlier attempt does not end a call that was started again since (that attempt's answer will).
     const attemptRule = answerOf === undefined ? "" : " AND attempts <= ?";
     if (answerOf !== undefined) params.push(answerOf);

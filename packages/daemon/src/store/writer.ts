@@ -5,6 +5,7 @@ import type { IdGenerator } from "../ids.js";
 import type { Row, SqlValue, Tx } from "./db.js";
 import type { StoredMessage } from "./message-format.js";
 import { LARGE_TEXT_CHARS, storedByReference, type TextEvent } from "./message-text.js";
+import { dataJson, valueJson } from "./json-once.js";
 
 export interface AgentRef {
   id: string;
@@ -126,7 +127,7 @@ export class BufferedWriter implements Writer {
       agent: agent.id,
       org: agent.org,
     };
-    const json = JSON.stringify(clean);
+    const json = dataJson(clean);
     keepDataJson(event, json);
     this.writesOf(agent).events.push({ event, json });
     this.events.push(event);
@@ -229,7 +230,7 @@ function contentJson(m: PendingMessage): string {
   const parts = message.results.map((r) => {
     if (r.isError) return JSON.stringify(r);
     // Serialised once: a large output only to learn its size, then left to its call's row.
-    const output = JSON.stringify(r.output ?? null);
+    const output = valueJson(r.output);
     if (output.length < LARGE_TEXT_CHARS) return JSON.stringify(r);
     return JSON.stringify({ modelCallId: r.modelCallId, callId: r.callId, tool: r.tool, isError: false, outputInCall: true });
   });
