@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { WardrikError } from "@wardrik/protocol";
 import { describeIssues, type InputPart } from "./http-errors.js";
 import { parseRequestJson } from "./untrusted-json.js";
+import { nextLoopTurn } from "../runtime/time-slices.js";
 
 export interface InputSchemas {
   params: z.ZodObject;
@@ -62,5 +63,14 @@ async function readBody(c: Context<ApiEnv>, optional: boolean): Promise<unknown>
     if (optional) return {};
     throw new WardrikError("bad_request", "The request needs a JSON body.");
   }
-  return parseRequestJson(c, text);
+  // Reading, parsing and acting on a large body are each work enough for one turn of the event loop:
+  // other requests (other orgs') are answered between them instead of after all three.
+  const large = text.length >= LARGE_BODY_CHARS;
+  if (large) await nextLoopTurn();
+  const body = parseRequestJson(c, text);
+  if (large) await nextLoopTurn();
+  return body;
 }
+
+/** A body of this many characters or more is read, parsed and handled in separate turns of the event loop. */
+const LARGE_BODY_CHARS = 64 * 1024;

@@ -16,7 +16,12 @@ export class TimeSlices {
 
   async yieldIfDue(): Promise<void> {
     if (performance.now() - this.since < this.sliceMs) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextLoopTurn();
     this.since = performance.now();
   }
+}
+
+/** Waits for the event loop's next turn (after pending I/O): what one large piece of work does between its pieces. */
+export function nextLoopTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }
