@@ -1,4 +1,5 @@
 import type { Logger } from "../log/logger.js";
+import type { FairShare } from "./fair-share.js";
 import type { OrgTurnSlots } from "./org-turn-slots.js";
 import type { Telemetry } from "./telemetry.js";
 
@@ -22,6 +23,8 @@ export interface EngineOptions {
   telemetry: Telemetry;
   /** Each org's places for running turns on this node (config `limits.org_running_turns`). */
   turnSlots: OrgTurnSlots;
+  /** The event loop shared between orgs: each step of a turn waits its org's turn behind other orgs' backlogs (the HTTP layer shares it). */
+  fairShare: FairShare;
 }
 
 /** Why a running turn was interrupted: its AbortSignal's reason. */

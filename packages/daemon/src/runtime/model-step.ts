@@ -103,6 +103,8 @@ export async function modelStep(
     d.opts.telemetry.modelCallEnded(started, r);
     return { ...r, traced };
   });
+  // The reply came in beside other orgs' replies and requests: what it sets off waits its org's turn (runtime/fair-share.ts).
+  await d.opts.fairShare.enter(d.org);
   const traced = reply.traced;
   cache.recordUsage(reply.usage.input, sentMessages);
   const costMicros = toMicros(reply.costUsd);

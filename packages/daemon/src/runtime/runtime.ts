@@ -12,6 +12,7 @@ import { LocalOwnership, type Ownership, type Poke } from "./ownership.js";
 import { enqueue, type Enqueued, type EnqueueOptions } from "./enqueue.js";
 import { forkConversation } from "./fork-conversation.js";
 import { leaseLostAnswer } from "./lost-lease.js";
+import { FairShare } from "./fair-share.js";
 import { OrgTurnSlots } from "./org-turn-slots.js";
 import { SleepKeeper, type MemoryCollectOptions } from "./sleep-keeper.js";
 import { approve, cancel, clear, deny, kill } from "./turn-control.js";
@@ -63,6 +64,7 @@ export class Runtime {
       log: options.log ?? silentLogger,
       telemetry: options.telemetry ?? noTelemetry,
       turnSlots: new OrgTurnSlots(options.orgRunningTurns ?? Number.POSITIVE_INFINITY),
+      fairShare: options.fairShare ?? new FairShare(),
       ...(options.modelBackoffMs !== undefined ? { modelBackoffMs: options.modelBackoffMs } : {}),
     };
     this.ownership = options.ownership ?? new LocalOwnership("local", store.leases);

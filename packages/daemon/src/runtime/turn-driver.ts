@@ -31,7 +31,11 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
     const slot = await d.turnSlot(conversationId, turn !== undefined && (await parentCallOf(d, turn.id)) !== null);
     if (!slot) return;
     try {
-      if (!turn) turn = await startQueuedTurn(d, conversationId);
+      // Behind other orgs' backlogs its org's turn comes round (runtime/fair-share.ts); a turn's later steps wait the same way.
+      if (!turn) {
+        await d.opts.fairShare.enter(d.org);
+        turn = await startQueuedTurn(d, conversationId);
+      }
       if (!turn) return;
       await driveTurn(d, turn);
     } finally {
@@ -117,6 +121,7 @@ async function advanceTurn(d: AgentDriver, initial: TurnRow): Promise<void> {
     // Calls this driver marked running when it saved their round: start them, don't treat them as interrupted.
     let fresh = new Set<string>();
     for (;;) {
+      await d.opts.fairShare.enter(d.org);
       if (signal.aborted) throw signal.reason;
       if (turn.rounds > turn.rounds_done) {
         const outcome = await runRound(d, turn, signal, fresh);

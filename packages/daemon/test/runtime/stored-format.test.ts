@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
 import { FIXTURE_SCRIPT } from "../fixtures/state-v1-script.js";
 import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
+import { withSideConnection } from "../helpers/side-connection.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -37,6 +38,11 @@ describe("the stored format", () => {
     h.script("keeper", FIXTURE_SCRIPT);
     const agent = (await h.store.agents.byName("default", "keeper"))!;
     expect(agent.id).toMatch(/^agt_/);
+    // The fixture was written days ago, and a turn's timeout counts from its start: dated now, its turns are
+    // still within their timeout, so what is checked is the format, not the clock (a step that waits its
+    // org's turn of the event loop would otherwise meet the long-passed deadline).
+    const now = new Date().toISOString();
+    await withSideConnection(h.databaseUrl, (db) => db.run("UPDATE turns SET started_at = ?", [now]));
     await h.runtime.recover();
     // The safe lookup re-ran with its saved key; the charge may have run, so it waits for a person.
     const asked = await h.waitFor((e) => e.type === "dev.wardrik.approval.requested");
