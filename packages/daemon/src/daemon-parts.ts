@@ -254,6 +254,7 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
     log,
     metrics: () => metrics.render(),
     orgRequestsPerS: config.limits.org_requests_per_s,
+    fairShare: runtime.opts.fairShare,
     jsonDepth: config.limits.json_depth,
   };
   const { app } = buildApp(svc, httpOptions);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import type { FairShare } from "../runtime/fair-share.js";
 import type { Authenticate } from "./bearer-auth.js";
 
 import type { Logger } from "../log/logger.js";
@@ -18,4 +19,6 @@ export interface HttpOptions {
   metrics?: () => Promise<string>;
   /** Requests a second each org's tokens may send (config `limits.org_requests_per_s`); without it, no limit. */
   orgRequestsPerS?: number;
+  /** The event loop shared between orgs (the runtime's): a request waits its org's turn once its token names the org. */
+  fairShare?: FairShare;
 }

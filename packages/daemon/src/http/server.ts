@@ -16,6 +16,7 @@ import { registerHookRoutes } from "./hook-routes.js";
 import { registerNodeRoutes } from "./node-routes.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
 import { idempotency } from "./idempotency.js";
+import { orgFairShare } from "./org-fair-share.js";
 import { OrgRateLimiter, orgRateLimit } from "./org-rate-limit.js";
 import { registerMcpEndpoint } from "./mcp-endpoint.js";
 import { registerMcpServerRoutes } from "./mcp-server-routes.js";
@@ -85,6 +86,7 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     bearerAuth(opts.authenticate, (path) => routes.isPublic(path)),
   );
   if (opts.orgRequestsPerS !== undefined) app.use("/v1/*", orgRateLimit(new OrgRateLimiter(opts.orgRequestsPerS)));
+  if (opts.fairShare) app.use("/v1/*", orgFairShare(opts.fairShare));
   app.use("/v1/*", idempotency(new IdempotencyKeys(svc.store.db)));
 
   routes.add({
