@@ -1,0 +1,95 @@
+/** The event loop shared between orgs: per-org queues served round robin, one piece of work starting per turn of the event loop when pieces contend. */
+import { afterEach, describe, expect, it } from "vitest";
+import type { StoredEvent } from "../../src/events/event-bus.js";
+import { FairShare } from "../../src/runtime/fair-share.js";
+import { OrgFairQueue } from "../../src/runtime/org-fair-queue.js";
+import { readDefinition } from "../../src/runtime/agent-admin.js";
+import type { AgentRow } from "../../src/store/rows.js";
+import { createHarness, type Harness } from "../helpers/runtime-harness.js";
+
+/** Answers after a moment: the replies of many turns come in together, as a provider's replies do over the network. */
+const ECHO = { steps: [{ delay_ms: 20, text: "You said: {{message}}" }] };
+
+/** The definition an agent was created with. */
+async function definitionOf(h: Harness, agent: AgentRow) {
+  return readDefinition((await h.store.agents.get(agent.id))!);
+}
+
+describe("OrgFairQueue", () => {
+  it("serves the orgs with items in turn, one item each, each org's items in the order they came", () => {
+    const q = new OrgFairQueue<string>();
+    for (let i = 1; i <= 5; i++) q.push("acme", `a${i}`);
+    q.push("beta", "b1");
+    q.push("gamma", "c1");
+    q.push("beta", "b2");
+    expect(q.size).toBe(8);
+    expect(q.waiting("acme")).toBe(5);
+    const order: string[] = [];
+    // An org that comes while others are served joins the rotation at its end.
+    order.push(q.shift()!, q.shift()!);
+    q.push("delta", "d1");
+    for (let item = q.shift(); item !== undefined; item = q.shift()) order.push(item);
+    expect(order).toEqual(["a1", "b1", "c1", "a2", "b2", "d1", "a3", "a4", "a5"]);
+    expect(q.size).toBe(0);
+    expect(q.shift()).toBeUndefined();
+  });
+});
+
+describe("FairShare", () => {
+  it("lets the first piece of a turn of the event loop go on at once, and the next wait for the next turn", async () => {
+    const fair = new FairShare();
+    const order: string[] = [];
+    const first = fair.enter("acme").then(() => order.push("a1"));
+    const second = fair.enter("acme").then(() => order.push("a2"));
+    expect(fair.waiting("acme")).toBe(1);
+    await first;
+    expect(order).toEqual(["a1"]);
+    await second;
+    expect(order).toEqual(["a1", "a2"]);
+    // Once nothing waits, a piece in a new turn of the event loop goes on at once again.
+    await new Promise((r) => setImmediate(r));
+    const third = fair.enter("acme");
+    expect(fair.waiting("acme")).toBe(0);
+    await third;
+  });
+
+  it("an org's one piece of work runs after one piece of another org's backlog, not after all of it", async () => {
+    const fair = new FairShare();
+    const order: string[] = [];
+    const pieces: Promise<unknown>[] = [];
+    for (let i = 0; i <= 20; i++) pieces.push(fair.enter("acme").then(() => order.push(`a${i}`)));
+    expect(fair.waiting("acme")).toBe(20);
+    // Another org's one piece comes last, and is the second of the backlog to start.
+    pieces.push(fair.enter("beta").then(() => order.push("b")));
+    await Promise.all(pieces);
+    expect(order.slice(0, 4)).toEqual(["a0", "a1", "b", "a2"]);
+    expect(order).toHaveLength(22);
+  });
+});
+
+describe("turns of two orgs on one runtime", () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("with one org's backlog of turns runnable, another org's turn is driven beside it, not after it", async () => {
+    h = await createHarness();
+    const busy = await h.agent({ name: "busy", script: ECHO });
+    h.script("steady", ECHO);
+    const steady = await h.runtime.createAgent("beta", { ...(await definitionOf(h, busy)), model: "steady", title: "steady" });
+    const backlog = 30;
+    // All queued in the same turn of the event loop: the busy org's thirty first, the other org's one last.
+    const sent = [
+      ...Array.from({ length: backlog }, (_, i) => h!.runtime.enqueue(busy, `c${i}`, `m${i}`)),
+      h.runtime.enqueue(steady, "main", "hi"),
+    ];
+    await Promise.all(sent);
+    const ended = (e: StoredEvent) => e.type === "dev.wardrik.turn.completed";
+    await h.waitFor(() => h!.events.filter(ended).length === backlog + 1);
+    const order = h.events.filter(ended).map((e) => e.org);
+    // First come first served, the other org's turn ended last; shared, it ends among the first few.
+    expect(order.indexOf("beta"), order.join(" ")).toBeLessThan(4);
+  });
+});
