@@ -12,7 +12,7 @@ import { OrgFairQueue } from "./org-fair-queue.js";
  * - any other waits in its org's queue, and the orgs with waiting pieces
  *   take turns (OrgFairQueue): one piece a turn of the event loop, after the
  *   loop has read the sockets, so that work arriving meanwhile (another org's
- *   request) joins the rotation before the backlog's next piece starts.
+ *   request) is there to go ahead of the backlog's next piece.
  *
  * A piece runs until it waits on something (I/O, a model, a worker, the next
  * `enter`); nothing is held meanwhile, so no wait here can block another.

@@ -1,16 +1,19 @@
 /**
- * Waiting work of several orgs, served round robin: each org has a queue of
- * its own (first in, first out), and the orgs that have work take turns, one
- * item each. An org with a thousand items waiting makes another org's one
- * item wait for at most one of them, not all of them; an org that comes with
- * work joins the rotation at its end.
- *
- * (Deficit round robin with a quantum of one item, as every item here stands
- * for about the same work: one piece of a request or of a turn.)
+ * Waiting work of several orgs, served fairly (start-time fair queueing,
+ * every item counted as the same work: one piece of a request or of a turn).
+ * Each org has a queue of its own, first in first out. An item's tag is one
+ * past its org's previous item, and never behind the tag of the item served
+ * last, the queue's clock; the item with the lowest tag is served next (the
+ * earlier pushed on a tie). So orgs with waiting work take turns, one item
+ * each, and an org that comes with work, or comes back after a wait, goes
+ * ahead of another org's backlog: a thousand items of one org make another
+ * org's one item wait for none of them.
  */
 export class OrgFairQueue<T> {
-  /** Orgs with items, in the order they are served next (a Map keeps insertion order). */
-  private readonly byOrg = new Map<string, T[]>();
+  private readonly byOrg = new Map<string, { tag: number; seq: number; item: T }[]>();
+  /** The tag of the item served last. */
+  private clock = 0;
+  private pushed = 0;
   private count = 0;
 
   get size(): number {
@@ -18,22 +21,30 @@ export class OrgFairQueue<T> {
   }
 
   push(org: string, item: T): void {
-    const queue = this.byOrg.get(org);
-    if (queue) queue.push(item);
-    else this.byOrg.set(org, [item]);
+    let queue = this.byOrg.get(org);
+    if (!queue) this.byOrg.set(org, (queue = []));
+    const last = queue.at(-1);
+    queue.push({ tag: last ? Math.max(last.tag + 1, this.clock) : this.clock, seq: this.pushed++, item });
     this.count++;
   }
 
-  /** The next item: the first of the org whose turn it is; that org moves to the end of the rotation. */
+  /** The next item: the head of the org queue with the lowest tag. */
   shift(): T | undefined {
-    const first = this.byOrg.entries().next();
-    if (first.done) return undefined;
-    const [org, queue] = first.value;
-    const item = queue.shift()!;
+    let next: { tag: number; seq: number; item: T }[] | undefined;
+    let org = "";
+    for (const [o, queue] of this.byOrg) {
+      const head = queue[0]!;
+      if (!next || head.tag < next[0]!.tag || (head.tag === next[0]!.tag && head.seq < next[0]!.seq)) {
+        next = queue;
+        org = o;
+      }
+    }
+    if (!next) return undefined;
+    const served = next.shift()!;
+    if (next.length === 0) this.byOrg.delete(org);
+    this.clock = served.tag;
     this.count--;
-    this.byOrg.delete(org);
-    if (queue.length > 0) this.byOrg.set(org, queue);
-    return item;
+    return served.item;
   }
 
   /** Items of `org` waiting. */

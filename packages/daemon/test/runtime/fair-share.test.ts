@@ -16,7 +16,7 @@ async function definitionOf(h: Harness, agent: AgentRow) {
 }
 
 describe("OrgFairQueue", () => {
-  it("serves the orgs with items in turn, one item each, each org's items in the order they came", () => {
+  it("serves the orgs with items in turn, one item each, each org's items in the order they came, a newcomer ahead of backlogs", () => {
     const q = new OrgFairQueue<string>();
     for (let i = 1; i <= 5; i++) q.push("acme", `a${i}`);
     q.push("beta", "b1");
@@ -25,13 +25,21 @@ describe("OrgFairQueue", () => {
     expect(q.size).toBe(8);
     expect(q.waiting("acme")).toBe(5);
     const order: string[] = [];
-    // An org that comes while others are served joins the rotation at its end.
+    // An org that comes while others are served goes ahead of their backlogs.
     order.push(q.shift()!, q.shift()!);
     q.push("delta", "d1");
     for (let item = q.shift(); item !== undefined; item = q.shift()) order.push(item);
-    expect(order).toEqual(["a1", "b1", "c1", "a2", "b2", "d1", "a3", "a4", "a5"]);
+    expect(order).toEqual(["a1", "b1", "c1", "d1", "a2", "b2", "a3", "a4", "a5"]);
     expect(q.size).toBe(0);
     expect(q.shift()).toBeUndefined();
+  });
+  it("puts an org coming back after a wait ahead of another org's backlog", () => {
+    const q = new OrgFairQueue<string>();
+    for (let i = 1; i <= 10; i++) q.push("acme", `a${i}`);
+    expect([q.shift(), q.shift(), q.shift()]).toEqual(["a1", "a2", "a3"]);
+    q.push("beta", "b1");
+    expect(q.shift()).toBe("b1");
+    expect(q.shift()).toBe("a4");
   });
 });
 
