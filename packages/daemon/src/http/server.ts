@@ -85,8 +85,9 @@ export function buildApp(svc: ApiServices, opts: HttpOptions): { app: Hono<ApiEn
     "/v1/*",
     bearerAuth(opts.authenticate, (path) => routes.isPublic(path)),
   );
-  if (opts.orgRequestsPerS !== undefined) app.use("/v1/*", orgRateLimit(new OrgRateLimiter(opts.orgRequestsPerS)));
+  // Before the rate limit: an org's refused requests wait its turn too, not ahead of another org's work.
   if (opts.fairShare) app.use("/v1/*", orgFairShare(opts.fairShare));
+  if (opts.orgRequestsPerS !== undefined) app.use("/v1/*", orgRateLimit(new OrgRateLimiter(opts.orgRequestsPerS)));
   app.use("/v1/*", idempotency(new IdempotencyKeys(svc.store.db)));
 
   routes.add({
