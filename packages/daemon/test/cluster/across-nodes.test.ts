@@ -26,6 +26,7 @@ const COMPOSITION_FILES = {
   "agents/boss.md": "---\ndescription: Delegates.\nmodel: script/to_kid\nagents: [kid]\npolicy: open\n---\nDelegate.\n",
   "agents/kid.md": "---\ndescription: Answers.\nmodel: script/kid_says\npolicy: open\n---\nAnswer.\n",
   "agents/quizzer.md": "---\ndescription: Asks.\nmodel: script/quiz\ntools: [person]\npolicy: open\n---\nAsk.\n",
+  "agents/orphan.md": "---\ndescription: Asks, then loses its node.\nmodel: script/quiz\ntools: [person]\npolicy: open\n---\nAsk.\n",
 };
 
 let c: Cluster;
@@ -286,6 +287,54 @@ describe("a cluster of three nodes", () => {
       expect(w.log().filter((l) => l.tag.startsWith("m-mcp/") && l.phase === "start")).toHaveLength(3);
     } finally {
       await client.close();
+    }
+  });
+
+  // Last in the file: it kills a node (not the worker's) and starts it again.
+  it("a question outlives its owner's kill -9: another node takes the agent over, and the answer given there completes the turn once", async () => {
+    const orphan = await c.idOf("orphan");
+    // The node a message reaches claims an agent nobody owns: n1, which the worker (on n3) does not need.
+    await api(c.nodes[0]!, "POST", `/v1/agents/${orphan}/messages`, { text: "q" });
+    const asked = await waitUntil(
+      async () => (await eventsOf(c.nodes[0]!, orphan)).find((e) => short(e.type) === "question.asked"),
+      "the question",
+      30_000,
+      50,
+    );
+    expect(await c.ownerOf(orphan)).toBe(c.nodes[0]!.name);
+    const [dead, other] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    await dead.kill();
+    try {
+      // Answered at another node once the dead owner's lease has run out; until then the answer may be refused as retryable.
+      await waitUntil(
+        async () => {
+          const r = await fetch(`${other.url}/v1/agents/${orphan}/calls/${String(asked.data.call)}/answer`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${c.p.token}`, "content-type": "application/json" },
+            body: JSON.stringify({ answer: "the red one" }),
+          });
+          return r.ok ? true : undefined;
+        },
+        "the answer to be taken at another node",
+        60_000,
+        250,
+      );
+      const end = await waitUntil(
+        async () =>
+          (await eventsOf(other, orphan)).find((e) => e.run === asked.run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type))),
+        "the turn to end",
+        60_000,
+        100,
+      );
+      expect(short(end.type)).toBe("turn.completed");
+      expect(end.data.reply).toBe('heard {"answer":"the red one"}');
+      const evs = await eventsOf(other, orphan);
+      expect(evs.filter((e) => short(e.type) === "question.asked")).toHaveLength(1);
+      expect(evs.filter((e) => short(e.type) === "question.answered")).toHaveLength(1);
+      expect(evs.filter((e) => e.run === asked.run && /^turn\.(completed|failed|cancelled)$/.test(short(e.type)))).toHaveLength(1);
+      expect(await c.ownerOf(orphan, other)).not.toBe(dead.name);
+    } finally {
+      if (!dead.alive) await dead.start();
     }
   });
 });
