@@ -77,6 +77,22 @@ rules:
     decision: ask
     reason: Check before delegating.
 `;
+/** A judge model decides calls to other agents: research on reefs, yes; anything else, no. */
+const JUDGED = `description: A judge decides calls to other agents.
+rules:
+  - tool: agents/*
+    decision: judge
+    judge:
+      model: gatekeeper
+      prompt: Allow research on reefs only.
+`;
+// The judge reads the call as JSON in its user message; each ask below has its own conversation.
+const GATEKEEPER = `scenarios:
+  - match: 'look into reefs'
+    steps: [{ text: '{"decision": "allow", "reason": "Reef research is wanted."}' }]
+steps:
+  - text: '{"decision": "deny", "reason": "Only reefs are researched."}'
+`;
 
 const agent = (model: string, fields: Record<string, unknown> = {}) =>
   agentFile({ description: `Plays ${model}`, model, policy: "open", ...fields });
@@ -102,6 +118,7 @@ beforeAll(async () => {
       research: RESEARCH,
       asking: ASKING,
       hanging: HANGING,
+      gatekeeper: GATEKEEPER,
     },
     models: {
       spending_priced: { provider: "script", model: "spending", price: { input: 1, output: 1 } },
@@ -116,6 +133,8 @@ beforeAll(async () => {
       "policies/capped.yaml": CAPPED,
       "policies/no_help.yaml": NO_HELP,
       "policies/ask_first.yaml": ASK_FIRST,
+      "policies/judged.yaml": JUDGED,
+      "agents/judged_lead.md": agent("to_researcher", { agents: ["researcher"], policy: "judged" }),
       "agents/researcher.md": agent("research"),
       "agents/lead.md": agent("to_researcher", { agents: ["researcher"] }),
       "agents/twice.md": agent("twice", { agents: ["researcher"] }),
@@ -227,6 +246,23 @@ describe.concurrent("sub-agents (agents/NAME)", () => {
     // The denied call sent no message: the only turns of researcher here are the approved one's and other tests'.
     const fromLoner = ofType(await p.events("researcher"), "turn.started").filter((e) => String(e.data.conversation).startsWith("loner/"));
     expect(fromLoner).toHaveLength(0);
+  });
+
+  it("the parent's policy may leave the call to a judge: allowed, the child runs; denied, no child turn starts and the parent hears why", async () => {
+    const allowed = await p.send("judged_lead", "reefs", "reefs");
+    expect(allowed.end.data.reply).toBe('parent got: {"reply":"facts on look into reefs"}');
+    const denied = await p.send("judged_lead", "rumours", "rumours");
+    expect(denied.end.data.reply).toContain("Only reefs are researched.");
+    const verdicts = ofType(await p.events("judged_lead"), "call.judged").map((e) => [e.data.tool, e.data.verdict, e.data.reason]);
+    expect(verdicts).toEqual([
+      ["agents/researcher", "allow", "Reef research is wanted."],
+      ["agents/researcher", "deny", "Only reefs are researched."],
+    ]);
+    // Only the allowed call reached the child.
+    const children = ofType(await p.events("researcher"), "turn.started").filter((e) =>
+      String(e.data.conversation).startsWith("judged_lead/"),
+    );
+    expect(children).toHaveLength(1);
   });
 
   it("the child's spend counts against the parent's budget: its cost is the call's, and the parent's turn stops at its cap", async () => {
