@@ -24,12 +24,17 @@ async function ownBudgetReason(d: AgentDriver, turn: TurnRow, caps: BudgetCaps, 
   const day = toUsd(spent.model_micros + spent.tools_micros);
   const turnSpend = toUsd((await d.store.turns.get(turn.id))?.spend_micros ?? 0);
   if (caps.per_day_usd !== undefined && (day >= caps.per_day_usd || day + extra > caps.per_day_usd)) {
-    return `The agent's daily budget of $${caps.per_day_usd} would be passed (spent $${day.toFixed(4)} today).`;
+    return `The agent's daily budget of $${caps.per_day_usd} would be passed (spent $${day.toFixed(4)} today${andStep(extra)}).`;
   }
   if (caps.per_turn_usd !== undefined && (turnSpend >= caps.per_turn_usd || turnSpend + extra > caps.per_turn_usd)) {
-    return `The turn's budget of $${caps.per_turn_usd} would be passed (spent $${turnSpend.toFixed(4)} in this turn).`;
+    return `The turn's budget of $${caps.per_turn_usd} would be passed (spent $${turnSpend.toFixed(4)} in this turn${andStep(extra)}).`;
   }
   return undefined;
+}
+
+/** What the step being judged adds, said beside what is spent: a reply that alone passes a cap is not "spent $0.0000". */
+function andStep(extra: number): string {
+  return extra > 0 ? `, $${extra.toFixed(4)} more with this step` : "";
 }
 
 /** What a budget.exceeded event says about itself as a failure: a cap that waiting does not lift. */

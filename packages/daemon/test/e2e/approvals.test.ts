@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
+import { cappedPolicy } from "../helpers/capped-policy.js";
 
 let p: TestProject;
 
@@ -61,13 +62,7 @@ const COSTLY_QUESTION = `steps:
         args: { question: "And then?" }
     usage: { input: 300000, output: 0 }
 `;
-const CAPPED = `description: A small budget per turn.
-budget:
-  per_turn_usd: 0.5
-rules:
-  - tool: "*"
-    decision: allow
-`;
+const CAPPED = cappedPolicy(0.5);
 const asker = (model: string, policy?: string) =>
   agentFile({ description: "Asks a person", model, tools: ["person"], ...(policy ? { policy } : {}) });
 

@@ -7,6 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, createProject, short, type TestProject, type WireEvent } from "../helpers/spawn-daemon.js";
+import { cappedPolicy } from "../helpers/capped-policy.js";
 
 let p: TestProject;
 
@@ -58,13 +59,7 @@ rules:
   - tool: "*"
     decision: allow
 `;
-const CAPPED = `description: A small budget per turn.
-budget:
-  per_turn_usd: 0.5
-rules:
-  - tool: "*"
-    decision: allow
-`;
+const CAPPED = cappedPolicy(0.5);
 const NO_HELP = `description: No calls to other agents.
 rules:
   - tool: agents/*

@@ -194,6 +194,8 @@ describe("budgets", () => {
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");
     expect(String(end.data.reason)).toMatch(/daily budget of \$0.001 would be passed/);
+    // The reply alone passes the cap: the reason says what it adds, not only the $0 spent before it.
+    expect(String(end.data.reason)).toMatch(/spent \$0\.0000 today, \$0\.0020 more with this step\)/);
     const exceeded = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.budget.exceeded");
     expect(exceeded?.data).toMatchObject({ refused: expect.any(String), code: "budget", retryable: false });
     expect(h.models.get("a")!.calls).toHaveLength(1);
@@ -207,7 +209,9 @@ describe("budgets", () => {
     const a = await h.agent({ name: "a", tools: ["big/*"], budget: 0.001, script: { steps: [{ text: "never called" }] } });
     const end = await h.ask(a, "go");
     expect(end.type).toBe("dev.wardrik.turn.failed");
-    expect(String(end.data.reason)).toMatch(/daily budget of \$0.001 would be passed/);
+    expect(String(end.data.reason)).toMatch(
+      /daily budget of \$0.001 would be passed \(spent \$0\.0000 today, \$0\.005\d more with this step\)/,
+    );
     const exceeded = h.events.find((e) => e.run === end.run && e.type === "dev.wardrik.budget.exceeded");
     expect(exceeded?.data).toMatchObject({ refused: "model call" });
     expect(h.models.get("a")!.calls).toHaveLength(0);
