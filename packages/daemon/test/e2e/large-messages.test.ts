@@ -41,13 +41,16 @@ const SHAPES: Record<string, string> = {
   random: largestAccepted(randomBytes(MAX_CHARS).toString("utf8").replaceAll("\u0000", " ")),
 };
 
-const BIG_SCRIPT = `scenarios:
+/**
+ * The big turns' model: before the crash it never answers (every turn is still open at the kill, however long
+ * sending the messages took); the restarted daemon's answers at once.
+ */
+const bigScript = (answers: boolean) => `scenarios:
   - match: "^hello"
     steps:
       - text: "hi"
 steps:
-  - text: "Read it all."
-    delay_ms: 10000
+  - ${answers ? 'text: "Read it all."' : "hang: true"}
 `;
 
 /**
@@ -148,7 +151,7 @@ const isEnd = (e: WireEvent, run: string) => e.run === run && /\.turn\.(complete
 describe("the largest messages", () => {
   it("never stall another org's requests, and a restart with them open answers within 5 s and finishes them", async () => {
     const p = await createProject({
-      scripts: { big: BIG_SCRIPT, quick: `steps:\n  - text: "pong"\n` },
+      scripts: { big: bigScript(false), quick: `steps:\n  - text: "pong"\n` },
       files: { "agents/reader.md": agentFile({ description: "Reads long messages", model: "big", context_window: 4000 }) },
     });
     const readerId = await p.agentId("reader");
@@ -190,6 +193,8 @@ describe("the largest messages", () => {
 
     // A crash with every big turn open: the new daemon resumes them, counting the same messages again.
     await p.kill();
+    // After the restart the model answers: what is tested is that the turns resume (recounting the messages) and end.
+    p.write("scripts/big.yaml", bigScript(true));
     await p.start();
 
     const resumed = new Probe(p, other.token, created.json.id);
@@ -199,6 +204,7 @@ describe("the largest messages", () => {
       expect(short(end.type), shape).toBe("turn.completed");
       expect(end.data.reply).toBe("Read it all.");
     }
+    await waitFor(() => resumed.latencies.length > 5, "the other org's requests after the restart", 30_000);
     await resumed.stop();
 
     // Every request of the other org was answered, and answered well. How fast is measured by `npm run bench -- isolation`,
