@@ -36,22 +36,22 @@ steps:
   - text: '{"summary": 1}'
 `;
 
-// The repair call takes a while: long enough for a kill -9 to land while it runs.
-const SLOW_REPAIR = `
+// The repair call takes a while (3 s): long enough for a kill -9 to land while it runs. After the restart it answers at once.
+const slowRepair = (delayMs: number) => `
 scenarios:
   - match: "does not fit the required output schema"
     steps:
       - text: '{"summary": "repaired late", "score": 3}'
-        delay_ms: 3000
+        delay_ms: ${delayMs}
 steps:
   - text: "Prose, not JSON."
 `;
-const SLOW_STUBBORN = `
+const slowStubborn = (delayMs: number) => `
 scenarios:
   - match: "does not fit the required output schema"
     steps:
       - text: '{"summary": 1}'
-        delay_ms: 3000
+        delay_ms: ${delayMs}
 steps:
   - text: '{"summary": 1}'
 `;
@@ -69,7 +69,7 @@ beforeAll(async () => {
     ]),
   }));
   p = await createProject({
-    scripts: { reporting: REPORTING, stubborn: STUBBORN, slow_repair: SLOW_REPAIR, slow_stubborn: SLOW_STUBBORN },
+    scripts: { reporting: REPORTING, stubborn: STUBBORN, slow_repair: slowRepair(3000), slow_stubborn: slowStubborn(3000) },
     models: { structured: { provider: "openai-chat", model: "gpt-test", base_url: server.baseUrl, api_key: "x" } },
     files: {
       "schemas/report.json": JSON.stringify(REPORT),
@@ -179,6 +179,8 @@ describe("typed answers across a crash", () => {
       runs[name] = repairing.run!;
     }
     await p.kill();
+    p.write("scripts/slow_repair.yaml", slowRepair(0));
+    p.write("scripts/slow_stubborn.yaml", slowStubborn(0));
     await p.start();
 
     const repaired = await p.waitForTurnEnd("crash_repair", runs.crash_repair!);
