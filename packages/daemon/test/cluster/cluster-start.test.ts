@@ -50,7 +50,7 @@ it(`${NODES} nodes started at once on an empty database all come up, ${ROUNDS} t
     rmSync(join(p.dir, ".wardrik", "secret-key"), { force: true });
     try {
       const starts = await Promise.allSettled(nodes.map((n) => n.start()));
-      if ((await gate.opened) !== "all") failures.push(`round ${round}: only ${gate.arrived.join(",")} reached the database gate`);
+      if (gate.opened !== "all") failures.push(`round ${round}: only ${gate.arrived.join(",")} reached the database gate`);
       starts.forEach((s, i) => {
         if (s.status === "rejected") failures.push(`round ${round}: ${nodes[i]!.name} did not come up: ${String(s.reason).slice(0, 400)}`);
       });
