@@ -8,18 +8,29 @@
  *   1.5 s; SIGKILL once every call.completed of the round has been seen.
  *
  * Each test also checks, from event times, that the kill landed where intended.
+ * After the kill the slow model call answers at once (the script is written
+ * again before the restart).
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { AGENT, faultScript, type TurnShape } from "./fault-agent.js";
 import { short } from "./fault-api.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
+const shapes: Record<string, TurnShape> = {
+  "before-save": { model1Ms: 1500, toolMs: { lookup: 100, upsert: 100, charge: 100 } },
+  "next-model": { model2Ms: 1500, toolMs: { lookup: 200, upsert: 200, charge: 200 } },
+};
+
 let f: FaultProject;
 beforeAll(async () => {
-  f = await faultProject({
-    "before-save": { model1Ms: 1500, toolMs: { lookup: 100, upsert: 100, charge: 100 } },
-    "next-model": { model2Ms: 1500, toolMs: { lookup: 200, upsert: 200, charge: 200 } },
-  });
+  f = await faultProject(shapes);
 });
+
+/** After the kill, the model calls of `prefix` answer at once: the slow call was needed only for the kill to land in it. */
+function quickAfterTheKill(prefix: string): void {
+  shapes[prefix] = { ...shapes[prefix], model1Ms: 0, model2Ms: 0 };
+  f.p.write(`scripts/${AGENT}.yaml`, faultScript({}, shapes));
+}
 
 const startsOf = (key: string) => f.w.log().filter((l) => l.key === key && l.phase === "start");
 
@@ -31,6 +42,7 @@ describe("SIGKILL during a model call", () => {
       const kill = await f.armKill((e) => short(e.type) === "turn.started");
       const m = await f.send("before-save-1");
       const { at } = await kill.fired;
+      quickAfterTheKill("before-save");
       await f.restart();
       const { events, approved } = await f.settleAndCheck([m]);
       const turn = turnEvents(events, m);
@@ -52,6 +64,7 @@ describe("SIGKILL during a model call", () => {
     const kill = await f.armKill((_e, seen) => ofType(seen, "call.completed").length === 3);
     const m = await f.send("next-model-1");
     const { at } = await kill.fired;
+    quickAfterTheKill("next-model");
     await f.restart();
     const { events, approved } = await f.settleAndCheck([m]);
     const turn = turnEvents(events, m);
