@@ -24,7 +24,8 @@ import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from
 let f: FaultProject;
 beforeAll(async () => {
   const shapes: Record<string, TurnShape> = {};
-  for (const t of TOOLS) shapes[`end-${t}`] = { toolMs: { lookup: 100, upsert: 100, charge: 100, [t]: 1200 }, rerunMs: 100 };
+  // The target runs until the test has ordered the kill on its end and releases it (however slow the machine).
+  for (const t of TOOLS) shapes[`end-${t}`] = { toolMs: { lookup: 100, upsert: 100, charge: 100 }, rerunMs: 100, hold: [t] };
   f = await faultProject(shapes);
 });
 
@@ -38,6 +39,7 @@ describe("SIGKILL after a call ended in the worker, before its result was stored
     // The two quick calls are stored; the target still runs. Order the kill on its end.
     expect(f.logOf(`${prefix}/${target}`).some((l) => l.phase === "end")).toBe(false);
     f.w.killOnEnd({ pid: f.d.pid!, tag: `${prefix}/${target}` });
+    f.w.release(`${prefix}/${target}`);
     await f.d.waitForExit(20_000);
     const ended = f.logOf(`${prefix}/${target}`).find((l) => l.phase === "end")!;
     expect(ended).toBeDefined();
