@@ -29,13 +29,15 @@ import { short, waitUntil, type FaultEvent } from "./fault-api.js";
 import { startWorker } from "./fault-worker-process.js";
 import { callsByTool, faultProject, ofType, turnEvents, type FaultProject } from "./fault-project.js";
 
-const CHARGE_SLOW = { toolMs: { lookup: 100, upsert: 100, charge: 1200 }, rerunMs: 100 };
+// The charge runs until the test has ordered the kill on its end and releases it (however slow the machine).
+const CHARGE_HELD = { toolMs: { lookup: 100, upsert: 100, charge: 100 }, rerunMs: 100, hold: ["charge" as const] };
 
 async function killAfterSend(f: FaultProject, prefix: string): Promise<{ m: string; exec: number }> {
   const { seen } = await f.watch((_e, all) => ofType(all, "call.completed").length === 2);
   const m = await f.send(prefix);
   await seen;
   f.w.killOnEnd({ pid: f.d.pid!, tag: `${prefix}/charge`, when: "sent" });
+  f.w.release(`${prefix}/charge`);
   await f.d.waitForExit(30_000);
   const ended = f.logOf(`${prefix}/charge`).find((l) => l.phase === "end");
   expect(ended, "the charge ended in the worker before the kill").toBeDefined();
@@ -47,7 +49,7 @@ describe("a call the worker finished, whose answer the daemon lost after it was 
   let finishedFile: string;
   beforeAll(async () => {
     finishedFile = join(mkdtempSync(join(tmpdir(), "wardrik-finished-")), "finished.jsonl");
-    f = await faultProject({ sent: CHARGE_SLOW, both: CHARGE_SLOW, gone: CHARGE_SLOW }, {}, { finishedFile, workerGrace: 3 });
+    f = await faultProject({ sent: CHARGE_HELD, both: CHARGE_HELD, gone: CHARGE_HELD }, {}, { finishedFile, workerGrace: 3 });
   });
 
   it("the restarted daemon asks the worker: the call completes from its answer, nobody is asked", { timeout: 90_000 }, async () => {
@@ -113,7 +115,7 @@ describe("a call the worker finished, whose answer the daemon lost after it was 
 describe("a call recorded failed for lack of a worker, that the worker had finished", () => {
   let f: FaultProject;
   beforeAll(async () => {
-    f = await faultProject({ late: { toolMs: { upsert: 1200 } } }, {}, { workerGrace: 2 });
+    f = await faultProject({ late: { toolMs: { upsert: 100 }, hold: ["upsert"] } }, {}, { workerGrace: 2 });
   });
 
   it(
@@ -124,6 +126,8 @@ describe("a call recorded failed for lack of a worker, that the worker had finis
       await waitUntil(() => f.logOf("late-1/upsert").some((l) => l.phase === "start"), "the upsert to start in the worker", 30_000, 5);
       // The upsert ends, the daemon dies before it hears: the worker keeps the result for the next connection.
       f.w.killOnEnd({ pid: f.d.pid!, tag: "late-1/upsert" });
+      // (And every later upsert of the file: late-2's turn has the same shape.)
+      f.w.release("late-");
       await f.d.waitForExit(30_000);
       const exec = f.logOf("late-1/upsert").find((l) => l.phase === "end")!.exec;
       await waitUntil(() => /1 finished call message\(s\) wait/.test(f.w.stderr()), "the result to wait in the worker's outbox", 30_000);
