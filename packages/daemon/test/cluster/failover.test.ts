@@ -32,8 +32,8 @@ beforeAll(async () => {
       kept: { toolMs: SLOW, rerunMs: 100 },
       workernode: { toolMs: SLOW, rerunMs: 100 },
       frozen: { toolMs: SLOW, rerunMs: 100 },
-      // Runs that outlast the frozen owner's lease and the takeover.
-      attach: { toolMs: { lookup: 12_000, upsert: 12_000, charge: 12_000 } },
+      // Runs that last until the test releases them: past the frozen owner's lease and the takeover.
+      attach: { toolMs: SLOW, hold: ["lookup", "upsert", "charge"] },
     },
   });
   // The worker is on n3 and knows n2 as well: when n3 goes, it moves there.
@@ -215,6 +215,28 @@ describe("failover", () => {
     try {
       const other = c.nodes.filter((n) => n !== n1);
       await waitUntil(async () => (await c.ownerOf(agent, other[0])) !== "n1", "another node to own the agent", 20_000, 100);
+      // The new owner takes the runs over: it sends the safe calls again with their keys (the worker joins them to the
+      // runs in progress), and asks about the unsafe one, which the worker's node finds still running and waits for.
+      const events = await eventsOf(other[0]!, agent);
+      const run = events.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(m))!.run;
+      const calls = (
+        events.find((e) => e.run === run && short(e.type) === "round.saved")!.data.calls as { call: string; tool: string }[]
+      ).map((x) => ({ ...x, safe: x.tool !== "workers/charge" }));
+      const waitedFor = (call: string) =>
+        other.some((n) =>
+          n
+            .stderr()
+            .split("\n")
+            .some((l) => l.includes("a worker still runs a call whose answer was lost") && l.includes(call)),
+        );
+      const takenOver = async () => {
+        const now = await eventsOf(other[0]!, agent);
+        const resent = (call: string) =>
+          now.some((e) => short(e.type) === "call.started" && e.data.call === call && Number(e.data.attempt) > 1);
+        return calls.every((x) => (x.safe ? resent(x.call) : waitedFor(x.call)));
+      };
+      await waitUntil(takenOver, "the new owner to take the three runs over", 30_000, 50);
+      w.release("attach-1/");
       turn = await settleAndCheck(other[0]!, m, "attach-1");
     } finally {
       n1.resume();
