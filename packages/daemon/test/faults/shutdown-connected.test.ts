@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { FILESYSTEM } from "../mcp/mcp-helpers.js";
 import { faultProject, runOf } from "./fault-project.js";
-import { eventsOf } from "./fault-api.js";
+import { eventsOf, waitUntil } from "./fault-api.js";
 
 describe("shutdown with a worker connected", () => {
   it("exits within 5 s of SIGTERM, then the worker serves the restarted daemon", async () => {
@@ -25,7 +25,12 @@ describe("shutdown with a worker connected", () => {
     const message = await fp.send("slow-1");
     await armed.seen;
     const asker = fp.p.spawnCli(["ask", "faulty", "fast-waiting", "--conversation", "other"]);
-    await new Promise((r) => setTimeout(r, 300));
+    // The ask has sent its message (and waits for the turn, which waits behind slow-1's), however long the CLI took to start.
+    await waitUntil(
+      async () => (await eventsOf(fp.d, fp.agentId)).some((e) => e.type.endsWith("message.queued") && e.data.text === "fast-waiting"),
+      "the ask's message to be queued",
+      30_000,
+    );
 
     const stopped = await fp.p.stop(8000);
     expect(stopped.forced, `still running ${stopped.ms} ms after SIGTERM`).toBe(false);
