@@ -27,7 +27,7 @@ import type { RoundState } from "./round-state.js";
 import { decideSavedCall } from "./decide-saved-call.js";
 import { noWorkerMessage } from "./plan-round.js";
 import { toolTelemetry } from "./telemetry.js";
-import { isPlainJson } from "../tools/plain-json.js";
+import { isPlainJsonOutcome } from "../tools/plain-json.js";
 
 /** A person stopped the call while the workers were asked about it. */
 const STOPPED: ToolOutcome = { ok: false, kind: "killed", error: "A person stopped this call before it finished." };
@@ -250,7 +250,7 @@ async function settleOutcome(
     // Measured before anything serialises it: a result from an MCP server or another node may nest without end.
     // A worker's result was parsed within the limit and is plain JSON already (plain-json.ts): it is taken as it is.
     try {
-      if (isPlainJson(outcome.output)) output = outcome.output;
+      if (isPlainJsonOutcome(outcome)) output = outcome.output;
       else {
         if (valueTooDeep(outcome.output, d.opts.jsonDepth)) throw tooDeep(`The result of ${call.tool}`, d.opts.jsonDepth);
         output = JSON.parse(JSON.stringify(outcome.output ?? null)) as unknown;

@@ -1,23 +1,29 @@
+import type { ToolOutcome } from "./toolset.js";
+
 /**
  * Tool outputs known to be plain JSON within the depth limit: a worker's
  * result, parsed from its frame by parseJsonWithin (which refused anything
  * deeper), and redacted copies of such outputs. The runtime measures and
  * copies any other output (an MCP server's, a toolset's own objects) through
- * JSON before storing it; a marked one it takes as it is, sparing a large
+ * JSON before storing it; a plain one it takes as it is, sparing a large
  * result two more walks (JSON.stringify, then JSON.parse) and their garbage.
  *
- * A WeakSet, not a property: outputs are the tool's data and are stored and
- * sent as they are.
+ * The outcome says so (it is a PlainJsonOutcome), not the output: outputs
+ * are the tool's data and are stored and sent as they are, and a WeakSet of
+ * outputs cost about a microsecond a call and weak entries for every
+ * collection to trace. An outcome rebuilt as a literal is only measured again.
  */
-const plain = new WeakSet<object>();
-
-/** Marks `value` (an object or array fresh from JSON.parse within the depth limit) as plain JSON; returns it. */
-export function markPlainJson<T>(value: T): T {
-  if (typeof value === "object" && value !== null) plain.add(value);
-  return value;
+class PlainJsonOutcome {
+  readonly ok = true;
+  constructor(readonly output: unknown) {}
 }
 
-/** Whether `value` was marked: only objects and arrays can be; anything else is measured as before. */
-export function isPlainJson(value: unknown): boolean {
-  return typeof value === "object" && value !== null && plain.has(value);
+/** A successful outcome whose output is plain JSON within the depth limit. */
+export function plainJsonOutcome(output: unknown): ToolOutcome {
+  return new PlainJsonOutcome(output);
+}
+
+/** Whether `outcome` carries an output known to be plain JSON. */
+export function isPlainJsonOutcome(outcome: ToolOutcome): boolean {
+  return outcome instanceof PlainJsonOutcome;
 }

@@ -1,5 +1,5 @@
 import type { SecretRedactor } from "../secrets/redactor.js";
-import { isPlainJson, markPlainJson } from "./plain-json.js";
+import { isPlainJsonOutcome, plainJsonOutcome } from "./plain-json.js";
 import type { Tx } from "../store/db.js";
 import type { RecallQuestion, ToolCallContext, ToolOutcome, ToolScope, Toolset } from "./toolset.js";
 
@@ -9,7 +9,7 @@ export function redactOutcome(outcome: ToolOutcome, redactor: SecretRedactor): T
     const output = redactor.redactValue(outcome.output);
     if (output === outcome.output) return outcome;
     // A redacted copy of plain JSON is plain JSON.
-    return { ok: true, output: isPlainJson(outcome.output) ? markPlainJson(output) : output };
+    return isPlainJsonOutcome(outcome) ? plainJsonOutcome(output) : { ok: true, output };
   }
   const error = redactor.redact(outcome.error);
   return error === outcome.error ? outcome : { ...outcome, error };

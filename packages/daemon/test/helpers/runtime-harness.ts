@@ -15,6 +15,7 @@ import type { RuntimeHooks } from "../../src/runtime/types.js";
 import { Store, type AgentRow } from "../../src/store/store.js";
 import { FilesToolset } from "../../src/tools/files-toolset.js";
 import { PersonToolset } from "../../src/tools/person-toolset.js";
+import { plainJsonOutcome } from "../../src/tools/plain-json.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, Toolset } from "../../src/tools/toolset.js";
 import { openTestDb } from "./test-database.js";
@@ -213,11 +214,16 @@ export function types(events: StoredEvent[], run?: string): string[] {
 
 /**
  * A harness whose agent `a` calls every tool of `outputs` (namespace `t`, each
- * answering its output) in one round, then answers "done"; resolves once that turn ended.
+ * answering its output, as plain JSON for the names in `plain`) in one round,
+ * then answers "done"; resolves once that turn ended.
  */
-export async function turnWithOutputs(outputs: Record<string, unknown>): Promise<{ h: Harness; agent: AgentRow; end: StoredEvent }> {
+export async function turnWithOutputs(
+  outputs: Record<string, unknown>,
+  plain: string[] = [],
+): Promise<{ h: Harness; agent: AgentRow; end: StoredEvent }> {
   const tools = new FnToolset("t");
-  for (const [name, output] of Object.entries(outputs)) tools.add(name, () => ({ ok: true, output }), { readOnly: true });
+  for (const [name, output] of Object.entries(outputs))
+    tools.add(name, () => (plain.includes(name) ? plainJsonOutcome(output) : { ok: true, output }), { readOnly: true });
   const h = await createHarness({ toolsets: [tools] });
   const calls = Object.keys(outputs).map((name) => ({ tool: `t/${name}`, args: {} }));
   const agent = await h.agent({ name: "a", tools: ["t/*"], script: { steps: [{ tool_calls: calls }, { text: "done" }] } });

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/redactor.js";
-import { isPlainJson, markPlainJson } from "../../src/tools/plain-json.js";
+import { isPlainJsonOutcome, plainJsonOutcome } from "../../src/tools/plain-json.js";
 import { redactOutcome } from "../../src/tools/redacting-toolset.js";
 import { turnWithOutputs, type Harness } from "../helpers/runtime-harness.js";
 
@@ -17,10 +17,10 @@ afterEach(async () => {
 });
 
 describe("plain JSON tool outputs", () => {
-  it("a marked output reaches the call's record as it is; an unmarked one as a copy", async () => {
-    const marked = markPlainJson({ rows: ["a", "b"] });
+  it("an output its outcome calls plain reaches the call's record as it is; another one as a copy", async () => {
+    const marked = { rows: ["a", "b"] };
     const unmarked = { rows: ["a", "b"] };
-    const made = await turnWithOutputs({ plain: marked, other: unmarked });
+    const made = await turnWithOutputs({ plain: marked, other: unmarked }, ["plain"]);
     h = made.h;
     expect(made.end.type).toBe("dev.wardrik.turn.completed");
     const outputOf = (tool: string) => h!.events.find((e) => e.type === "dev.wardrik.call.completed" && e.data.tool === tool)?.data.output;
@@ -32,10 +32,10 @@ describe("plain JSON tool outputs", () => {
   it("a redacted copy of a plain output is plain too; of another output, not", () => {
     const redactor = new SecretRedactor();
     redactor.add("s3cret-value");
-    const plain = redactOutcome({ ok: true, output: markPlainJson({ v: "s3cret-value" }) }, redactor);
+    const plain = redactOutcome(plainJsonOutcome({ v: "s3cret-value" }), redactor);
     const other = redactOutcome({ ok: true, output: { v: "s3cret-value" } }, redactor);
     expect(plain).toEqual({ ok: true, output: { v: "[redacted]" } });
-    expect(isPlainJson(plain.ok && plain.output)).toBe(true);
-    expect(isPlainJson(other.ok && other.output)).toBe(false);
+    expect(isPlainJsonOutcome(plain)).toBe(true);
+    expect(isPlainJsonOutcome(other)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import type { CallStopWatch, LateAnswer, ToolCallContext, ToolOutcome, WorkerRef
 import { stopWatchOf } from "../call-stopper.js";
 import { CallTable } from "@wardrik/protocol";
 import type { WorkerConnection } from "./worker-connection.js";
-import { markPlainJson } from "../plain-json.js";
+import { plainJsonOutcome } from "../plain-json.js";
 
 /** Someone who waits for a call's answer: the runtime that sent it, or one that took it over. */
 interface Waiter {
@@ -71,7 +71,7 @@ export class WorkerCalls {
     const existing = this.pending.get(ctx.callId);
     if (existing && !existing.done && existing.org === ctx.org) {
       this.opts.log("info", "a call sent again while in flight joins it", { callId: ctx.callId, attempt: existing.attempt });
-      return this.wait(existing, ctx).then((o) => o ?? lost());
+      return this.wait(existing, ctx);
     }
     const call: PendingCall = {
       org: ctx.org,
@@ -86,18 +86,18 @@ export class WorkerCalls {
     this.pending.set(ctx.callId, call);
     const outcome = this.wait(call, ctx);
     this.dispatch(call, args, ctx, worker);
-    return outcome.then((o) => o ?? lost());
+    return outcome;
   }
 
-  private wait(call: PendingCall, ctx: ToolCallContext | undefined): Promise<ToolOutcome | undefined> {
-    return new Promise((resolve) => {
-      const waiter: Waiter = { ctx, resolve, stop: undefined, unlisten: undefined };
+  /** A caller's wait: finish() settles it with `lost` where a watch hears undefined. */
+  private wait(call: PendingCall, ctx: ToolCallContext): Promise<ToolOutcome> {
+    return new Promise<ToolOutcome>((resolve) => {
+      // finish() resolves a waiter with a ctx with an outcome, never undefined.
+      const waiter: Waiter = { ctx, resolve: resolve as Waiter["resolve"], stop: undefined, unlisten: undefined };
       call.waiters.push(waiter);
-      if (ctx) {
-        // The runtime's stop watch: reading ctx.signal would make the AbortSignal it spares.
-        waiter.stop = stopWatchOf(ctx);
-        waiter.unlisten = waiter.stop.onStop(() => this.stop(call, waiter));
-      }
+      // The runtime's stop watch: reading ctx.signal would make the AbortSignal it spares.
+      waiter.stop = stopWatchOf(ctx);
+      waiter.unlisten = waiter.stop.onStop(() => this.stop(call, waiter));
     });
   }
 
@@ -218,7 +218,7 @@ export class WorkerCalls {
   private toOutcome(message: WorkerResult, checkSize: boolean): ToolOutcome {
     if (!message.ok) return { ok: false, kind: "failed", error: truncate(message.error, this.opts.maxResultBytes) };
     // Parsed from the frame within the depth limit (readFrame): plain JSON, which the runtime need not copy again.
-    const output = markPlainJson(message.output ?? null);
+    const output = message.output ?? null;
     if (checkSize) {
       const size = Buffer.byteLength(JSON.stringify(output));
       if (size > this.opts.maxResultBytes) {
@@ -231,7 +231,7 @@ export class WorkerCalls {
         };
       }
     }
-    return { ok: true, output };
+    return plainJsonOutcome(output);
   }
 
   /** A cost a worker reported for a call it is running: it counts for the caller that joined last. */
@@ -277,7 +277,8 @@ export class WorkerCalls {
     if (call.worker) call.worker.inFlight -= 1;
     call.worker = undefined;
     if (this.pending.get(call.callId) === call) this.pending.delete(call.callId);
-    for (const w of call.waiters) w.resolve(outcome);
+    // A caller always hears an outcome: no answer is a lost one. A watch hears undefined.
+    for (const w of call.waiters) w.resolve(outcome ?? (w.ctx ? lost() : undefined));
   }
 
   /** Settles every open call (the gateway is closing): nobody here will hear their answers. */
