@@ -18,7 +18,7 @@ export type { StoredEvent } from "./events/event-bus.js";
 export { ToolRegistry } from "./tools/tool-registry.js";
 export { FilesToolset } from "./tools/files-toolset.js";
 export { WorkerGateway } from "./tools/workers/worker-gateway.js";
-export { CallStopper } from "./tools/call-stopper.js";
+export { CallStopper, withStopSignal } from "./tools/call-stopper.js";
 export { McpToolset } from "./tools/mcp/index.js";
 export type { Toolset, ToolInfo, ToolCallContext, ToolOutcome, ToolScope, CallStopWatch } from "./tools/toolset.js";
 export { ulidIds, systemClock } from "./ids.js";

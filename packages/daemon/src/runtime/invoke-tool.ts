@@ -1,6 +1,6 @@
 import type { CallRow, TurnRow } from "../store/rows.js";
 import type { ResolvedTool } from "../tools/tool-registry.js";
-import { CallStopper } from "../tools/call-stopper.js";
+import { CallStopper, withStopSignal } from "../tools/call-stopper.js";
 import { CallStop, type ToolOutcome } from "../tools/toolset.js";
 import type { AgentDriver } from "./agent-driver.js";
 import { TurnStop } from "./engine-options.js";
@@ -34,24 +34,25 @@ export async function invokeTool(
     outcome = controller.reason
       ? stoppedOutcome(controller, tool.name, timeoutMs)
       : await Promise.race([
-          tool.toolset.call(tool.local, args, {
-            agent: d.id,
-            org: d.org,
-            run: turn.id,
-            callId: call.id,
-            idempotencyKey: call.idempotency_key,
-            attempt,
-            get signal() {
-              return controller.signal;
-            },
-            stop: controller,
-            timeoutMs,
-            traceparent,
-            decision: call.decision ?? "allow",
-            cost: (usd: number) => {
-              if (Number.isFinite(usd) && usd > 0) cost += usd;
-            },
-          }),
+          tool.toolset.call(
+            tool.local,
+            args,
+            withStopSignal({
+              agent: d.id,
+              org: d.org,
+              run: turn.id,
+              callId: call.id,
+              idempotencyKey: call.idempotency_key,
+              attempt,
+              stop: controller,
+              timeoutMs,
+              traceparent,
+              decision: call.decision ?? "allow",
+              cost: (usd: number) => {
+                if (Number.isFinite(usd) && usd > 0) cost += usd;
+              },
+            }),
+          ),
           abortedOutcome(controller, tool.name, timeoutMs),
         ]);
   } catch (err) {
@@ -61,8 +62,8 @@ export async function invokeTool(
     turnSignal.removeEventListener("abort", onTurnAbort);
     release();
   }
-  // A stop the toolset reported as something else is still that stop.
-  if (controller.reason && outcome.ok === false && outcome.kind !== "timeout" && outcome.kind !== "killed") {
+  // A stop is reported in the runtime's words, whatever the toolset said and whichever of the two settled first.
+  if (controller.reason && outcome.ok === false) {
     outcome = stoppedOutcome(controller, tool.name, timeoutMs);
   }
   return { outcome, cost };

@@ -50,6 +50,25 @@ export class CallStopper implements CallStopWatch {
   }
 }
 
+const SIGNAL_OF_STOP: PropertyDescriptor = {
+  get(this: { stop: CallStopper }): AbortSignal {
+    return this.stop.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
+ * A call's context whose `signal` is its stop's (made only when read), as an
+ * own enumerable property like any other. One getter shared by every call: a
+ * getter written in an object literal is a new function each time, and V8
+ * then gives each context a hidden class of its own, about 800 bytes more a
+ * call for the collector.
+ */
+export function withStopSignal<T extends { stop: CallStopper }>(ctx: T): T & { signal: AbortSignal } {
+  return Object.defineProperty(ctx, "signal", SIGNAL_OF_STOP) as T & { signal: AbortSignal };
+}
+
 /** The stop of a call as a toolset sees it: the runtime's watch, or one over the signal of a caller that gave only that. */
 export function stopWatchOf(ctx: { signal: AbortSignal; stop?: CallStopWatch | undefined }): CallStopWatch {
   if (ctx.stop) return ctx.stop;

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { CallStopper, stopWatchOf } from "../../src/tools/call-stopper.js";
+import { CallStopper, stopWatchOf, withStopSignal } from "../../src/tools/call-stopper.js";
 import { CallStop } from "../../src/tools/toolset.js";
 
 // A call's stop without an AbortSignal until one is asked for (Node 20 makes each signal slowly).
@@ -43,4 +43,20 @@ test("a caller that gave only a signal is watched through it, any other reason c
   expect(heard).toBe(1);
   expect(watch.reason?.why).toBe("killed");
   await new Promise<void>((resolve) => watch.onStop(resolve));
+});
+
+test("a context made with withStopSignal has its stop's signal as an own property, made only when read", () => {
+  const stop = new CallStopper();
+  const ctx = withStopSignal({ callId: "call_1", stop });
+  const other = withStopSignal({ callId: "call_2", stop: new CallStopper() });
+  // A spread copy (or Object.keys) sees it like any other field; reading it makes the stop's signal.
+  expect(Object.keys(ctx)).toEqual(["callId", "stop", "signal"]);
+  const copy = { ...ctx };
+  expect(copy.signal).toBe(stop.signal);
+  expect(ctx.signal).toBe(stop.signal);
+  stop.abort(new CallStop("timeout"));
+  expect(ctx.signal.aborted).toBe(true);
+  expect((ctx.signal.reason as CallStop).why).toBe("timeout");
+  // Each context reads its own stop.
+  expect(other.signal.aborted).toBe(false);
 });

@@ -307,7 +307,18 @@ export class WorkerGateway implements Toolset {
     return this.callOn(tool, args, ctx, false);
   }
 
-  private async callOn(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
+  private callOn(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
+    // Most calls find a worker here at once: no async frame (and its promise) for them.
+    const worker = this.closed || stopWatchOf(ctx).reason ? undefined : this.routes.pick(ctx.org, tool);
+    if (!worker) return this.findWorker(tool, args, ctx, mayForward);
+    try {
+      return this.calls.start(tool, args, ctx, worker);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private async findWorker(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
     const full = `${NAMESPACE}/${tool}`;
     const remote = mayForward ? this.options.remote : undefined;
     const deadline = Math.max(this.graceEndsAt, remote ? Date.now() + this.graceMs : 0);
