@@ -82,6 +82,7 @@ export {
 export { TurnList, TurnListQuery, TurnStatus, TurnSummary, TurnView } from "./turns.js";
 export { AgentTools, ToolPatternProblem } from "./agent-tools.js";
 export { describeSchemaErrors, schemaDraftOf } from "./schema-problems.js";
+export { isCallMessage } from "./call-message.js";
 export type { SchemaDraftName, SchemaErrorUnit } from "./schema-problems.js";
 export {
   AbortReason,

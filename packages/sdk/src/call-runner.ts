@@ -49,8 +49,8 @@ interface Served {
  */
 export class CallRunner {
   private readonly served = new CallTable<Served>();
-  /** The same calls by idempotency key, for a daemon's `recall`. */
-  private readonly servedByKey = new Map<string, Served>();
+  /** The same calls by idempotency key, for a daemon's `recall` (a CallTable too: an entry comes and goes with each call). */
+  private readonly servedByKey = new CallTable<Served>();
   private readonly outbox: Outbox;
   private readonly finished: FinishedCallStore;
   private link: CallLink | undefined;
@@ -259,29 +259,16 @@ export class CallRunner {
 
   private context(entry: Served): ToolContext {
     const message = entry.call;
-    return {
-      agent: message.ctx.agent,
-      run: message.ctx.run,
-      idempotencyKey: message.ctx.idempotencyKey,
-      traceparent: message.ctx.traceparent,
-      get signal() {
-        if (!entry.controller) {
-          entry.controller = new AbortController();
-          if (entry.abortReason) entry.controller.abort(entry.abortReason);
-        }
-        return entry.controller.signal;
-      },
-      cost: (usd: number) => {
-        if (typeof usd !== "number" || !Number.isFinite(usd) || usd < 0) {
-          throw new TypeError(`cost(usd) takes a non-negative number of US dollars; got ${String(usd)}.`);
-        }
-        if (entry.finished) {
-          this.host.warn(`Wardrik: cost(${usd}) was called after ${message.tool} returned; it was not counted.`);
-          return;
-        }
-        this.emit({ callId: message.callId, frame: JSON.stringify({ type: "cost", callId: message.callId, usd }) });
-      },
-    };
+    return new CallContext(entry, (usd: number) => {
+      if (typeof usd !== "number" || !Number.isFinite(usd) || usd < 0) {
+        throw new TypeError(`cost(usd) takes a non-negative number of US dollars; got ${String(usd)}.`);
+      }
+      if (entry.finished) {
+        this.host.warn(`Wardrik: cost(${usd}) was called after ${message.tool} returned; it was not counted.`);
+        return;
+      }
+      this.emit({ callId: message.callId, frame: JSON.stringify({ type: "cost", callId: message.callId, usd }) });
+    });
   }
 
   private resultFrame(message: DaemonCall, value: unknown): string {
@@ -300,6 +287,51 @@ export class CallRunner {
     return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;
   }
 }
+
+/**
+ * The context a running call's tool gets. `signal` is an own enumerable
+ * property, as in an object literal (a spread copy has it), made only when
+ * read, through one getter shared by every call: a getter written in a
+ * literal is a new function each call, and V8 then gives each context a
+ * hidden class of its own (several hundred bytes a call for the collector).
+ */
+class CallContext implements ToolContext {
+  readonly agent: string;
+  readonly run: string;
+  readonly idempotencyKey: string;
+  readonly traceparent: string | undefined;
+  declare readonly signal: AbortSignal;
+  readonly cost: (usd: number) => void;
+  readonly #entry: Served;
+
+  constructor(entry: Served, cost: (usd: number) => void) {
+    const ctx = entry.call.ctx;
+    this.agent = ctx.agent;
+    this.run = ctx.run;
+    this.idempotencyKey = ctx.idempotencyKey;
+    this.traceparent = ctx.traceparent;
+    Object.defineProperty(this, "signal", SIGNAL_OF_CALL);
+    this.cost = cost;
+    this.#entry = entry;
+  }
+
+  static signalOf(ctx: CallContext): AbortSignal {
+    const entry = ctx.#entry;
+    if (!entry.controller) {
+      entry.controller = new AbortController();
+      if (entry.abortReason) entry.controller.abort(entry.abortReason);
+    }
+    return entry.controller.signal;
+  }
+}
+
+const SIGNAL_OF_CALL: PropertyDescriptor = {
+  get(this: CallContext): AbortSignal {
+    return CallContext.signalOf(this);
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 // Result frames are built as text so the output is serialised once.
 function resultHead(message: DaemonCall): string {

@@ -176,6 +176,38 @@ test("an abort message aborts ctx.signal; the answer is not sent", async () => {
   await listening;
 });
 
+test("a tool's ctx holds its fields as its own: a spread copy keeps agent, run, idempotencyKey, traceparent, signal and cost", async () => {
+  const daemon = await fakeDaemon();
+  const { wardrik } = worker({ url: daemon.url, token: "t" });
+  let keys: string[] = [];
+  let copy: Record<string, unknown> = {};
+  wardrik.tool({
+    name: "look",
+    description: "l",
+    input: z.object({}),
+    run: (_args, ctx) => {
+      keys = Object.keys(ctx);
+      copy = { ...ctx };
+      return "seen";
+    },
+  });
+  const listening = wardrik.listen();
+  await waitUntil(() => daemon.connections[0]?.received.some((m) => m.type === "register") ?? false);
+  const conn = daemon.connections[0]!;
+  const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  const ctx = { agent: "agt_1", run: "run_1", idempotencyKey: "k", timeoutMs: 10_000, traceparent };
+  conn.ws.send(JSON.stringify({ type: "call", callId: "call_1", attempt: 1, tool: "look", args: {}, ctx }));
+  await waitUntil(() => conn.received.some((m) => m.type === "result"));
+  expect(keys.sort()).toEqual(["agent", "cost", "idempotencyKey", "run", "signal", "traceparent"]);
+  expect(copy).toMatchObject({ agent: "agt_1", run: "run_1", idempotencyKey: "k", traceparent });
+  expect(copy.signal).toBeInstanceOf(AbortSignal);
+  expect((copy.signal as AbortSignal).aborted).toBe(false);
+  expect(typeof copy.cost).toBe("function");
+  expect(conn.received.find((m) => m.type === "result")).toMatchObject({ callId: "call_1", ok: true, output: "seen" });
+  await wardrik.close();
+  await listening;
+});
+
 test("when the connection drops, the worker reconnects with backoff and registers again", async () => {
   const daemon = await fakeDaemon();
   const { wardrik, warnings } = worker({ url: daemon.url, token: "t" });
