@@ -62,7 +62,7 @@ if (role === undefined) {
   await wardrik.listen();
 } else {
   const { createServer } = await import("node:http");
-  const { CallStopper, WorkerGateway } = await import("wardrik");
+  const { CallStopper, WorkerGateway, withStopSignal } = await import("wardrik");
   const gateway = new WorkerGateway({ authenticate: (t) => Promise.resolve(t === TOKEN ? { org: "bench" } : undefined) });
   const server = createServer();
   server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -75,27 +75,32 @@ if (role === undefined) {
   let seq = 0;
   const call = async (): Promise<number> => {
     seq += 1;
-    const base = {
-      agent: "agt_bench",
-      org: "bench",
-      run: "run_bench",
-      callId: `call_${seq}`,
-      idempotencyKey: `key_${seq}`,
-      attempt: 1,
-      cost: () => {},
-      timeoutMs: 60_000,
-    };
-    // Each call's stop as the runtime makes it (invoke-tool.ts): its AbortSignal only if a toolset reads it.
-    const stop = new CallStopper();
+    const callId = `call_${seq}`;
+    const idempotencyKey = `key_${seq}`;
+    // Each call's context as the runtime makes it (invoke-tool.ts, a literal): its AbortSignal only if a toolset reads it.
     const ctx: ToolCallContext = SIGNAL_ONLY
-      ? { ...base, signal: new AbortController().signal }
-      : {
-          ...base,
-          get signal() {
-            return stop.signal;
-          },
-          stop,
-        };
+      ? {
+          agent: "agt_bench",
+          org: "bench",
+          run: "run_bench",
+          callId,
+          idempotencyKey,
+          attempt: 1,
+          signal: new AbortController().signal,
+          timeoutMs: 60_000,
+          cost: () => {},
+        }
+      : withStopSignal({
+          agent: "agt_bench",
+          org: "bench",
+          run: "run_bench",
+          callId,
+          idempotencyKey,
+          attempt: 1,
+          stop: new CallStopper(),
+          timeoutMs: 60_000,
+          cost: () => {},
+        });
     const start = performance.now();
     const outcome = await gateway.call("ping", { n: seq }, ctx);
     if (!outcome.ok) throw new Error(`call failed: ${outcome.error}`);
