@@ -30,17 +30,10 @@ export const POSTGRES_TEST_FILES = [
 
 /**
  * Files of those directories that are about SQLite itself, so they run once:
- * a database written by release 0.1 (a checked-in SQLite file), the lock
- * that allows one daemon per SQLite file (several daemons share PostgreSQL),
- * and the orgs' fair share of the daemon, not yet fair on PostgreSQL.
+ * a database written by release 0.1 (a checked-in SQLite file) and the lock
+ * that allows one daemon per SQLite file (several daemons share PostgreSQL).
  */
-const SQLITE_ONLY_FILES = [
-  "packages/daemon/test/runtime/stored-format.test.ts",
-  "packages/daemon/test/e2e/one-daemon.test.ts",
-  // Orgs share the event loop fairly (runtime/fair-share.ts), but on PostgreSQL their transactions still wait first come
-  // first served for a pooled connection: there one org's backlog of commits stands ahead of another org's turn.
-  "packages/daemon/test/runtime/fair-share.test.ts",
-];
+const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts", "packages/daemon/test/e2e/one-daemon.test.ts"];
 
 /**
  * Files whose faults are timed against the clock (a lease running out while a

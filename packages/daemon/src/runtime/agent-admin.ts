@@ -65,7 +65,7 @@ async function syncNow(rt: Runtime, org: string, entries: FileAgent[]): Promise<
       if (entry.error) w.emit(ref, "agent.unreadable", { name: entry.name, file: entry.file, reason: entry.error });
       else w.emit(ref, prior ? "agent.updated" : "agent.loaded", { name: entry.name, file: entry.file, definition: entry.definition });
       return true;
-    });
+    }, org);
     if (!written) {
       // Another node registered it meanwhile (it took the sync over from this one, frozen past its lock): nothing to say.
       if ((await rt.store.agents.byName(org, entry.name))?.source !== "file")
@@ -103,7 +103,7 @@ export async function createAgent(rt: Runtime, org: string, def: AgentDefinition
     });
     if (fresh) w.emit({ id, org }, "agent.loaded", { name: def.name, source: "api", definition: def });
     return fresh;
-  });
+  }, org);
   if (!added) throw nameTaken(org, def.name);
   return (await rt.store.agents.get(id))!;
 }
@@ -129,7 +129,7 @@ async function remove(rt: Runtime, agent: AgentRow): Promise<void> {
     }
     w.emit(ref, "agent.removed", { name: agent.name });
     w.afterFlush((tx) => rt.store.agents.deleteWithData(tx, agent.id));
-  });
+  }, agent.org);
 }
 
 function nameTaken(org: string, name: string): WardrikError {

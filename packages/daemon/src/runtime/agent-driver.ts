@@ -261,7 +261,7 @@ export class AgentDriver {
     await this.store.tx(async (w) => {
       await this.store.agents.markUnreadable(w, this.id, reason);
       w.emit(this.ref, "agent.unreadable", { reason });
-    });
+    }, this.org);
     this.exits.unreadable();
   }
 }

@@ -74,7 +74,7 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
       return;
     }
     const attempt = call.attempts + 1;
-    if (!(await d.store.tx((w) => startCall(w, d.store, d.ref, call, attempt)))) return;
+    if (!(await d.store.tx((w) => startCall(w, d.store, d.ref, call, attempt), d.org))) return;
     await dispatch(d, turn, call, tool, args, attempt, turnSignal);
     return;
   }
@@ -91,7 +91,7 @@ export async function runCall(d: AgentDriver, turn: TurnRow, call: CallRow, turn
     if (!tool) return failUnserved(d, turn, call);
     const attempt = call.attempts + 1;
     const why = { code: "lost" as const, reason: "The call was interrupted before its answer was saved; it is safe to repeat." };
-    if (!(await d.store.tx((w) => retryCall(w, d.store, d.ref, call, attempt, why)))) return;
+    if (!(await d.store.tx((w) => retryCall(w, d.store, d.ref, call, attempt, why), d.org))) return;
     await dispatch(d, turn, call, tool, args, attempt, turnSignal);
     return;
   }
@@ -107,7 +107,7 @@ async function askPerson(d: AgentDriver, turn: TurnRow, call: CallRow, from: "ru
     await settle(d, turn, call, { isError: true, output: error }, (w) => failCall(w, d.store, d.ref, call, error, "invalid_args", 0, from));
     return;
   }
-  await d.store.tx((w) => askPersonCall(w, d.store, d.ref, call, from, question));
+  await d.store.tx((w) => askPersonCall(w, d.store, d.ref, call, from, question), d.org);
 }
 
 /** A call to be sent (fresh, or again) whose tool nobody serves after the grace: it fails, with no worker to blame. */
@@ -168,7 +168,7 @@ async function dispatch(
     if (turnSignal.aborted) {
       // The turn was cancelled or timed out (its end closed the call), or the daemon is stopping (recovery resumes it).
       if (costMicros > 0 && !d.closed)
-        await d.store.tx((w) => recordLateCost(w, d.store, d.ref, call, costMicros, dayOf(d.store.clock.now())));
+        await d.store.tx((w) => recordLateCost(w, d.store, d.ref, call, costMicros, dayOf(d.store.clock.now())), d.org);
       return;
     }
     const safe = call.retry_safe === 1;
@@ -225,7 +225,7 @@ async function runInTransaction(
         : await failCall(w, d.store, d.ref, call, outcome.error, "tool_error", 0);
       if (!moved) throw new RolledBack();
       await completeIfLast(d, w, turn, call, result, state);
-    })
+    }, d.org)
     .catch((err: unknown) => {
       if (!(err instanceof RolledBack)) throw err;
     });
@@ -308,7 +308,7 @@ async function settle(
     await d.store.tx(async (w) => {
       if (!(await move(w))) return;
       await completeIfLast(d, w, turn, call, result, state);
-    });
+    }, d.org);
   } catch (err) {
     state?.unsettle(call.id);
     throw err;
@@ -335,5 +335,5 @@ async function settleCost(d: AgentDriver, call: CallRow, costMicros: number, mov
     await d.store.calls.addCost(w, call.id, costMicros);
     await d.store.turns.addSpend(w, call.run, costMicros, "tool");
     return true;
-  });
+  }, d.org);
 }

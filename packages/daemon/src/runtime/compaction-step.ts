@@ -93,7 +93,7 @@ export async function maybeCompact(
       },
       { run: turn.id },
     );
-  });
+  }, d.org);
   d.forgetPrompt(turn.conversation_id);
   return true;
 }

@@ -46,7 +46,7 @@ export async function decideSavedCall(
   const moved = await d.store.tx(async (w) => {
     if ((await d.store.turns.lock(w, turn.id)) !== "running") throw new StaleTurn(`turn ${turn.id} is no longer running`);
     return decidePlanned(w, d.store, d.ref, turn.id, c);
-  });
+  }, d.org);
   if (!moved) return "stale";
   return c.status === "running" ? "approved" : c.status;
 }

@@ -78,7 +78,7 @@ export async function enqueue(
         if (!run) d.conversations.markQueued(conv.id);
       });
       return { conversationId: conv.id, event: queued, started: run !== undefined };
-    })
+    }, agent.org)
     .catch((err: unknown) => {
       if (starting) d.conversations.notStarting(starting);
       slot?.release();
@@ -110,6 +110,6 @@ async function enqueueElsewhere(
       await options.inTransaction?.(tx, { message, conversation: conversationKey, conversation_id: conv.id, seq: event.seq });
     });
     return { conversationId: conv.id, queued: event };
-  });
+  }, agent.org);
   return { message, conversation: conversationKey, conversation_id: conversationId, seq: queued.seq };
 }

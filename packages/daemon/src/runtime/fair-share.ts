@@ -1,4 +1,4 @@
-import { OrgFairQueue } from "./org-fair-queue.js";
+import { OrgFairQueue } from "../store/org-fair-queue.js";
 
 /**
  * The event loop shared fairly between orgs. Node runs callbacks first come

@@ -37,7 +37,7 @@ export async function forkConversation(
     appendHistory(w, store, ref, conv.id, history);
     const forked = { conversation: key, conversation_id: conv.id, from, from_conversation_id: source.id, at_seq: atSeq, ...counts };
     return { conversationId: conv.id, event: w.emit(ref, "conversation.forked", forked) };
-  });
+  }, agent.org);
   // The event's seq is known once the commit is done.
   return { conversation: key, conversation_id: conversationId, from, at_seq: atSeq, ...counts, seq: event.seq };
 }

@@ -70,7 +70,7 @@ async function completeLateAnswer(rt: Runtime, org: string, call: CallRow, answe
     // The owner elsewhere reads the history (and the open round) again.
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "late", run: call.run, call: call.id }));
     return true;
-  });
+  }, org);
 }
 
 /** What the model reads about a call it was told had failed for lack of a worker. */

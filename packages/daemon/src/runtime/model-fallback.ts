@@ -79,7 +79,7 @@ export async function withFallback<T>(
           },
           { run },
         );
-      });
+      }, d.org);
       // Text the failed model streamed is void: followers are told to drop it.
       d.hooks.onDelta?.(d.ref, run, "", true, {
         attempt: 1,

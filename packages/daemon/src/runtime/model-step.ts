@@ -67,7 +67,7 @@ export async function modelStep(
         throw new StaleTurn(`turn ${turn.id} is no longer running`);
       }
       announceModelCall(d, w, turn.id, iteration);
-    });
+    }, d.org);
   }
   const request: Omit<CallModelOptions, "model" | "price"> = {
     prompt,
@@ -140,7 +140,7 @@ export async function modelStep(
       if (!ended) throw new StaleTurn(`turn ${turn.id} is no longer running`);
       endedIn(d, w, turn);
       return "ended" as const;
-    });
+    }, d.org);
     return next === "ended" ? "ended" : { turn: next, fresh: new Set() };
   }
 
@@ -196,7 +196,7 @@ export async function modelStep(
     } else if (state.complete) {
       await completeRoundIn(d, w, { ...turn, iterations: iteration, rounds: round }, state);
     }
-  });
+  }, d.org);
   if (over) return "ended";
   d.progress.saveRound(turn.id, state);
   return {

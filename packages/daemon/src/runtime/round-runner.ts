@@ -37,7 +37,7 @@ export async function runRound(d: AgentDriver, turn: TurnRow, signal: AbortSigna
     }
     await d.store.tx(async (w) => {
       await completeRoundFromStore(d, w, turn, round);
-    });
+    }, d.org);
     return "done";
   }
 }
@@ -56,7 +56,7 @@ async function parkIfWaiting(d: AgentDriver, turn: TurnRow, round: number): Prom
     await parkTurn(w, d.store, d.ref, turn.id, round, waiting);
     w.afterCommit(() => d.conversations.setOpenTurn(turn.conversation_id, { ...turn, status: "parked" }));
     return true;
-  });
+  }, d.org);
 }
 
 async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

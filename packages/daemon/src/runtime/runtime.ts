@@ -139,7 +139,7 @@ export class Runtime {
         await this.store.tx(async (w) => {
           await this.store.agents.markUnreadable(w, row.id, err.message);
           w.emit({ id: row.id, org: row.org }, "agent.unreadable", { reason: err.message });
-        });
+        }, row.org);
       }
       throw err;
     }
@@ -165,7 +165,7 @@ export class Runtime {
       await this.store.tx(async (w) => {
         await this.store.agents.markAwake(w, row.id);
         w.emit(d.ref, "agent.awake", {});
-      });
+      }, row.org);
     }
     return d;
   }

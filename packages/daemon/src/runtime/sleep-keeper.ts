@@ -59,7 +59,7 @@ export class SleepKeeper {
         await this.rt.ownership.release(w, d.id, d.lease);
         w.emit(d.ref, "agent.asleep", { idle_seconds: idle });
         return marked;
-      });
+      }, d.org);
       // A parked agent keeps its status; remember it slept so waking says so.
       if (!asleep) this.sleeping.add(d.id);
       slept++;

@@ -45,7 +45,7 @@ export async function cancel(
     if (n > 0) w.emit(ref, "messages.dropped", { count: n, ...(conversationKey !== undefined ? { conversation: conversationKey } : {}) });
     if (!d && ended.length > 0) w.afterFlush((tx) => rt.ownership.poke(tx, agent.id, { kind: "cancel", turns: ended }));
     return { cancelled: ended, dropped: n };
-  });
+  }, agent.org);
   for (const t of cancelled) d?.turnStops.cancel(t);
   return { cancelled, dropped };
 }
@@ -104,7 +104,7 @@ export async function clear(rt: Runtime, agent: AgentRow, conversationKey?: stri
       w.emit(ref, "conversation.cleared", { conversation: c.key, conversation_id: c.id });
     }
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, agent.id, { kind: "cleared", conversations: convs.map((c) => c.id) }));
-  });
+  }, agent.org);
   for (const c of convs) d?.forgetPrompt(c.id);
   return { cleared: convs.map((c) => c.key) };
 }
@@ -181,5 +181,5 @@ export async function decide(
     }
     if (!d) w.afterFlush((tx) => rt.ownership.poke(tx, call.agent_id, { kind: "work" }));
     return turn.conversation_id;
-  });
+  }, ref.org);
 }

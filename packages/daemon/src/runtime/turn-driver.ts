@@ -58,7 +58,7 @@ async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<
       // Messages of other calls' child turns, or after one, wait for turns of their own.
       if (more) w.afterCommit(() => d.conversations.markQueued(conversationId));
       return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
-    });
+    }, d.org);
   } catch (err) {
     // Nothing was taken: the messages are still queued for the next look.
     d.conversations.notStarting(conversationId);
@@ -201,5 +201,5 @@ export async function finishTurn(
   await d.store.tx(async (w) => {
     await before?.(w);
     if (await endTurn(w, d.store, d.ref, turn, "running", input, end)) endedIn(d, w, turn);
-  });
+  }, d.org);
 }

@@ -46,8 +46,13 @@ export interface Db extends Tx {
    * that still roll back; followers of the record read through this.
    */
   readonly committed: Pick<Tx, "get" | "all">;
-  /** Runs `fn` in one transaction: everything it writes commits together or not at all. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction: everything it writes commits together or
+   * not at all. `org`, whose work it is: on PostgreSQL, orgs waiting for a
+   * pooled connection get them in turn (fair-checkout.ts); SQLite commits
+   * the waiting transactions together (group commit), whoever's they are.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, org?: string): Promise<T>;
   /**
    * Runs `fn` while holding the lock `name`: one holder at a time among every
    * process that shares this database (on SQLite, which one daemon owns, among

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
+import { FairCheckout } from "./fair-checkout.js";
 import { loadPg } from "./load-pg.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 import { migratePostgres, type Migration, type MigrationResult } from "./migrate.js";
@@ -7,7 +8,7 @@ import { PostgresListener, type ListenOptions, type StoreLog, type Unsubscribe }
 import { postgresDialect } from "./postgres-dialect.js";
 
 export interface PostgresOptions {
-  /** Connections in the pool (default 10); each running transaction holds one. */
+  /** Connections in the pool (default 10); each running transaction holds one, handed out fairly between orgs (FairCheckout). */
   poolSize?: number;
   /** Where warnings go (a lost idle connection, a LISTEN reconnect). Default: stderr. */
   log?: StoreLog;
@@ -90,6 +91,8 @@ export class PostgresDb implements Db {
   }
   readonly dialect = postgresDialect;
   private readonly pool: pg.Pool;
+  /** Every use of the pool takes a place here first, so orgs get connections in turn, not first come first served. */
+  private readonly checkout: FairCheckout;
   private readonly listener: PostgresListener;
   private closing: Promise<void> | undefined;
   private readonly connections = new Set<Promise<void>>();
@@ -107,7 +110,9 @@ export class PostgresDb implements Db {
       connectionTimeoutMillis: 30_000,
       ...(options.idleInTransactionMs ? { idle_in_transaction_session_timeout: Math.ceil(options.idleInTransactionMs) } : {}),
     };
-    this.pool = new (loadPg().Pool)({ ...config, max: options.poolSize ?? 10 });
+    const poolSize = options.poolSize ?? 10;
+    this.pool = new (loadPg().Pool)({ ...config, max: poolSize });
+    this.checkout = new FairCheckout(poolSize);
     this.lockKeepAliveMs = Math.max(50, Math.floor((options.idleInTransactionMs || 3000) / 3));
     // An idle connection that fails (server restart, network) is dropped by the pool; without a listener it would crash the process.
     this.pool.on("error", (err) => {
@@ -123,24 +128,37 @@ export class PostgresDb implements Db {
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<{ changes: number }> {
-    this.stats.statements++;
-    const r = await this.pool.query(pgSql(sql), params as SqlValue[]);
+    const r = await this.query(sql, params);
     return { changes: r.rowCount ?? 0 };
   }
 
   async get<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R | undefined> {
-    this.stats.statements++;
-    return (await this.pool.query<R>(pgSql(sql), params as SqlValue[])).rows[0];
+    return (await this.query<R>(sql, params)).rows[0];
   }
 
   async all<R extends Row = Row>(sql: string, params: readonly SqlValue[] = []): Promise<R[]> {
-    this.stats.statements++;
-    return (await this.pool.query<R>(pgSql(sql), params as SqlValue[])).rows;
+    return (await this.query<R>(sql, params)).rows;
   }
 
-  /** BEGIN ... COMMIT on one pooled connection, which only `fn`'s statements use until the end. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.withSession(async (client, brokenBy) => {
+  /** A statement on a pooled connection of its own; plain reads name no org, and share one place in the rotation. */
+  private async query<R extends Row>(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult<R>> {
+    this.stats.statements++;
+    const wait = this.checkout.take(UNNAMED_ORG);
+    if (wait) await wait;
+    try {
+      return await this.pool.query<R>(pgSql(sql), params as SqlValue[]);
+    } finally {
+      this.checkout.give();
+    }
+  }
+
+  /**
+   * BEGIN ... COMMIT on one pooled connection, which only `fn`'s statements
+   * use until the end. `org`: whose work it is; while the pool's connections
+   * are all taken, orgs get the next one in turn (FairCheckout).
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, org = UNNAMED_ORG): Promise<T> {
+    return this.withSession(org, async (client, brokenBy) => {
       const tx = new SessionTx(client, this.stats);
       try {
         await client.query("BEGIN");
@@ -179,7 +197,7 @@ export class PostgresDb implements Db {
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const key = advisoryKey(name);
-    return this.withSession(async (client, brokenBy, discard) => {
+    return this.withSession(UNNAMED_ORG, async (client, brokenBy, discard) => {
       await client.query("BEGIN");
       try {
         await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [key]);
@@ -208,7 +226,7 @@ export class PostgresDb implements Db {
 
   /** Applies the pending migrations (see migrate.ts); `openDb` calls this before handing the database out. */
   migrate(migrations?: readonly Migration[]): Promise<MigrationResult> {
-    return this.withSession((client) => migratePostgres(client, migrations));
+    return this.withSession(UNNAMED_ORG, (client) => migratePostgres(client, migrations));
   }
 
   /**
@@ -240,9 +258,18 @@ export class PostgresDb implements Db {
    * destroyed, never returned to the pool for the next caller.
    */
   private async withSession<T>(
+    org: string,
     fn: (client: pg.PoolClient, brokenBy: () => Error | undefined, discard: (why: Error) => void) => Promise<T>,
   ): Promise<T> {
-    const client = await this.pool.connect();
+    const wait = this.checkout.take(org);
+    if (wait) await wait;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      this.checkout.give();
+      throw err;
+    }
     let broken: Error | undefined;
     // A checked-out client has no pool listener: an unheard 'error' would crash the process.
     const onError = (err: Error) => (broken ??= err);
@@ -259,9 +286,13 @@ export class PostgresDb implements Db {
     } finally {
       client.off("error", onError);
       client.release(broken ?? false);
+      this.checkout.give();
     }
   }
 }
+
+/** The org of work no org is named for (plain reads, locks, migrations): one more place in the rotation. */
+const UNNAMED_ORG = "";
 
 /** A lock name as the 64-bit key PostgreSQL's advisory locks take: the first 8 bytes of its SHA-256. */
 function advisoryKey(name: string): string {

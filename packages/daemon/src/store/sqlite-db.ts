@@ -6,6 +6,14 @@ import { createRequire } from "node:module";
 import { Checkpointer, DEFAULT_RESTART_FRAMES } from "./checkpointer.js";
 import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
 import { migrateSqlite } from "./migrate.js";
+import { OrgFairQueue } from "./org-fair-queue.js";
+
+/** A transaction waiting for its batch. */
+interface PendingTx {
+  fn: (tx: Tx) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
 
 export interface SqliteOptions {
   /** `FULL` fsyncs every commit; `NORMAL` (default) survives a killed process, not a power cut. */
@@ -39,7 +47,8 @@ export class SqliteDb implements Db {
   readonly dialect = sqliteDialect;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly pending: { fn: (tx: Tx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  /** Transactions waiting for the next batch, by org: a batch takes them in the orgs' rotation, not first come first served. */
+  private readonly pending = new OrgFairQueue<PendingTx>();
   private draining = false;
   private readonly checkpointer: Checkpointer | undefined;
   readonly stats: DbStats = { statements: 0, commits: 0 };
@@ -187,10 +196,13 @@ export class SqliteDb implements Db {
    * Group commit: transactions that queue up while one runs share the next
    * physical transaction, each inside its own savepoint, so a failing one
    * rolls back alone while the others commit together with one WAL write.
+   * A batch takes the waiting transactions in the orgs' rotation (`org`,
+   * OrgFairQueue), so one org's backlog past a batch's size does not stand
+   * ahead of another org's transaction.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>, org = ""): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn: fn as (tx: Tx) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push(org, { fn: fn as (tx: Tx) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -219,8 +231,9 @@ export class SqliteDb implements Db {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, MAX_GROUP);
+      while (this.pending.size > 0) {
+        const batch: PendingTx[] = [];
+        while (batch.length < MAX_GROUP && this.pending.size > 0) batch.push(this.pending.shift()!);
         const settled: (() => void)[] = [];
         try {
           await this.begin();
@@ -266,7 +279,7 @@ export class SqliteDb implements Db {
         // A wave of transactions (a thousand messages at once) would otherwise hold the event loop until the
         // last commits: between physical commits, let timers and sockets run (what queues meanwhile joins the
         // next batch). A lone transaction never waits here.
-        if (this.pending.length > 0) await new Promise((r) => setImmediate(r));
+        if (this.pending.size > 0) await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.draining = false;
@@ -274,7 +287,7 @@ export class SqliteDb implements Db {
   }
 
   async close(): Promise<void> {
-    while (this.draining || this.pending.length > 0) await new Promise((r) => setImmediate(r));
+    while (this.draining || this.pending.size > 0) await new Promise((r) => setImmediate(r));
     await this.checkpointer?.close();
     if (this.reader?.open) this.reader.close();
     if (this.db.open) this.db.close();

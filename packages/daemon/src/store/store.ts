@@ -95,9 +95,11 @@ export class Store {
   /**
    * Runs `fn` in one transaction. `fn` may run more than once (PostgreSQL
    * retries a transaction that lost a race), so it keeps its effects in the
-   * database and registers anything else with `w.afterCommit`.
+   * database and registers anything else with `w.afterCommit`. `org`: whose
+   * work it is, so that another org's backlog of transactions does not
+   * stand ahead of it for a connection (Db.transaction).
    */
-  async tx<T>(fn: (w: Writer) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (w: Writer) => Promise<T>, org?: string): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const now = this.clock.now().toISOString();
       let writer: BufferedWriter | undefined;
@@ -108,7 +110,7 @@ export class Store {
           const value = await fn(writer);
           await writer.flush();
           return value;
-        });
+        }, org);
         this.onCommit?.((performance.now() - started) / 1000);
         for (const e of writer!.events) this.bus.publish(e);
         for (const f of writer!.committed) f();

@@ -1,11 +1,19 @@
-/** The event loop shared between orgs: per-org queues served round robin, one piece of work starting per turn of the event loop when pieces contend. */
+/**
+ * The daemon shared between orgs: per-org queues served in turn, for the event
+ * loop (one piece of work starting per turn of the event loop when pieces
+ * contend) and for the database (a pooled connection on PostgreSQL, a place in
+ * the next group commit on SQLite).
+ */
 import { afterEach, describe, expect, it } from "vitest";
-import type { StoredEvent } from "../../src/events/event-bus.js";
+import { EventBus, type StoredEvent } from "../../src/events/event-bus.js";
+import { systemClock, ulidIds } from "../../src/ids.js";
 import { FairShare } from "../../src/runtime/fair-share.js";
-import { OrgFairQueue } from "../../src/runtime/org-fair-queue.js";
+import { OrgFairQueue } from "../../src/store/org-fair-queue.js";
 import { readDefinition } from "../../src/runtime/agent-admin.js";
 import type { AgentRow } from "../../src/store/rows.js";
+import { Store } from "../../src/store/store.js";
 import { createHarness, type Harness } from "../helpers/runtime-harness.js";
+import { openTestDb } from "../helpers/test-database.js";
 
 /** Answers after a moment: the replies of many turns come in together, as a provider's replies do over the network. */
 const ECHO = { steps: [{ delay_ms: 20, text: "You said: {{message}}" }] };
@@ -99,5 +107,44 @@ describe("turns of two orgs on one runtime", () => {
     const order = h.events.filter(ended).map((e) => e.org);
     // First come first served, the other org's turn ended last; shared, it ends among the first few.
     expect(order.indexOf("beta"), order.join(" ")).toBeLessThan(4);
+  });
+});
+
+describe("transactions of two orgs waiting for the database", () => {
+  it("one org's transaction gets the database after one of another org's backlog, not after all of it", async () => {
+    // One connection on PostgreSQL: every transaction waits for it. (SQLite runs one batch of transactions at a time.)
+    const { db } = await openTestDb({ poolSize: 1 });
+    const store = new Store(db, new EventBus(), ulidIds(), systemClock);
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      // Holds the connection (the running batch on SQLite) while both orgs' transactions queue.
+      const holder = store.tx(async (w) => {
+        await w.get("SELECT 1 AS one");
+        holding();
+        await released;
+      }, "acme");
+      await held;
+      const order: string[] = [];
+      const backlog = Array.from({ length: 20 }, (_, i) =>
+        store.tx(async (w) => {
+          order.push(`a${i}`);
+          await w.get("SELECT 1 AS one");
+        }, "acme"),
+      );
+      const other = store.tx(async (w) => {
+        order.push("b");
+        await w.get("SELECT 1 AS one");
+      }, "beta");
+      release();
+      await Promise.all([holder, ...backlog, other]);
+      expect(order).toHaveLength(21);
+      // First come first served, the other org's transaction started last; in turn, second.
+      expect(order.indexOf("b"), order.join(" ")).toBe(1);
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -1,6 +1,9 @@
 /**
  * Waiting work of several orgs, served fairly (start-time fair queueing,
- * every item counted as the same work: one piece of a request or of a turn).
+ * every item counted as the same work: one piece of a request or of a turn,
+ * one transaction). Here in store/ since both the database's waiting
+ * transactions (fair-checkout.ts, sqlite-db.ts) and the runtime's pieces of
+ * work (runtime/fair-share.ts) queue in it.
  * Each org has a queue of its own, first in first out. An item's tag is one
  * past its org's previous item, and never behind the tag of the item served
  * last, the queue's clock; the item with the lowest tag is served next (the
