@@ -4,7 +4,7 @@ import type { ApiServices } from "./services.js";
 
 /** The token's org's agent with this ID; another org's agent answers exactly like a missing one. */
 export async function agentOfOrg(svc: ApiServices, org: string, id: string): Promise<AgentRow> {
-  const row = await svc.store.agents.get(id);
+  const row = await svc.store.agents.get(id, svc.store.db.readsFor(org));
   if (!row || row.org !== org)
     throw new WardrikError(
       "not_found",

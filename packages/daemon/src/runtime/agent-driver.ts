@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../config/types.js";
 import { PromptCache } from "../models/build-prompt.js";
 import type { AgentRef, Store } from "../store/store.js";
+import type { Reads } from "../store/db.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { CallStops } from "./call-stops.js";
 import type { EngineOptions } from "./engine-options.js";
@@ -45,6 +46,8 @@ export class AgentDriver {
   private readonly closing = new AbortController();
   private isClosed = false;
   private lastActiveAt = Date.now();
+  /** Plain reads of the store as this agent's org's (they wait for the database in the orgs' rotation). */
+  readonly reads: Reads;
   private definition: AgentDefinition;
 
   constructor(
@@ -63,6 +66,7 @@ export class AgentDriver {
     private readonly exits: { unreadable(): void; leaseLost(): void },
   ) {
     this.ref = { id, org, lease };
+    this.reads = store.db.readsFor(org);
     this.definition = def;
   }
 
@@ -119,7 +123,7 @@ export class AgentDriver {
 
   /** Loads what the store says of the agent's open turns (at wake). */
   async load(): Promise<void> {
-    for (const t of await this.store.turns.open(this.id)) this.conversations.setOpenTurn(t.conversation_id, t);
+    for (const t of await this.store.turns.open(this.id, this.reads)) this.conversations.setOpenTurn(t.conversation_id, t);
   }
 
   /**
@@ -128,7 +132,7 @@ export class AgentDriver {
    * resumed, cancelled or started something.
    */
   async refresh(): Promise<void> {
-    const open = await this.store.turns.open(this.id);
+    const open = await this.store.turns.open(this.id, this.reads);
     this.conversations.refresh(open, (conv) => this.runners.has(conv));
   }
 
@@ -174,8 +178,9 @@ export class AgentDriver {
       this.prompts.delete(conversationId);
       this.prompts.set(conversationId, cache);
     } else {
-      const conv = await this.store.conversations.get(conversationId);
-      cache = new PromptCache(await this.store.conversations.history(conversationId, conv?.summary_upto ?? 0), conv?.summary ?? null);
+      const conv = await this.store.conversations.get(conversationId, this.reads);
+      const history = await this.store.conversations.history(conversationId, conv?.summary_upto ?? 0, this.reads);
+      cache = new PromptCache(history, conv?.summary ?? null);
       this.keepPrompt(conversationId, cache);
     }
     return cache;

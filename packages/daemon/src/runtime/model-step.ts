@@ -40,7 +40,7 @@ export async function modelStep(
   let tools = await d.tools.resolve(toolPatternsOf(d.def), scope);
   if (resumed && turn.rounds > 0) {
     // After a restart: offer the model the tools this turn used, once their workers are back.
-    const used = (await d.store.calls.ofTurn(turn.id)).map((c) => toModelToolName(c.tool));
+    const used = (await d.store.calls.ofTurn(turn.id, d.reads)).map((c) => toModelToolName(c.tool));
     if (await waitForMissingTools(d, used, tools)) tools = await d.tools.resolve(toolPatternsOf(d.def), scope);
   }
   let cache = await d.prompt(turn.conversation_id);

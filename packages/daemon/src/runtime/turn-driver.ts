@@ -18,7 +18,7 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
     // A commit is starting a turn here: it kicks this runner once it is durable.
     if (d.conversations.isStarting(conversationId)) return;
     const known = d.conversations.openTurn(conversationId);
-    let turn = known === "unknown" ? await d.store.turns.openOf(d.store.db, conversationId) : known;
+    let turn = known === "unknown" ? await d.store.turns.openOf(d.reads, conversationId) : known;
     if (known === "unknown") {
       if (turn) d.conversations.setOpenTurn(conversationId, turn);
       else d.conversations.noOpenTurn(conversationId);
@@ -46,7 +46,7 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
 
 /** Starts a turn with the conversation's queued messages, if there are any. */
 async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<TurnRow | undefined> {
-  const key = d.conversations.keyOf(conversationId) ?? (await d.store.conversations.get(conversationId))?.key;
+  const key = d.conversations.keyOf(conversationId) ?? (await d.store.conversations.get(conversationId, d.reads))?.key;
   if (key === undefined) return undefined;
   try {
     return await d.store.tx(async (w) => {

@@ -1,4 +1,4 @@
-import type { Db, Row, Tx } from "./db.js";
+import type { Db, Reads, Row, Tx } from "./db.js";
 import type { AgentBaseStatus, AgentRow } from "./rows.js";
 import type { Writer } from "./writer.js";
 
@@ -17,8 +17,9 @@ export interface NewAgent {
 export class AgentsTable {
   constructor(private readonly db: Db) {}
 
-  get(id: string): Promise<AgentRow | undefined> {
-    return this.db.get<AgentRow & Row>("SELECT * FROM agents WHERE id = ?", [id]);
+  /** `from`: whose reads (Db.readsFor) when an org's work asks. */
+  get(id: string, from: Reads = this.db): Promise<AgentRow | undefined> {
+    return from.get<AgentRow & Row>("SELECT * FROM agents WHERE id = ?", [id]);
   }
 
   byName(org: string, name: string): Promise<AgentRow | undefined> {

@@ -1,4 +1,4 @@
-import type { Db, Row, SqlValue, Tx } from "./db.js";
+import type { Db, Reads, Row, SqlValue, Tx } from "./db.js";
 import type { CallRow, CallStatus } from "./rows.js";
 import { placeholders } from "./writer.js";
 import { valueJson } from "./json-once.js";
@@ -72,8 +72,8 @@ export class CallsTable {
     return tx.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? AND round = ? ORDER BY position", [run, round]);
   }
 
-  ofTurn(run: string): Promise<CallRow[]> {
-    return this.db.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? ORDER BY round, position", [run]);
+  ofTurn(run: string, from: Reads = this.db): Promise<CallRow[]> {
+    return from.all<CallRow & Row>("SELECT * FROM calls WHERE run = ? ORDER BY round, position", [run]);
   }
 
   /** Of the calls `ids`, those whose arguments a person edited at approval: what they ran with (`args`) and what the model asked for. */

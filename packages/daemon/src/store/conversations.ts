@@ -1,4 +1,4 @@
-import type { Db, Row, Tx } from "./db.js";
+import type { Db, Reads, Row, Tx } from "./db.js";
 import type { IdGenerator } from "../ids.js";
 import type { HistoryEntry, StoredMessage, StoredToolResultRef, ToolResultPart } from "./message-format.js";
 import { queuedText } from "./message-text.js";
@@ -32,8 +32,8 @@ export class ConversationsTable {
     return { ...found, created: false };
   }
 
-  get(id: string): Promise<ConversationRow | undefined> {
-    return this.db.get<ConversationRow & Row>("SELECT * FROM conversations WHERE id = ?", [id]);
+  get(id: string, from: Reads = this.db): Promise<ConversationRow | undefined> {
+    return from.get<ConversationRow & Row>("SELECT * FROM conversations WHERE id = ?", [id]);
   }
 
   find(agentId: string, key: string): Promise<ConversationRow | undefined> {
@@ -55,12 +55,12 @@ export class ConversationsTable {
   }
 
   /** The messages after `afterSeq`, parsed; a message that cannot be read is a StateError. */
-  async history(conversationId: string, afterSeq = 0): Promise<HistoryEntry[]> {
-    const rows = await this.db.all<{ seq: number; run: string | null; content: string }>(
+  async history(conversationId: string, afterSeq = 0, from: Reads = this.db): Promise<HistoryEntry[]> {
+    const rows = await from.all<{ seq: number; run: string | null; content: string }>(
       "SELECT seq, run, content FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq",
       [conversationId, afterSeq],
     );
-    const texts = new NamedParts(this.db, conversationId);
+    const texts = new NamedParts(from, conversationId);
     const entries: HistoryEntry[] = [];
     for (const r of rows) {
       let message: StoredMessage;
@@ -105,7 +105,7 @@ class NamedParts {
   private agentId: string | undefined;
 
   constructor(
-    private readonly db: Db,
+    private readonly db: Reads,
     private readonly conversationId: string,
   ) {}
 

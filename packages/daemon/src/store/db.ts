@@ -29,6 +29,9 @@ export interface Tx {
   all<R extends Row = Row>(sql: string, params?: readonly SqlValue[]): Promise<R[]>;
 }
 
+/** Reads outside a transaction. */
+export type Reads = Pick<Tx, "get" | "all">;
+
 /** What a database adapter has done, for benchmarks: statements sent and transactions committed. */
 export interface DbStats {
   statements: number;
@@ -46,6 +49,13 @@ export interface Db extends Tx {
    * that still roll back; followers of the record read through this.
    */
   readonly committed: Pick<Tx, "get" | "all">;
+  /**
+   * Plain reads done for `org`'s work (a turn's, a request's): on PostgreSQL
+   * they wait for a pooled connection in the orgs' rotation as that org's,
+   * instead of in the one queue plain reads share; on SQLite, where reads
+   * run at once, the same as the database's own.
+   */
+  readsFor(org: string): Reads;
   /**
    * Runs `fn` in one transaction: everything it writes commits together or
    * not at all. `org`, whose work it is: on PostgreSQL, orgs waiting for a

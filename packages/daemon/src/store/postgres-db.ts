@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { FairCheckout } from "./fair-checkout.js";
 import { loadPg } from "./load-pg.js";
-import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
+import type { Db, DbStats, Reads, Row, SqlValue, Tx } from "./db.js";
 import { migratePostgres, type Migration, type MigrationResult } from "./migrate.js";
 import { PostgresListener, type ListenOptions, type StoreLog, type Unsubscribe } from "./postgres-listener.js";
 import { postgresDialect } from "./postgres-dialect.js";
@@ -140,10 +140,27 @@ export class PostgresDb implements Db {
     return (await this.query<R>(sql, params)).rows;
   }
 
-  /** A statement on a pooled connection of its own; plain reads name no org, and share one place in the rotation. */
-  private async query<R extends Row>(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult<R>> {
+  /** The reads of each org that asked for its own (readsFor). */
+  private readonly readers = new Map<string, Reads>();
+
+  readsFor(org: string): Reads {
+    let reads = this.readers.get(org);
+    if (!reads)
+      this.readers.set(
+        org,
+        (reads = {
+          get: async <R extends Row = Row>(sql: string, params: readonly SqlValue[] = []) =>
+            (await this.query<R>(sql, params, org)).rows[0],
+          all: async <R extends Row = Row>(sql: string, params: readonly SqlValue[] = []) => (await this.query<R>(sql, params, org)).rows,
+        }),
+      );
+    return reads;
+  }
+
+  /** A statement on a pooled connection of its own; reads that name no org (readsFor) share one place in the rotation. */
+  private async query<R extends Row>(sql: string, params: readonly SqlValue[], org = UNNAMED_ORG): Promise<pg.QueryResult<R>> {
     this.stats.statements++;
-    const wait = this.checkout.take(UNNAMED_ORG);
+    const wait = this.checkout.take(org);
     if (wait) await wait;
     try {
       return await this.pool.query<R>(pgSql(sql), params as SqlValue[]);

@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createRequire } from "node:module";
 import { Checkpointer, DEFAULT_RESTART_FRAMES } from "./checkpointer.js";
-import type { Db, DbStats, Row, SqlValue, Tx } from "./db.js";
+import type { Db, DbStats, Reads, Row, SqlValue, Tx } from "./db.js";
 import { migrateSqlite } from "./migrate.js";
 import { OrgFairQueue } from "./org-fair-queue.js";
 
@@ -151,6 +151,11 @@ export class SqliteDb implements Db {
     this.paused = true;
     await new Promise((r) => setImmediate(r));
     this.paused = false;
+  }
+
+  /** Reads run at once here, whoever's they are. */
+  readsFor(): Reads {
+    return this;
   }
 
   readonly committed: Pick<Tx, "get" | "all"> = {

@@ -1,4 +1,4 @@
-import type { Db, Row, SqlValue, Tx } from "./db.js";
+import type { Db, Reads, Row, SqlValue, Tx } from "./db.js";
 import type { TurnRow, TurnStatusValue } from "./rows.js";
 import { STATE_FORMAT } from "./state-error.js";
 
@@ -18,11 +18,11 @@ export class TurnsTable {
     return this.db.get<TurnRow & Row>("SELECT * FROM turns WHERE id = ?", [id]);
   }
 
-  open(agentId: string, tx: Tx = this.db): Promise<TurnRow[]> {
+  open(agentId: string, tx: Reads = this.db): Promise<TurnRow[]> {
     return tx.all<TurnRow & Row>("SELECT * FROM turns WHERE agent_id = ? AND status IN ('running', 'parked') ORDER BY id", [agentId]);
   }
 
-  openOf(tx: Tx, conversationId: string): Promise<TurnRow | undefined> {
+  openOf(tx: Reads, conversationId: string): Promise<TurnRow | undefined> {
     return tx.get<TurnRow & Row>("SELECT * FROM turns WHERE conversation_id = ? AND status IN ('running', 'parked') ORDER BY id LIMIT 1", [
       conversationId,
     ]);

@@ -13,7 +13,7 @@ import { readDefinition } from "../../src/runtime/agent-admin.js";
 import type { AgentRow } from "../../src/store/rows.js";
 import { Store } from "../../src/store/store.js";
 import { createHarness, type Harness } from "../helpers/runtime-harness.js";
-import { openTestDb } from "../helpers/test-database.js";
+import { openTestDb, TEST_DIALECT } from "../helpers/test-database.js";
 
 /** Answers after a moment: the replies of many turns come in together, as a provider's replies do over the network. */
 const ECHO = { steps: [{ delay_ms: 20, text: "You said: {{message}}" }] };
@@ -143,6 +143,37 @@ describe("transactions of two orgs waiting for the database", () => {
       expect(order).toHaveLength(21);
       // First come first served, the other org's transaction started last; in turn, second.
       expect(order.indexOf("b"), order.join(" ")).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("so do reads done for an org's work", async () => {
+    const { db } = await openTestDb({ poolSize: 1 });
+    try {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let holding!: () => void;
+      const held = new Promise<void>((r) => (holding = r));
+      const holder = db.transaction(async (tx) => {
+        await tx.get("SELECT 1 AS one");
+        holding();
+        await released;
+      }, "acme");
+      await held;
+      const order: string[] = [];
+      const read = (org: string, name: string) =>
+        db
+          .readsFor(org)
+          .get("SELECT 1 AS one")
+          .then(() => order.push(name));
+      const reads = [...Array.from({ length: 20 }, (_, i) => read("acme", `a${i}`)), read("beta", "b")];
+      release();
+      await Promise.all([holder, ...reads]);
+      expect(order).toHaveLength(21);
+      // On PostgreSQL each read waits for the one connection, the orgs in turn; SQLite's reads never wait, so they end
+      // in the order they were asked.
+      expect(order.indexOf("b"), order.join(" ")).toBe(TEST_DIALECT === "postgres" ? 1 : 20);
     } finally {
       await db.close();
     }
