@@ -11,6 +11,7 @@ import { FairShare } from "../../src/runtime/fair-share.js";
 import { OrgFairQueue } from "../../src/store/org-fair-queue.js";
 import { readDefinition } from "../../src/runtime/agent-admin.js";
 import type { AgentRow } from "../../src/store/rows.js";
+import type { Db } from "../../src/store/db.js";
 import { Store } from "../../src/store/store.js";
 import { createHarness, type Harness } from "../helpers/runtime-harness.js";
 import { openTestDb, TEST_DIALECT } from "../helpers/test-database.js";
@@ -110,23 +111,30 @@ describe("turns of two orgs on one runtime", () => {
   });
 });
 
+/**
+ * A transaction of org acme that holds the database (the one connection of a pool of one on PostgreSQL, the running
+ * batch on SQLite) until `release` is called; resolves once it holds it.
+ */
+async function holdTheDatabase(db: Db): Promise<{ release(): void; done: Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let holding!: () => void;
+  const held = new Promise<void>((r) => (holding = r));
+  const done = db.transaction(async (tx) => {
+    await tx.get("SELECT 1 AS one");
+    holding();
+    await released;
+  }, "acme");
+  await held;
+  return { release, done };
+}
+
 describe("transactions of two orgs waiting for the database", () => {
   it("one org's transaction gets the database after one of another org's backlog, not after all of it", async () => {
-    // One connection on PostgreSQL: every transaction waits for it. (SQLite runs one batch of transactions at a time.)
     const { db } = await openTestDb({ poolSize: 1 });
     const store = new Store(db, new EventBus(), ulidIds(), systemClock);
     try {
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      let holding!: () => void;
-      const held = new Promise<void>((r) => (holding = r));
-      // Holds the connection (the running batch on SQLite) while both orgs' transactions queue.
-      const holder = store.tx(async (w) => {
-        await w.get("SELECT 1 AS one");
-        holding();
-        await released;
-      }, "acme");
-      await held;
+      const holder = await holdTheDatabase(db);
       const order: string[] = [];
       const backlog = Array.from({ length: 20 }, (_, i) =>
         store.tx(async (w) => {
@@ -138,8 +146,8 @@ describe("transactions of two orgs waiting for the database", () => {
         order.push("b");
         await w.get("SELECT 1 AS one");
       }, "beta");
-      release();
-      await Promise.all([holder, ...backlog, other]);
+      holder.release();
+      await Promise.all([holder.done, ...backlog, other]);
       expect(order).toHaveLength(21);
       // First come first served, the other org's transaction started last; in turn, second.
       expect(order.indexOf("b"), order.join(" ")).toBe(1);
@@ -151,16 +159,7 @@ describe("transactions of two orgs waiting for the database", () => {
   it("so do reads done for an org's work", async () => {
     const { db } = await openTestDb({ poolSize: 1 });
     try {
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      let holding!: () => void;
-      const held = new Promise<void>((r) => (holding = r));
-      const holder = db.transaction(async (tx) => {
-        await tx.get("SELECT 1 AS one");
-        holding();
-        await released;
-      }, "acme");
-      await held;
+      const holder = await holdTheDatabase(db);
       const order: string[] = [];
       const read = (org: string, name: string) =>
         db
@@ -168,8 +167,8 @@ describe("transactions of two orgs waiting for the database", () => {
           .get("SELECT 1 AS one")
           .then(() => order.push(name));
       const reads = [...Array.from({ length: 20 }, (_, i) => read("acme", `a${i}`)), read("beta", "b")];
-      release();
-      await Promise.all([holder, ...reads]);
+      holder.release();
+      await Promise.all([holder.done, ...reads]);
       expect(order).toHaveLength(21);
       // On PostgreSQL each read waits for the one connection, the orgs in turn; SQLite's reads never wait, so they end
       // in the order they were asked.
