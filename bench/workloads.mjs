@@ -21,7 +21,7 @@ export const WORKLOADS = {
   "W4-http": ["daemon-turns.js", "W4"],
   // npm run bench -- load [SECONDS] [CLIENTS] [TURNS_PER_S_PER_CLIENT] [own|own-all|feed|both]
   load: ["load.js"],
-  // npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S]
+  // npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S|auto|default] [sqlite|postgres]
   "fair-share": ["fair-share.js"],
   policy: ["policy.ts"],
   tools: ["tools.js"],
