@@ -44,24 +44,41 @@ export async function runConversation(d: AgentDriver, conversationId: string): P
   }
 }
 
-/** Starts a turn with the conversation's queued messages, if there are any. */
+/**
+ * Starts a turn with the conversation's queued messages, if there are any.
+ * The conversation is marked as starting a turn before the claim is sent, in
+ * the same step as the check: on PostgreSQL a message queued while the claim
+ * is on its way commits beside it (on SQLite it waits for this commit), and
+ * found the conversation free it would start a second open turn there.
+ */
 async function startQueuedTurn(d: AgentDriver, conversationId: string): Promise<TurnRow | undefined> {
   const key = d.conversations.keyOf(conversationId) ?? (await d.store.conversations.get(conversationId, d.reads))?.key;
   if (key === undefined) return undefined;
+  // Whether the mark is this start's own: PostgreSQL may run the transaction again after a lost race.
+  let marked = false;
+  const unmark = () => {
+    if (marked) d.conversations.notStarting(conversationId);
+    marked = false;
+  };
   try {
     return await d.store.tx(async (w) => {
+      unmark();
       if (d.conversations.isStarting(conversationId) || d.conversations.hasOpenTurn(conversationId)) return undefined;
+      d.conversations.startingTurn(conversationId);
+      marked = true;
       d.conversations.clearQueued(conversationId);
       const { run, inputs, more } = await d.store.inputs.claim(w, conversationId, d.store.ids.next("run"));
-      if (inputs.length === 0) return undefined;
-      d.conversations.startingTurn(conversationId);
+      if (inputs.length === 0) {
+        unmark();
+        return undefined;
+      }
       // Messages of other calls' child turns, or after one, wait for turns of their own.
       if (more) w.afterCommit(() => d.conversations.markQueued(conversationId));
       return startTurnIn(d, w, { id: conversationId, key }, run, inputs);
     }, d.org);
   } catch (err) {
     // Nothing was taken: the messages are still queued for the next look.
-    d.conversations.notStarting(conversationId);
+    unmark();
     d.conversations.markQueued(conversationId);
     throw err;
   }

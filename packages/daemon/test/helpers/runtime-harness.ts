@@ -18,6 +18,7 @@ import { PersonToolset } from "../../src/tools/person-toolset.js";
 import { plainJsonOutcome } from "../../src/tools/plain-json.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import type { ToolCallContext, ToolInfo, ToolOutcome, Toolset } from "../../src/tools/toolset.js";
+import type { StatementGate } from "./statement-gate.js";
 import { openTestDb } from "./test-database.js";
 
 /** A toolset whose tools are plain functions, for runtime tests. */
@@ -88,6 +89,8 @@ export interface HarnessOptions {
   log?: Logger;
   /** What the engine reports turns, model calls and tool calls to (tracing), made with the harness's store and bus. */
   telemetry?: (deps: { store: Store; bus: EventBus }) => Promise<Telemetry>;
+  /** Statements of the store and the files tool pass this gate (a test holds one to make a race happen; statement-gate.ts). */
+  gate?: StatementGate;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -95,8 +98,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const dbPath = join(dir, "wardrik.db");
   // A harness made again on the same dir (a restart) gets the same database.
   const { db, database } = await openTestDb({ dir, synchronous: options.synchronous ?? "NORMAL" });
+  const used = options.gate ? options.gate.wrap(db) : db;
   const bus = new EventBus();
-  const store = new Store(db, bus, ulidIds(), systemClock);
+  const store = new Store(used, bus, ulidIds(), systemClock);
   const events: StoredEvent[] = [];
   bus.subscribe("*", (e) => events.push(e));
   const models = new Map<string, ScriptedModel>();
@@ -123,7 +127,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     }),
   };
   const registry = new ToolRegistry();
-  registry.add(new FilesToolset(db, systemClock));
+  registry.add(new FilesToolset(used, systemClock));
   registry.add(new PersonToolset());
   for (const t of options.toolsets ?? []) registry.add(t);
   const runtime = new Runtime(store, registry, hooks, {

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ScriptStep } from "@wardrik/testing";
+import type { ScriptFunction, ScriptStep } from "@wardrik/testing";
+import type { ToolOutcome } from "../../src/tools/toolset.js";
 import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
+import { StatementGate } from "../helpers/statement-gate.js";
+import { TEST_DIALECT } from "../helpers/test-database.js";
 import { withSideConnection } from "../helpers/side-connection.js";
 
 let h: Harness | undefined;
@@ -179,6 +182,47 @@ describe("conversations", () => {
     const firstEnd = h.events.findIndex((e) => e.type === "dev.wardrik.turn.completed");
     expect(h.events.indexOf(starts[1]!)).toBeGreaterThan(firstEnd);
     expect(first.conversation).toBe("main");
+  });
+
+  it("starts no second turn beside a start whose claim is on its way; a message queued meanwhile waits its turn", async () => {
+    const gate = new StatementGate();
+    let finish!: () => void;
+    const waits = new FnToolset("t").add(
+      "wait",
+      () => new Promise<ToolOutcome>((resolve) => (finish = () => resolve({ ok: true, output: "ok" }))),
+    );
+    const hs = (h = await createHarness({ toolsets: [waits], gate }));
+    const script: ScriptFunction = (ctx) =>
+      ctx.lastUserMessage === "one" && ctx.stepIndex === 0 ? { tool_calls: [call("t/wait")] } : { text: `reply to ${ctx.lastUserMessage}` };
+    const a = await hs.agent({ name: "a", tools: ["t/*"], script });
+    const one = await hs.runtime.enqueue(a, "main", "one");
+    await hs.waitFor((e) => e.type === "dev.wardrik.call.started");
+    const two = await hs.runtime.enqueue(a, "main", "two");
+    // The open turn ends; the runner's claim of "two" is held on its way to the database.
+    const claim = gate.hold((sql) => sql.startsWith("UPDATE inputs SET status = 'claimed'"));
+    finish();
+    await claim.reached;
+    // A message comes meanwhile: on PostgreSQL it commits beside the held claim; on SQLite it waits for the claim's commit.
+    const queuing = hs.runtime.enqueue(a, "main", "three");
+    if (TEST_DIALECT === "postgres") await queuing;
+    claim.release();
+    const three = await queuing;
+    const startOf = (message: string) =>
+      hs.waitFor((e) => e.type === "dev.wardrik.turn.started" && (e.data.messages as string[]).includes(message));
+    await startOf(two.message);
+    const last = await startOf(three.message);
+    const turnEvents = () =>
+      hs.events.filter((e) => /turn\.(started|completed|failed|cancelled)$/.test(e.type)).sort((x, y) => x.seq - y.seq);
+    let open = 0;
+    for (const e of turnEvents()) {
+      open += e.type === "dev.wardrik.turn.started" ? 1 : -1;
+      expect(open, `open turns in the conversation after ${e.type} of ${e.run}`).toBeLessThanOrEqual(1);
+    }
+    await hs.waitFor((e) => e.type === "dev.wardrik.turn.completed" && e.run === last.run);
+    const taken = turnEvents()
+      .filter((e) => e.type === "dev.wardrik.turn.started")
+      .flatMap((e) => e.data.messages as string[]);
+    expect(taken).toEqual([one.message, two.message, three.message]);
   });
 
   it("runs different conversations at the same time, each with its own history", async () => {
