@@ -25,6 +25,9 @@ export async function invokeTool(
   const controller = new CallStopper();
   const onTurnAbort = () => controller.abort(new CallStop(turnStopReason(turnSignal)));
   turnSignal.addEventListener("abort", onTurnAbort, { once: true });
+  // The turn may have stopped while the call was being started (its commit, a wait for its tool): a signal that has
+  // fired already fires no listener, and the call would go out and hold the turn's runner until its timeout.
+  if (turnSignal.aborted) onTurnAbort();
   const release = d.calls.track(call.id, controller);
   const timeoutMs = d.opts.toolTimeoutMs;
   const timer = tool.toolset.untimed ? undefined : setTimeout(() => controller.abort(new CallStop("timeout")), timeoutMs);

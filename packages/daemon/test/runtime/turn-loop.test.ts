@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptFunction, ScriptStep } from "@wardrik/testing";
-import type { ToolOutcome } from "../../src/tools/toolset.js";
+import type { ToolCallContext, ToolOutcome } from "../../src/tools/toolset.js";
 import { createHarness, FnToolset, types, type Harness } from "../helpers/runtime-harness.js";
 import { StatementGate } from "../helpers/statement-gate.js";
 import { TEST_DIALECT } from "../helpers/test-database.js";
@@ -315,6 +315,28 @@ describe("cancel, kill, clear", () => {
     const end = await h.ask(a, "go");
     expect(ran).toBe(false);
     expect(end.data.reply).toMatch(/stopped this call/);
+  });
+
+  it("a call whose turn stops while the call is being started is not sent, and the stop does not wait for it", async () => {
+    const gate = new StatementGate();
+    const sent: string[] = [];
+    const t = new FnToolset("t").add("slow", (_args: unknown, ctx: ToolCallContext) => {
+      sent.push(ctx.callId);
+      return new Promise<ToolOutcome>(() => undefined);
+    });
+    const policy = { name: "p", rules: [{ tool: "t/slow", decision: "ask" as const }] };
+    const hs = (h = await createHarness({ toolsets: [t], gate, policy, toolTimeoutMs: 1_000 }));
+    const a = await hs.agent({ name: "a", script: { steps: [{ tool_calls: [call("t/slow")] }, { text: "done" }] } });
+    await hs.runtime.enqueue(a, "main", "go");
+    const asked = await hs.waitFor((e) => e.type === "dev.wardrik.approval.requested");
+    // The approved call's start is held on its way to the database while the daemon stops.
+    const start = gate.hold((sql) => sql.startsWith("UPDATE calls SET status = 'running'"));
+    await hs.runtime.approve(a, String(asked.data.call));
+    await start.reached;
+    const closing = hs.runtime.close();
+    start.release();
+    await closing;
+    expect(sent).toEqual([]);
   });
 
   it("times a call out when the toolset ignores its signal", async () => {
