@@ -6,6 +6,7 @@
  * the event log says must agree with the invariants:
  *
  * - every accepted message gets exactly one turn;
+ * - a conversation has one open turn at a time;
  * - every turn ends;
  * - a completed call never runs again;
  * - an unsafe call never runs twice without a person's approval in between.
@@ -18,6 +19,8 @@ import { describe, expect, it } from "vitest";
 import type { ScriptFunction, ScriptStep } from "@wardrik/testing";
 import { createHarness, FnToolset, type Harness } from "../helpers/runtime-harness.js";
 import type { ToolCallContext, ToolOutcome } from "../../src/tools/toolset.js";
+import type { StoredEvent } from "../../src/events/event-bus.js";
+import { reusedTestDatabases } from "../helpers/test-database.js";
 
 type ToolKind = "safe" | "idem" | "unsafe" | "ask";
 const UNSAFE: ReadonlySet<ToolKind> = new Set(["unsafe", "ask"]);
@@ -55,7 +58,20 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-async function runHistory(commands: Command[]): Promise<void> {
+/** Resolves at the harness's next event, or after `ms` when none comes (a runner can go idle without one). */
+function nextEventOf(h: Harness, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const off = h.bus.subscribe("*", done);
+  });
+}
+
+async function runHistory(commands: Command[], databases: ReturnType<typeof reusedTestDatabases>): Promise<void> {
   const executions: Execution[] = [];
   const plans = new Map<string, ToolKind[][]>();
   const script: ScriptFunction = (ctx): ScriptStep => {
@@ -95,6 +111,7 @@ async function runHistory(commands: Command[]): Promise<void> {
   };
   // The test owns the directory: a harness deletes only one it made itself.
   const dir = mkdtempSync(join(tmpdir(), "wardrik-prop-"));
+  await databases.next(dir);
   let h: Harness = await createHarness({ toolsets: [toolset()], policy, dir });
   const events = [...h.events];
   const track = (harness: Harness) => harness.bus.subscribe("*", (e) => events.push(e));
@@ -103,6 +120,7 @@ async function runHistory(commands: Command[]): Promise<void> {
   let agent = await h.agent({ name: "a", tools: ["ops/*"], script, max_iterations: 10 });
   const accepted: string[] = [];
   let sent = 0;
+  let record: StoredEvent[] = [];
   try {
     for (const c of commands) {
       if (c.kind === "send") {
@@ -140,6 +158,8 @@ async function runHistory(commands: Command[]): Promise<void> {
     // Drain: finish every open execution and approve every waiting call until every turn has ended.
     const until = Date.now() + 20_000;
     for (;;) {
+      // Listening before the look: an event that comes while it reads is not missed.
+      const changed = nextEventOf(h, 20);
       for (const e of executions) if (!e.settled) e.settle({ ok: true, output: "late ok" });
       for (const w of await h.store.calls.waiting(agent.id)) await h.runtime.approve(agent, w.id).catch(() => undefined);
       // Idle only when nothing runs here and the database agrees (the two reads are not one snapshot).
@@ -148,25 +168,30 @@ async function runHistory(commands: Command[]): Promise<void> {
       const queued = await h.store.inputs.conversationsWithQueued(agent.id);
       if (!busy && open.length === 0 && queued.length === 0 && !(h.runtime.awake(agent.id)?.busy ?? false)) break;
       if (Date.now() > until) throw new Error(`turns still open: ${JSON.stringify(open.map((t) => t.status))}`);
-      await tick();
+      await changed;
     }
+    // What the database holds once the runtime has stopped: the record the invariants are checked against.
+    await h.runtime.close();
+    record = await h.store.events.list(agent.id, 0, 1_000_000);
   } finally {
     await h.close();
+    rmSync(dir, { recursive: true, force: true });
   }
   const short = (t: string) => t.replace("dev.wardrik.", "");
-  const record = await (async () => {
-    const reopened = await createHarness({ dir });
-    try {
-      return await reopened.store.events.list(agent.id, 0, 1_000_000);
-    } finally {
-      await reopened.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  })();
 
   // Every accepted message is in exactly one turn.
   const started = record.filter((e) => short(e.type) === "turn.started");
   for (const m of accepted) expect(started.filter((e) => (e.data.messages as string[]).includes(m))).toHaveLength(1);
+  // A conversation has one open turn at a time.
+  const conversationOf = new Map(started.map((e) => [e.run, String(e.data.conversation_id)]));
+  const openIn = new Map<string, number>();
+  for (const e of record) {
+    const delta = short(e.type) === "turn.started" ? 1 : /^turn\.(completed|failed|cancelled)$/.test(short(e.type)) ? -1 : 0;
+    if (delta === 0 || e.run === undefined) continue;
+    const conversation = conversationOf.get(e.run)!;
+    openIn.set(conversation, (openIn.get(conversation) ?? 0) + delta);
+    expect(openIn.get(conversation), `open turns in ${conversation} at event ${e.seq}`).toBeLessThanOrEqual(1);
+  }
   // Every turn ends.
   const ended = new Set(record.filter((e) => /^turn\.(completed|failed|cancelled)$/.test(short(e.type))).map((e) => e.run));
   for (const s of started) expect(ended.has(s.run), `turn ${s.run} ended`).toBe(true);
@@ -185,11 +210,76 @@ async function runHistory(commands: Command[]): Promise<void> {
   }
 }
 
+/**
+ * Histories that failed once, run every time on both databases: the first is
+ * fast-check's (seed -2023243980, path "10:25:5", in CI); the second came
+ * from a run with random delays added to every PostgreSQL statement. Each
+ * sends a message just as the conversation's runner was taking the queued
+ * ones for its next turn: on PostgreSQL the message started a second open
+ * turn beside it, and after the crash only one of the two was driven; the
+ * other stayed running for good. They fail only when the send lands in that
+ * moment, so whether they catch it again depends on the machine's timing;
+ * turn-loop.test.ts makes that race happen every time.
+ */
+const FOUND: Command[][] = [
+  [
+    { kind: "settle", pick: 2084534855, ok: false },
+    { kind: "settle", pick: 1365492209, ok: true },
+    { kind: "send", conversation: 0, rounds: [["ask", "idem", "safe"]] },
+    { kind: "settle", pick: 361323027, ok: false },
+    { kind: "send", conversation: 0, rounds: [["safe", "ask"]] },
+    { kind: "settle", pick: 2147483645, ok: true },
+    { kind: "settle", pick: 2147483639, ok: true },
+    { kind: "settle", pick: 1251571049, ok: true },
+    { kind: "decide", pick: 558195628, approve: true },
+    { kind: "settle", pick: 23878835, ok: false },
+    { kind: "settle", pick: 704807840, ok: false },
+    { kind: "settle", pick: 253194008, ok: false },
+    { kind: "send", conversation: 0, rounds: [["unsafe"], ["idem", "unsafe", "unsafe"]] },
+    { kind: "crash" },
+  ],
+  [
+    { kind: "kill", pick: 108799633 },
+    { kind: "settle", pick: 832104911, ok: false },
+    { kind: "settle", pick: 1532948838, ok: false },
+    {
+      kind: "send",
+      conversation: 0,
+      rounds: [
+        ["unsafe", "idem"],
+        ["safe", "ask", "safe"],
+      ],
+    },
+    { kind: "send", conversation: 0, rounds: [] },
+    { kind: "decide", pick: 239130456, approve: false },
+    { kind: "settle", pick: 1281634330, ok: false },
+    { kind: "decide", pick: 1116677630, approve: true },
+    { kind: "send", conversation: 1, rounds: [] },
+    { kind: "settle", pick: 1912756648, ok: false },
+    { kind: "settle", pick: 1043619571, ok: true },
+    { kind: "send", conversation: 1, rounds: [["idem", "unsafe", "unsafe"]] },
+    {
+      kind: "send",
+      conversation: 1,
+      rounds: [
+        ["unsafe", "ask"],
+        ["safe", "safe"],
+      ],
+    },
+    { kind: "kill", pick: 1577870185 },
+    { kind: "crash" },
+    { kind: "send", conversation: 1, rounds: [["unsafe", "ask"]] },
+  ],
+];
+
 describe("turn and call lifecycles under random histories", () => {
   it("keep their invariants through approvals, kills and crashes", async () => {
+    const databases = reusedTestDatabases();
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 3, maxLength: 25 }), (commands) => runHistory(commands)),
-      { numRuns: 25, interruptAfterTimeLimit: 120_000 },
+      // Fewer, longer histories than 25 of 3 to 25 commands (about 220 commands in all either way): each history pays
+      // for a database, a harness and a drain, and a long one also reaches states a short one cannot.
+      fc.asyncProperty(fc.array(command, { minLength: 10, maxLength: 50 }), (commands) => runHistory(commands, databases)),
+      { numRuns: 12, interruptAfterTimeLimit: 120_000, examples: FOUND.map((history) => [history]) },
     );
   }, 180_000);
 });
