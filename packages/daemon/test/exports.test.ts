@@ -30,6 +30,7 @@ describe("export maps", () => {
       "startDaemonTelemetry",
       "systemClock",
       "ulidIds",
+      "withStopSignal",
     ]);
   });
 
