@@ -6,7 +6,9 @@
  * and of workers, and SIGSTOP of owners past their lease
  * (packages/daemon/test/cluster/cluster-faults.ts). The faults come in runs of
  * up to 10, each on a fresh database with fresh nodes and workers; run i is
- * seeded with SEED * 1000 + i, so a seed replays the same faults.
+ * seeded with SEED * 1000 + i, so a seed replays the same faults; runs are
+ * numbered from FIRST_RUN (default 0), so `cluster-faults 10 62 10` replays
+ * run 10 of seed 62 alone.
  *
  * Prints one JSON line per run ({"run":i,"seed":...,"kills":...,counts,"failures":[...]}),
  * then the total: {"workload":"cluster-faults","kills":K,"accepted":A,"lost":0,
@@ -19,8 +21,9 @@
  * leaves nothing that knows the call ran: the person asked about it, and a
  * second effect after their approval, count in the _unrecorded counts.
  *
- * With WARDRIK_FAULT_LOGS=DIR, a run with failures leaves its nodes' and
- * workers' logs in DIR/seed-S/ (the nodes log at the level config.yaml sets).
+ * With WARDRIK_FAULT_LOGS=DIR, a run with failures or a count that must be 0
+ * and is not leaves its nodes' and workers' logs and the agents' events in
+ * DIR/seed-S/ (the nodes log at WARDRIK_LOG_LEVEL, info when unset).
  */
 import { startTestPostgres } from "@wardrik/testing/postgres";
 import { PostgresDb } from "wardrik";
@@ -29,9 +32,11 @@ import { addCounts, NO_COUNTS } from "../packages/daemon/test/faults/fault-ledge
 
 const KILLS = Number(process.argv[2] ?? 20);
 const SEED = Number(process.argv[3] ?? 1);
+// Runs are numbered from FIRST_RUN: `cluster-faults 10 62 10` replays run 10 of seed 62 (seed 62010) alone.
+const FIRST_RUN = Number(process.argv[4] ?? 0);
 const PER_RUN = 10;
-if (!Number.isInteger(KILLS) || KILLS < 1 || !Number.isInteger(SEED)) {
-  console.error("usage: npm run bench -- cluster-faults [N faults, default 20] [SEED, an integer, default 1]");
+if (!Number.isInteger(KILLS) || KILLS < 1 || !Number.isInteger(SEED) || !Number.isInteger(FIRST_RUN) || FIRST_RUN < 0) {
+  console.error("usage: npm run bench -- cluster-faults [N faults, default 20] [SEED, an integer, default 1] [FIRST_RUN, default 0]");
   process.exit(2);
 }
 
@@ -43,7 +48,7 @@ let empty = 0;
 const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
 const failures: string[] = [];
 try {
-  for (let run = 0; kills < KILLS; run++) {
+  for (let run = FIRST_RUN; kills < KILLS; run++) {
     const db = `faults_${run}_${Math.random().toString(36).slice(2, 8)}`;
     const admin = new PostgresDb(pg.url, { poolSize: 1 });
     await admin.run(`CREATE DATABASE ${db}`);

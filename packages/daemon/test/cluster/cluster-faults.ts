@@ -21,7 +21,7 @@ import { settle } from "../faults/fault-settle.js";
 import { startWorker, type FaultWorker, type LogEntry } from "../faults/fault-worker-process.js";
 import { seededRandom } from "../faults/seeded-random.js";
 import { sleep } from "../helpers/wait.js";
-import { countFaults, NO_COUNTS, readFinishedRecords, type FaultCounts } from "../faults/fault-ledger.js";
+import { brokenCounts, countFaults, NO_COUNTS, readFinishedRecords, type FaultCounts } from "../faults/fault-ledger.js";
 import type { ClusterNode } from "./cluster-node.js";
 import { makeClusterProject, ownerOf, waitForClusterWorker } from "./cluster-project.js";
 
@@ -35,7 +35,10 @@ export interface ClusterFaultOptions {
   /** Faults in this run. */
   kills: number;
   leaseSeconds?: number;
-  /** A folder: a run with failures leaves there its nodes' logs and its workers' logs and stderr, named by the seed. */
+  /**
+   * A folder: a run with failures or a count that must be 0 and is not leaves there its nodes' logs, its workers'
+   * logs and stderr and the agents' events, named by the seed.
+   */
   keepLogsIn?: string | undefined;
   /** Told of each fault as it lands (a benchmark's progress on stderr). */
   onFault?: (kind: FaultKind, target: string) => void;
@@ -83,6 +86,8 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
   let sent = 0;
   const failures: string[] = [];
   let kills = 0;
+  const events: FaultEvent[] = [];
+  let counts: FaultCounts | undefined;
   try {
     // Together, as a cluster's nodes may well start.
     await Promise.all(c.nodes.map((n) => n.start()));
@@ -164,7 +169,6 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
     await sendSome(2);
 
     const via = c.nodes[0]!;
-    const events: FaultEvent[] = [];
     for (const agent of AGENTS) {
       const r = await settle(via, ids[agent]!, accepted[agent]!, 120_000);
       events.push(...r.events);
@@ -175,19 +179,14 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
         ...r.unexpectedApprovals.map((e) => `${agent}: asked ${String(e.data.reason)}`),
       );
     }
-    return {
-      seed: o.seed,
-      kills,
-      by_kind: byKind,
-      counts: countFaults({
-        events,
-        logs: logs(),
-        accepted: Object.values(accepted).flat(),
-        // A worker killed between a call's effect and its record leaves nothing that knows: counted apart.
-        recorded: readFinishedRecords(workers.map((_, i) => finishedFile(i))),
-      }),
-      failures,
-    };
+    counts = countFaults({
+      events,
+      logs: logs(),
+      accepted: Object.values(accepted).flat(),
+      // A worker killed between a call's effect and its record leaves nothing that knows: counted apart.
+      recorded: readFinishedRecords(workers.map((_, i) => finishedFile(i))),
+    });
+    return { seed: o.seed, kills, by_kind: byKind, counts, failures };
   } catch (err) {
     const all = Object.values(accepted).flat().length;
     failures.push(`error: ${(err as Error).message.split("\n")[0]}`);
@@ -197,15 +196,16 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
     for (const n of c.nodes) n.resume();
     for (const w of workers) await w.stop();
     for (const n of c.nodes) await n.kill();
-    if (failures.length > 0 && o.keepLogsIn) keepLogs(o.keepLogsIn, o.seed, c.nodes, workers);
+    if (o.keepLogsIn && (failures.length > 0 || (counts && brokenCounts(counts)))) keepLogs(o.keepLogsIn, o.seed, c.nodes, workers, events);
     rmSync(c.root, { recursive: true, force: true });
   }
 }
 
-/** What a failed run leaves to read: each node's log (stderr), each worker's execution log and stderr. */
-function keepLogs(dir: string, seed: number, nodes: ClusterNode[], workers: FaultWorker[]): void {
+/** What a failed run leaves to read: each node's log (stderr), each worker's execution log and stderr, the agents' events. */
+function keepLogs(dir: string, seed: number, nodes: ClusterNode[], workers: FaultWorker[], events: FaultEvent[]): void {
   const into = join(dir, `seed-${seed}`);
   mkdirSync(into, { recursive: true });
+  writeFileSync(join(into, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
   for (const n of nodes) writeFileSync(join(into, `${n.name}.log`), n.stderr());
   workers.forEach((w, i) => {
     writeFileSync(join(into, `w${i}.stderr`), w.stderr());

@@ -64,6 +64,11 @@ export const NO_COUNTS: FaultCounts = {
   effects_run_twice_unrecorded: 0,
 };
 
+/** Whether a count that must be 0 is not: something accepted lost, or a finished call run again or asked about. */
+export function brokenCounts(c: FaultCounts): boolean {
+  return c.lost + c.completed_reruns + c.unsafe_reruns_without_approval + c.asked_about_finished + c.effects_run_twice > 0;
+}
+
 export function addCounts(a: FaultCounts, b: FaultCounts): FaultCounts {
   const out = { ...a };
   for (const k of Object.keys(out) as (keyof FaultCounts)[]) out[k] += b[k];
