@@ -5,6 +5,9 @@ import type { PostgresDb } from "../store/postgres-db.js";
 import type { Store } from "../store/store.js";
 import type { Unsubscribe } from "../store/postgres-listener.js";
 
+/** Taken off a lease's proven time (at most a quarter of the lease): clocks may run at slightly different rates. */
+const PROOF_MARGIN_MS = 250;
+
 /** The channel on which nodes poke the owner of an agent. */
 export const POKE_CHANNEL = "wardrik_pokes";
 
@@ -47,6 +50,8 @@ export class ClusterOwnership implements Ownership {
   private scanning = false;
   private closed = false;
   private readonly renewEvery: number;
+  /** Until when (performance.now()) each lease surely holds: measured from before the claim or renewal that proved it. */
+  private readonly provenUntil = new Map<string, { token: number; until: number }>();
 
   constructor(
     private readonly db: PostgresDb,
@@ -57,8 +62,32 @@ export class ClusterOwnership implements Ownership {
     this.renewEvery = Math.max(50, Math.floor(o.leaseMs / 3));
   }
 
-  claim(agentId: string): Promise<number | undefined> {
-    return this.store.leases.claim(agentId, this.node, this.o.leaseMs);
+  async claim(agentId: string): Promise<number | undefined> {
+    const from = performance.now();
+    const token = await this.store.leases.claim(agentId, this.node, this.o.leaseMs);
+    if (token !== undefined) this.proven(agentId, token, from);
+    return token;
+  }
+
+  heldNow(agentId: string, token: number): true | Promise<boolean> {
+    const p = this.provenUntil.get(agentId);
+    if (p?.token === token && performance.now() < p.until) return true;
+    const from = performance.now();
+    return this.store.leases.extend(agentId, this.node, token, this.o.leaseMs).then((held) => {
+      if (held) this.proven(agentId, token, from);
+      return held;
+    });
+  }
+
+  /**
+   * A lease extended by a statement sent at `from`: the database set its end at
+   * least a lease after that, so no node can take it before `from` + lease (less
+   * a margin for the clocks' rates); this node's clock tells, with no query.
+   */
+  private proven(agentId: string, token: number, from: number): void {
+    const until = from + this.o.leaseMs - Math.min(PROOF_MARGIN_MS, this.o.leaseMs / 4);
+    const p = this.provenUntil.get(agentId);
+    if (p?.token !== token || p.until < until) this.provenUntil.set(agentId, { token, until });
   }
 
   async release(tx: Tx, agentId: string, token: number): Promise<void> {
@@ -114,9 +143,12 @@ export class ClusterOwnership implements Ownership {
     if (!rt || this.closed) return;
     try {
       const before = rt.leases();
+      const from = performance.now();
       // A lease skipped now (its row was being written) is renewed waiting once it would run out before two more rounds.
       const leases = await this.store.leases.renew(this.node, this.o.leaseMs, 2 * this.renewEvery);
       const held = new Map(leases.map((l) => [l.agentId, l.token]));
+      for (const l of leases) if (l.renewed) this.proven(l.agentId, l.token, from);
+      for (const agentId of this.provenUntil.keys()) if (!held.has(agentId)) this.provenUntil.delete(agentId);
       for (const agentId of leasesTakenElsewhere(before, held, rt.leases())) {
         this.o.log("warn", "lost the lease of an agent to another node", { agent: agentId, node: this.node });
         await rt.drop(agentId);

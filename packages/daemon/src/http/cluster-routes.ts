@@ -87,6 +87,9 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
           ...body.ctx,
           org: body.org,
           decision: body.decision,
+          // Checked on arrival; a call that then waited here for a worker is checked again before it goes: meanwhile
+          // its owner may have lost the agent to a node that ran it and stored its answer.
+          mayStart: (waited) => (waited ? host.unrecorded(body).then((why) => why === undefined) : true),
           signal: controller.signal,
           cost: (usd) => {
             if (Number.isFinite(usd) && usd > 0) cost += usd;

@@ -63,7 +63,7 @@ export class AgentDriver {
     /** The fencing token of this node's lease on the agent: every write that advances its turns checks it. */
     readonly lease: number,
     /** How the runtime drops this driver: its state turned out unreadable, or a write found its lease taken over by another node. */
-    private readonly exits: { unreadable(): void; leaseLost(): void },
+    private readonly exits: { unreadable(): void; leaseLost(): void; leaseHeld(): true | Promise<boolean> },
   ) {
     this.ref = { id, org, lease };
     this.reads = store.db.readsFor(org);
@@ -109,6 +109,9 @@ export class AgentDriver {
   leaseLost(): void {
     this.exits.leaseLost();
   }
+
+  /** Whether this node still holds the agent's lease, asked before a call leaves for a worker (see Ownership.heldNow). */
+  readonly mayStart = (): true | Promise<boolean> => this.exits.leaseHeld();
 
   readonly ref: AgentRef;
 

@@ -51,6 +51,7 @@ export async function invokeTool(
               timeoutMs,
               traceparent,
               decision: call.decision ?? "allow",
+              mayStart: d.mayStart,
               cost: (usd: number) => {
                 if (Number.isFinite(usd) && usd > 0) cost += usd;
               },

@@ -29,6 +29,15 @@ export interface Ownership {
   poke(tx: Tx, agentId: string, poke: Poke): Promise<void>;
   /** A write for the agent found its lease taken by another node (the runtime drops its driver). */
   lost(agentId: string): void;
+  /**
+   * Whether this node holds the agent's lease with `token` now, before a call
+   * leaves for a worker (a write is fenced by the database, a call sent to a
+   * process is not). `true` at once while a claim or renewal proves it; else
+   * the database says (and extends it). A node frozen past its lease, whose
+   * agent another node took over and whose calls it may have run again and
+   * completed, thus sends nothing stale when it wakes.
+   */
+  heldNow(agentId: string, token: number): true | Promise<boolean>;
 }
 
 /** A lease that never runs out for practical purposes: one daemon owns the whole database. */
@@ -69,5 +78,10 @@ export class LocalOwnership implements Ownership {
 
   lost(agentId: string): void {
     this.taken.add(agentId);
+  }
+
+  /** Nobody else takes an agent from the one daemon of a database; one that did was refused (see `lost`). */
+  heldNow(agentId: string): true | Promise<boolean> {
+    return this.taken.has(agentId) ? Promise.resolve(false) : true;
   }
 }

@@ -154,6 +154,7 @@ export class Runtime {
         this.ownership.lost(agentId);
         if (this.drivers.get(agentId) === d) void this.dropDriver(agentId);
       },
+      leaseHeld: () => this.ownership.heldNow(agentId, lease),
     });
     await d.load();
     if (this.closed) d.refuseWork();

@@ -8,6 +8,8 @@ export function nowMsSql(db: Db): string {
 export interface Lease {
   agentId: string;
   token: number;
+  /** Extended by this renewal (a lease skipped as locked is still held, until its end as before). */
+  renewed: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ export class LeasesTable {
           [leaseMs, node],
         ),
       );
-      return rows.map((r) => ({ agentId: r.id, token: r.lease_token }));
+      return rows.map((r) => ({ agentId: r.id, token: r.lease_token, renewed: true }));
     }
     // The outer SELECT reads the rows as committed before this statement: the owner and token of each.
     const rows = await this.db.all<{ id: string; lease_token: number; renewed: number; left_ms: number }>(
@@ -72,7 +74,23 @@ SELECT id, lease_token, CASE WHEN id IN (SELECT id FROM renewed) THEN 1 ELSE 0 E
         `UPDATE agents SET lease_expires = ${this.now} + ? WHERE owner_node = ? AND id IN (${urgent.map(() => "?").join(", ")})`,
         [leaseMs, node, ...urgent],
       );
-    return rows.map((r) => ({ agentId: r.id, token: Number(r.lease_token) }));
+    return rows.map((r) => ({ agentId: r.id, token: Number(r.lease_token), renewed: Number(r.renewed) === 1 || urgent.includes(r.id) }));
+  }
+
+  /**
+   * Extends one lease, if `node` still holds it with `token` (run out or not,
+   * as long as no other node has taken it): whether it does.
+   */
+  async extend(agentId: string, node: string, token: number, leaseMs: number): Promise<boolean> {
+    const res = await this.db.transaction((tx) =>
+      tx.run(`UPDATE agents SET lease_expires = ${this.now} + ? WHERE id = ? AND owner_node = ? AND lease_token = ?`, [
+        leaseMs,
+        agentId,
+        node,
+        token,
+      ]),
+    );
+    return res.changes > 0;
   }
 
   /** Gives an agent up (it fell asleep, or the node stops), if `node` still holds it with `token`. */

@@ -45,6 +45,15 @@ export interface ToolCallContext {
   traceparent?: string | undefined;
   /** The policy decision the call runs under, as recorded (`allow`, `ask` once approved, `judge`): sent with a call forwarded to another node. */
   decision?: string | undefined;
+  /**
+   * Asked right before the call leaves for a process that runs it (a worker,
+   * or another node's worker), with whether it waited here for one first:
+   * false when it must not go any more (the node that sends it no longer
+   * drives its agent, or the record no longer shows this attempt running),
+   * because a worker may run it after another node had run and stored it.
+   * `true` at once in the common case, so a call that may go goes with no wait.
+   */
+  mayStart?: ((waited: boolean) => true | Promise<boolean>) | undefined;
 }
 
 export type ToolOutcome =

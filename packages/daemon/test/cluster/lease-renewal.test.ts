@@ -12,6 +12,7 @@ import type { Db } from "../../src/store/db.js";
 import type { PostgresDb } from "../../src/store/postgres-db.js";
 import { Store } from "../../src/store/store.js";
 import { openTestDb } from "../helpers/test-database.js";
+import { waitFor } from "../helpers/wait.js";
 
 const opened: Db[] = [];
 afterEach(async () => {
@@ -29,7 +30,8 @@ async function setup() {
     );
     return id;
   };
-  const ownership = (node: string) => new ClusterOwnership(db as PostgresDb, store, { node, leaseMs: 10_000, log: () => undefined });
+  const ownership = (node: string, leaseMs = 10_000) =>
+    new ClusterOwnership(db as PostgresDb, store, { node, leaseMs, log: () => undefined });
   return { store, agent, ownership };
 }
 
@@ -117,6 +119,30 @@ describe("lease renewal", () => {
     await holder;
     await urgent;
     expect(await expiresOf(busy)).toBeGreaterThan(busyBefore);
+  });
+
+  it("a node frozen past its lease asks the database before a call leaves, and learns that another node took the agent", async () => {
+    const { store, agent, ownership } = await setup();
+    const taken = await agent("taken");
+    const kept = await agent("kept");
+    // A short lease, never renewed here: as a node frozen (SIGSTOP) right after it saved a round, before it sent the calls.
+    const n1 = ownership("n1", 300);
+    const n2 = ownership("n2", 300);
+    const token = (await n1.claim(taken))!;
+    const keptToken = (await n1.claim(kept))!;
+    // Just claimed: held for sure, told at once with no query (a call is sent with no wait).
+    expect(n1.heldNow(taken, token)).toBe(true);
+    // The lease runs out and n2 takes the agent over (it then retries the round's safe calls and stores their results).
+    await waitFor(async () => (await n2.claim(taken)) !== undefined, "n2 to take the agent once n1's lease ran out", 10_000, 20);
+    // n1 wakes: its clock says the proof is old, the database says the agent is n2's. The stale call does not go.
+    const held = n1.heldNow(taken, token);
+    expect(held).toBeInstanceOf(Promise);
+    expect(await held).toBe(false);
+    // A lease that ran out with nobody taking it is still n1's: extended, and known again with no query.
+    await waitFor(async () => (await store.leases.owner(kept)) === undefined, "kept's lease to run out", 10_000, 20);
+    expect(await n1.heldNow(kept, keptToken)).toBe(true);
+    expect(await store.leases.owner(kept)).toBe("n1");
+    expect(n1.heldNow(kept, keptToken)).toBe(true);
   });
 
   it("the rule: only a lease held before the renewal and not found by it was taken elsewhere", () => {

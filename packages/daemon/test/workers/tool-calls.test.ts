@@ -115,6 +115,22 @@ describe("calls", () => {
     expect(outcomes.every((o, i) => o.ok && (o.output as { payment_intent: string }).payment_intent === `pi_${i}`)).toBe(true);
   });
 
+  test("a call that may no longer start (its node lost the agent while it waited) never reaches the worker", async () => {
+    // As a node frozen past its lease, whose agent another node took over, asks before it sends (Ownership.heldNow).
+    const stale = callContext({ mayStart: () => Promise.resolve(false) }).ctx;
+    expect(await daemon.gateway.call("slow_write", { tag: "stale-1", ms: 0 }, stale)).toEqual({
+      ok: false,
+      kind: "killed",
+      error: "workers/slow_write was not sent: this node no longer runs it.",
+    });
+    // Asked and allowed after a wait: it goes. A call sent after the refused one, on the same socket: had the refused
+    // one left, the worker would have reported it first.
+    const allowed = callContext({ mayStart: () => Promise.resolve(true) }).ctx;
+    expect(await daemon.gateway.call("slow_write", { tag: "stale-2", ms: 0 }, allowed)).toMatchObject({ ok: true });
+    await worker.waitFor((e) => e.event === "started" && e.tag === "stale-2");
+    expect(worker.events.filter((e) => e.event === "started" && String(e.tag).startsWith("stale-")).map((e) => e.tag)).toEqual(["stale-2"]);
+  });
+
   test("status lists the connected worker", () => {
     expect(daemon.gateway.status({ org: "org-a", agentId: "agt_test" })).toEqual([
       expect.objectContaining({ name: expect.stringContaining("worker w1 (wkr_"), status: "connected" }),

@@ -20,6 +20,7 @@ import { WorkerConnection } from "./worker-connection.js";
 import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRegistration } from "./worker-registration.js";
 import { WorkerRoutes } from "./worker-routes.js";
+import { workerSources, type WorkerSourceStatus } from "./worker-status.js";
 import { checkUpgrade, isRecord, isResultMessage, readFrame } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
@@ -53,6 +54,9 @@ export interface WorkerGatewayOptions {
 }
 
 const NAMESPACE = "workers";
+
+/** How a call with no worker to send it to at once looks for one; `asked`: mayStart's answer already, not asked again. */
+type FindWorker = { mayForward: boolean; asked?: Promise<boolean> };
 
 /**
  * The `workers` toolset: worker processes (the SDK) connect over WebSocket at
@@ -266,23 +270,8 @@ export class WorkerGateway implements Toolset {
     return out;
   }
 
-  status(scope: ToolScope): { name: string; status: string; reason?: string }[] {
-    const out: { name: string; status: string; reason?: string }[] = [];
-    for (const conn of this.connections) {
-      if (conn.org !== scope.org || !conn.greeted) continue;
-      const n = conn.tools.size;
-      const serves = n === 0 ? "serves no tools" : `serves ${n} tool${n === 1 ? "" : "s"}: ${[...conn.tools.keys()].join(", ")}`;
-      const refused =
-        conn.refused.size > 0 ? `; refused, as another worker serves them otherwise: ${[...conn.refused.keys()].join(", ")}` : "";
-      out.push({ name: `worker ${conn.name} (${conn.id})`, status: conn.draining ? "draining" : "connected", reason: serves + refused });
-    }
-    for (const { node, tools } of this.options.remote?.nodes(scope.org) ?? [])
-      out.push({
-        name: `workers on node ${node}`,
-        status: "connected",
-        reason: `serve ${tools.length} tool${tools.length === 1 ? "" : "s"}: ${tools.join(", ")}`,
-      });
-    return out;
+  status(scope: ToolScope): WorkerSourceStatus[] {
+    return workerSources(this.connections, scope.org, this.options.remote?.nodes(scope.org) ?? []);
   }
 
   servers(scope: ToolScope, tool: string): string[] {
@@ -310,7 +299,10 @@ export class WorkerGateway implements Toolset {
   private callOn(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
     // Most calls find a worker here at once: no async frame (and its promise) for them.
     const worker = this.closed || stopWatchOf(ctx).reason ? undefined : this.routes.pick(ctx.org, tool);
-    if (!worker) return this.findWorker(tool, args, ctx, mayForward);
+    if (!worker) return this.findWorker(tool, args, ctx, { mayForward });
+    // Right before it leaves: a call that may not go any more would run again what another node already ran.
+    const may = ctx.mayStart === undefined ? true : ctx.mayStart(false);
+    if (may !== true) return this.findWorker(tool, args, ctx, { mayForward, asked: may });
     try {
       return this.calls.start(tool, args, ctx, worker);
     } catch (err) {
@@ -318,18 +310,29 @@ export class WorkerGateway implements Toolset {
     }
   }
 
-  private async findWorker(tool: string, args: unknown, ctx: ToolCallContext, mayForward: boolean): Promise<ToolOutcome> {
+  private async findWorker(tool: string, args: unknown, ctx: ToolCallContext, how: FindWorker): Promise<ToolOutcome> {
+    let asked = how.asked;
     const full = `${NAMESPACE}/${tool}`;
-    const remote = mayForward ? this.options.remote : undefined;
+    const remote = how.mayForward ? this.options.remote : undefined;
     const deadline = Math.max(this.graceEndsAt, remote ? Date.now() + this.graceMs : 0);
     const stop = stopWatchOf(ctx);
+    const refused: ToolOutcome = { ok: false, kind: "killed", error: `${full} was not sent: this node no longer runs it.` };
+    let waited = false;
     for (;;) {
       if (stop.reason) return { ok: false, kind: "killed", error: `${full} was stopped before it started.` };
       const worker = this.closed ? undefined : this.routes.pick(ctx.org, tool);
-      if (worker) return this.calls.start(tool, args, ctx, worker);
+      const may = asked ?? (worker || remote ? (ctx.mayStart?.(waited) ?? true) : true);
+      asked = undefined;
+      if (may !== true) {
+        if (!(await may)) return refused;
+        // Asked and answered: picked again (a worker may have left meanwhile) and sent with no further wait.
+        const again = this.closed ? undefined : this.routes.pick(ctx.org, tool);
+        if (again) return this.calls.start(tool, args, ctx, again);
+      } else if (worker) return this.calls.start(tool, args, ctx, worker);
       // No worker here: a worker connected to another node of the cluster serves it.
       const answer = remote && !this.closed ? await remote.call(ctx.org, tool, args, ctx) : undefined;
       if (answer) return answer;
+      waited = true;
       const left = deadline - Date.now();
       if (this.closed || left <= 0) {
         return {
