@@ -171,9 +171,10 @@ export class RemoteWorkerCalls implements RemoteWorkers {
   private async forward(target: RemoteTool, body: ForwardedCall, ctx: ToolCallContext): Promise<ToolOutcome | undefined> {
     const http = new AbortController();
     const onAbort = () => {
-      // Say why first (a kill, the timeout, the turn's end), then drop the request.
+      // Say why first (a kill, the timeout, the turn's end), then drop the request. The attempt says which request
+      // stops: a new owner may have sent the same call again since (a later attempt), and that one goes on.
       const reason = stopReasonOf(ctx.signal);
-      void this.post(target, "/v1/cluster/calls/abort", { callId: body.ctx.callId, reason })
+      void this.post(target, "/v1/cluster/calls/abort", { callId: body.ctx.callId, attempt: body.ctx.attempt, reason })
         .catch(() => undefined)
         .finally(() => http.abort());
     };

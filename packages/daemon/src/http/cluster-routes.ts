@@ -33,7 +33,16 @@ const RecallBody = z.strictObject({
     lastInstance: z.string().optional(),
   }),
 });
-const AbortBody = z.strictObject({ callId: z.string().min(1), reason: z.enum(["killed", "timeout", "cancelled", "shutdown"]) });
+const AbortBody = z.strictObject({
+  callId: z.string().min(1),
+  attempt: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("The attempt whose request stops; absent (a node of an earlier release): the one that came last"),
+  reason: z.enum(["killed", "timeout", "cancelled", "shutdown"]),
+});
 const Answer = z.object({ outcome: z.unknown(), cost: z.number() });
 const Headers = z.object({ [CLUSTER_HEADER]: z.string().optional().describe("t=MS,k=KEYID,v1=SIGNATURE: the sending node's signature") });
 
@@ -47,7 +56,9 @@ const Headers = z.object({ [CLUSTER_HEADER]: z.string().optional().describe("t=M
  * only about a call on the record with that key (see cluster/recorded-call.ts).
  */
 export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost): void {
-  const running = new Map<string, AbortController>();
+  // Forwarded calls in flight here, by call and attempt: a node frozen past its lease that wakes and stops its own
+  // request (attempt 1) must not stop the same call that the agent's new owner sent here since (attempt 2).
+  const running = new Map<string, Map<number, AbortController>>();
   const seen = new SeenSignatures();
   /** The body, once the signature over its bytes holds and was not used before; then checked against `schema`. */
   const signed = async <T extends z.ZodType>(c: Context<ApiEnv>, path: string, schema: T): Promise<z.output<T>> => {
@@ -78,7 +89,9 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
       const unrecorded = await host.unrecorded(body);
       if (unrecorded) throw new WardrikError("unauthorized", unrecorded, { status: 403 });
       const controller = new AbortController();
-      running.set(body.ctx.callId, controller);
+      const attempts = running.get(body.ctx.callId) ?? new Map<number, AbortController>();
+      attempts.set(body.ctx.attempt, controller);
+      running.set(body.ctx.callId, attempts);
       // The calling node is gone (or stopping): its successor takes the call over, so the worker keeps it.
       c.req.raw.signal.addEventListener("abort", () => controller.abort(new CallStop("shutdown")), { once: true });
       let cost = 0;
@@ -97,8 +110,9 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
         });
         return c.json({ outcome, cost });
       } finally {
-        // The same call sent again (by a new owner) has its own entry now.
-        if (running.get(body.ctx.callId) === controller) running.delete(body.ctx.callId);
+        // The same attempt sent again has its own entry now.
+        if (attempts.get(body.ctx.attempt) === controller) attempts.delete(body.ctx.attempt);
+        if (attempts.size === 0 && running.get(body.ctx.callId) === attempts) running.delete(body.ctx.callId);
       }
     },
   });
@@ -137,7 +151,8 @@ export function registerClusterRoutes(routes: RouteTable, host: ClusterCallHost)
     errors: [401],
     handler: async (c) => {
       const body = await signed(c, "/v1/cluster/calls/abort", AbortBody);
-      const controller = running.get(body.callId);
+      const attempts = running.get(body.callId);
+      const controller = attempts?.get(body.attempt ?? Math.max(0, ...(attempts?.keys() ?? [])));
       controller?.abort(new CallStop(body.reason as StopReason));
       return c.json({ stopped: controller !== undefined });
     },

@@ -20,9 +20,9 @@ import { signRequest } from "../../src/cluster/node-key.js";
 import { readKeyFile } from "../../src/secrets/key-ring.js";
 import { databaseContents } from "../helpers/database-contents.js";
 import { createTestDatabase } from "../helpers/test-database.js";
-import { eventsOf, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
+import { eventsOf, send, short, waitUntil, type FaultEvent } from "../faults/fault-api.js";
 import type { FaultWorker } from "../faults/fault-worker-process.js";
-import { startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
+import { openClusterDb, startCluster, waitForClusterWorker, type Cluster } from "./cluster-kit.js";
 
 let c: Cluster;
 let w: FaultWorker;
@@ -60,7 +60,7 @@ async function databaseOfRelease12(p: TestProject): Promise<void> {
 beforeAll(async () => {
   c = await startCluster({
     count: 2,
-    byPrefix: { m: { toolMs: { lookup: 20, upsert: 20, charge: 20 } } },
+    byPrefix: { m: { toolMs: { lookup: 20, upsert: 20, charge: 20 } }, h: { toolMs: { lookup: 20 }, hold: ["lookup"] } },
     beforeNodes: databaseOfRelease12,
   });
   // Sent to n1, the agent is n1's; its worker is n2's.
@@ -223,6 +223,56 @@ describe("the cluster trusts no plaintext in the database", () => {
       const r = await ask(body, sign);
       expect(r.status, what).toBe(403);
       expect(r.text, what).not.toMatch(/"known"/);
+    }
+  });
+
+  // Last in the file: the agent's lease ends up with a node that does not exist, and is given back at the end.
+  it("an owner that lost the agent stops its own request for a call, not the attempt the new owner sent since", async () => {
+    const keys = readKeyFile(join(c.p.dir, ".wardrik", "secret-key"));
+    const ring = { current: keys[0]!, readable: keys, source: "test" };
+    const sign = (path: string) => (text: string) => signRequest(ring, "POST", path, text);
+    // n1 owns the agent; its lookup goes to the worker on n2 (attempt 1) and runs there until released.
+    await send(c.nodes[0]!, c.agentId, "h-stale");
+    const started = await waitUntil(() => w.log().find((l) => l.tag === "h-stale/lookup" && l.phase === "start"), "the held lookup");
+    const callId = started.key;
+    const db = await openClusterDb(c);
+    try {
+      // n1 froze past its lease: another node took the agent over and sent the safe call again, attempt 2, to n2.
+      await db.run("UPDATE agents SET owner_node = 'n9', lease_token = lease_token + 1, lease_expires = 9000000000000 WHERE id = ?", [
+        c.agentId,
+      ]);
+      await db.run("UPDATE calls SET attempts = 2 WHERE id = ?", [callId]);
+      const run = (await db.get<{ run: string }>("SELECT run FROM calls WHERE id = ?", [callId]))!.run;
+      const again = {
+        org: "default",
+        tool: "lookup",
+        args: { tag: "h-stale/lookup", ms: 20, hold: true },
+        decision: "allow",
+        ctx: { agent: c.agentId, run, callId, idempotencyKey: callId, attempt: 2, timeoutMs: 60_000 },
+      };
+      const second = post(again, sign("/v1/cluster/calls"));
+      await waitUntil(
+        () => c.nodes[1]!.stderr().includes(`"callId":"${callId}","attempt":1,"msg":"a call sent again while in flight joins it"`),
+        "attempt 2 to join",
+      );
+      // n1 learns at its next renewal that it lost the agent, and stops its own request: attempt 1's, only that one.
+      await waitUntil(() => c.nodes[0]!.stderr().includes("lost the lease of an agent to another node"), "n1 to learn it lost the agent");
+      // Said again here in case n1's word has not reached n2 yet: an abort names its attempt.
+      const stop = await post(
+        { callId, attempt: 1, reason: "shutdown" },
+        sign("/v1/cluster/calls/abort"),
+        undefined,
+        "/v1/cluster/calls/abort",
+      );
+      w.release("h-stale");
+      const answer = await second;
+      expect(answer.status, answer.text).toBe(200);
+      expect(JSON.parse(answer.text)).toMatchObject({ outcome: { ok: true, output: { tag: "h-stale/lookup", key: callId } } });
+      expect(stop.status, stop.text).toBe(200);
+      expect(w.log().filter((l) => l.key === callId && l.phase === "start")).toHaveLength(1);
+    } finally {
+      await db.run("UPDATE agents SET owner_node = NULL, lease_expires = 0 WHERE id = ?", [c.agentId]);
+      await db.close();
     }
   });
 });
