@@ -2,6 +2,8 @@
  * Errors that cross a boundary (HTTP, WebSocket, the event log) carry a stable
  * code, a message that says what to fix, and whether retrying can help. Over
  * HTTP they travel as RFC 9457 problem documents (see ProblemDocument).
+ * `@wardrik/protocol/errors` is this module alone, with nothing else to load:
+ * the SDK's client and the CLI import it so.
  */
 export const ERROR_CODES = [
   "bad_request",

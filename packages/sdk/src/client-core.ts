@@ -1,4 +1,4 @@
-import { WardrikError } from "@wardrik/protocol/base";
+import { WardrikError } from "@wardrik/protocol/errors";
 import { readSse, type SseMessage } from "./sse.js";
 import { fetchTransport, isCutOff, NoAnswerError, type Transport, type TransportAnswer } from "./transport.js";
 

@@ -32,7 +32,7 @@ function graphOf(entry: string): Map<string, string[]> {
     seen.set(file, specifiers);
     for (const s of specifiers) {
       if (s.startsWith(".")) visit(resolve(dirname(file), s));
-      else if (s === "@wardrik/protocol/base") visit(join(PROTOCOL_DIST, "base.js"));
+      else if (s === "@wardrik/protocol/errors") visit(join(PROTOCOL_DIST, "errors.js"));
     }
   };
   visit(entry);
@@ -43,7 +43,7 @@ describe("@wardrik/sdk/client is browser-safe", () => {
   it("no module under the entry imports a node: module or Node's built-ins, nor the zod half of the protocol", () => {
     const graph = graphOf(join(SDK_DIST, "client-entry.js"));
     expect([...graph.keys()].map((f) => f.replace(/.*\/packages\//, ""))).toEqual(
-      expect.arrayContaining(["sdk/dist/client.js", "sdk/dist/client-core.js", "sdk/dist/sse.js", "protocol/dist/base.js"]),
+      expect.arrayContaining(["sdk/dist/client.js", "sdk/dist/client-core.js", "sdk/dist/sse.js", "protocol/dist/errors.js"]),
     );
     const node = new Set(builtinModules);
     const bad = [...graph].flatMap(([file, specifiers]) =>

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentSummary } from "@wardrik/protocol";
-import { WardrikError } from "@wardrik/protocol/base";
+import { WardrikError } from "@wardrik/protocol/errors";
 import { ADMIN_TOKEN_FILE } from "../admin-token-file.js";
 import { DAEMON_FILE, localUrl, readLiveDaemonFile } from "../daemon-file.js";
 import { daemonClient, type DaemonClient, type RequestOptions } from "./daemon-client.js";
