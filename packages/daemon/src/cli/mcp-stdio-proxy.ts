@@ -6,7 +6,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import { WardrikError } from "@wardrik/protocol/base";
+import { WardrikError } from "@wardrik/protocol/errors";
 import { readSse } from "@wardrik/sdk/client";
 
 export interface StdioProxyOptions {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { WardrikError } from "@wardrik/protocol/base";
+import { WardrikError } from "@wardrik/protocol/errors";
 import { DatabaseLock } from "../store/database-lock.js";
 import { SecretStore } from "../store/secrets.js";
 import { openDb, type OpenedDb } from "../store/open-db.js";

@@ -72,6 +72,8 @@ describe("what a short command loads", () => {
     expect(commandModules(r.modules)).toEqual(["commands/ls.js"]);
     // node:crypto costs a short command more than its own reading: the memo of config.yaml is keyed without it.
     expect(r.modules).not.toContain("node:crypto");
+    // Of the protocol only WardrikError's module (@wardrik/protocol/errors), not base.js and the seven it loads.
+    expect(r.modules.filter((m) => m.includes("/protocol/dist/")).map((m) => m.replace(/.*\/protocol\/dist\//, ""))).toEqual(["errors.js"]);
     // The client is the SDK's browser-safe one (@wardrik/sdk/client) with its event-stream reader, over the CLI's
     // node:http transport; not the SDK's worker half (ws, files) and no client of the CLI's own.
     const sdk = r.modules.filter((m) => m.includes("/sdk/dist/")).map((m) => m.replace(/.*\/sdk\/dist\//, ""));

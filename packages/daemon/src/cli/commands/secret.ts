@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SecretNames } from "@wardrik/protocol";
-import { WardrikError } from "@wardrik/protocol/base";
+import { WardrikError } from "@wardrik/protocol/errors";
 import { secretNames } from "../../secrets/secret-names.js";
 import { ADMIN_TOKEN_FILE } from "../../admin-token-file.js";
 import { connect, findProject } from "../connect.js";
