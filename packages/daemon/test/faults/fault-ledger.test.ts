@@ -131,4 +131,11 @@ describe("countFaults", () => {
       effects_run_twice_unrecorded: 0,
     });
   });
+
+  it("reads each call's runs in time order, whatever order the workers' log files were read in", () => {
+    // Seed 81006: the worker that ran the approved second charge had its file read first.
+    const logs = [...CHARGE_TWICE.slice(2), ...CHARGE_TWICE.slice(0, 2)];
+    const c = countFaults({ events: chargeAskedAndApproved(), logs, accepted: ["msg_1"], recorded: new Map([["call_c", [ms(9)]]]) });
+    expect(c).toMatchObject({ asked_about_unrecorded: 1, effects_run_twice: 0, effects_run_twice_unrecorded: 1 });
+  });
 });

@@ -130,7 +130,8 @@ export function countFaults(input: {
   }
   for (const call of calls.values()) {
     const of = (t: string) => call.events.filter((e) => short(e.type) === t);
-    const log = byKey.get(call.id) ?? [];
+    // In time order: the logs are concatenated per worker file, so a later run's lines may come first.
+    const log = (byKey.get(call.id) ?? []).sort((a, b) => a.time - b.time);
     const starts = log.filter((l) => l.phase === "start");
     const finished = log.filter((l) => l.phase === "end");
     const completed = of("call.completed");
