@@ -47,6 +47,9 @@ const config = [
   "models:",
   ...Object.entries(draft.models).map(([name, entry]) => `  ${name}: ${entry}`),
   ...draft.config,
+  // The prober asks about 60 times a second, past the default 50: its own 429s would hide the latencies measured.
+  "limits:",
+  "  org_requests_per_s: 1000",
   "",
 ].join("\n");
 // The bystander's agent (and any kind's) may use `bench`, the scripted model daemon-kit adds: it answers "done".
