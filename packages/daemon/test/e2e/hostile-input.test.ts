@@ -5,7 +5,10 @@
  * and the OAuth callback. Each answers a clear 4xx (the worker gets a close
  * with its reason), the daemon stays up, and another org's request is
  * answered while the hostile one is in flight. Unsigned requests to the
- * public routes are refused on their signature, before the body is parsed.
+ * public routes are refused on their signature, before the body is parsed,
+ * and a worker frame past the size limit is refused before it is parsed.
+ * (How soon the other org is answered is measured by `npm run bench --
+ * isolation`, not here: tests assert no timings.)
  */
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
@@ -129,6 +132,25 @@ describe("2 MB of nesting at each entry point", () => {
     expect(errors.join("")).toContain('"code":"invalid_message"');
   });
 
+  it("a worker frame over 16 MiB closes that worker's connection with 1009, before it is parsed", async () => {
+    const ws = new WebSocket(s.p.url.replace(/^http/, "ws") + "/v1/workers", {
+      headers: { authorization: `Bearer ${hostileWorkerToken}` },
+    });
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+    // The close may reach the client while it is still sending: a reset then is the same refusal.
+    ws.on("error", () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    ws.send(JSON.stringify({ type: "hello", protocol: WORKER_PROTOCOL_VERSION, name: "hostile", instance: "h-2", sdk: "raw" }));
+    const code = await otherOrgAnsweredDuring(() => {
+      ws.send(`{"type":"result","callId":"call_none","attempt":1,"ok":true,"output":"${"x".repeat(17 * 1024 * 1024)}"}`);
+      return closed;
+    });
+    expect(code).toBe(1009);
+  });
+
   it("the agents' MCP endpoint answers a JSON-RPC error with status 400", async () => {
     const r = await otherOrgAnsweredDuring(() =>
       s.p.api("POST", "/v1/mcp", undefined, {
@@ -149,12 +171,17 @@ describe("2 MB of nesting at each entry point", () => {
     expect(unsigned.status).toBe(401);
   });
 
-  it("Slack's interactions route: a nested payload, signed, is 400 json_too_deep", async () => {
-    const form = `payload=${encodeURIComponent(`{"type":"block_actions","actions":${"[".repeat(400_000)}`)}`;
-    const r = await otherOrgAnsweredDuring(() =>
-      sendAsSlack(`${s.p.url}/v1/slack/interactions`, SIGNING_SECRET, form, "application/x-www-form-urlencoded"),
-    );
+  it("Slack's interactions route: a nested payload (2 MB as sent), signed, is 400 json_too_deep; unsigned, 401 before anything is parsed", async () => {
+    // Each bracket is three bytes once form-encoded: 660,000 of them are about 2 MB, just under the 2 MiB body limit.
+    const form = `payload=${encodeURIComponent(`{"type":"block_actions","actions":${"[".repeat(660_000)}`)}`;
+    expect(form.length).toBeGreaterThan(1_980_000);
+    const url = `${s.p.url}/v1/slack/interactions`;
+    const r = await otherOrgAnsweredDuring(() => sendAsSlack(url, SIGNING_SECRET, form, "application/x-www-form-urlencoded"));
     expectTooDeep(r, "The payload");
+    const unsigned = await otherOrgAnsweredDuring(() =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form }),
+    );
+    expect(unsigned.status).toBe(401);
   });
 
   it("an inbound webhook checks the signature on the raw bytes first: unsigned is 401, signed and nested is 400", async () => {
