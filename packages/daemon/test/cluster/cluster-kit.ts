@@ -30,7 +30,7 @@ export interface Cluster {
   /** The ID of an agent by name. */
   idOf(name: string): Promise<string>;
   /** Starts a fault worker connected to `urls` (a comma-separated list of node addresses). */
-  worker(urls: string, name?: string): FaultWorker;
+  worker(urls: string, name?: string, opts?: { connectLater?: boolean }): FaultWorker;
   /** The node that drives `agentId` now, as GET /v1/nodes reports it on `via`. */
   ownerOf(agentId: string, via?: ClusterNode): Promise<string | undefined>;
   node(name: string): ClusterNode;
@@ -94,8 +94,8 @@ export async function startCluster(opts: {
     leaseSeconds,
     agentId,
     idOf: (name) => agentIdOf(nodes[0]!, name),
-    worker(urls, name = `worker-${workers.length + 1}`) {
-      const w = startWorker({ url: urls, token: p.token }, join(dirname(p.dir), "workers"), name);
+    worker(urls, name = `worker-${workers.length + 1}`, opts = {}) {
+      const w = startWorker({ url: urls, token: p.token }, join(dirname(p.dir), "workers"), name, opts);
       workers.push(w);
       return w;
     },

@@ -26,7 +26,7 @@ const logsOf = (text: string) => logs().filter((l) => l.tag.startsWith(`${text}/
 beforeAll(async () => {
   c = await startCluster({
     count: 3,
-    agents: ["lost", "kept", "moved", "frozen", "attached", "locked"],
+    agents: ["lost", "kept", "moved", "frozen", "attached", "locked", "graced"],
     byPrefix: {
       owner: { toolMs: SLOW, rerunMs: 100 },
       kept: { toolMs: SLOW, rerunMs: 100 },
@@ -34,6 +34,7 @@ beforeAll(async () => {
       frozen: { toolMs: SLOW, rerunMs: 100 },
       // Runs that last until the test releases them: past the frozen owner's lease and the takeover.
       attach: { toolMs: SLOW, hold: ["lookup", "upsert", "charge"] },
+      grace: { toolMs: SLOW, rerunMs: 100 },
     },
   });
   // The worker is on n3 and knows n2 as well: when n3 goes, it moves there.
@@ -312,6 +313,60 @@ describe("failover", () => {
     } finally {
       await db.close();
     }
+    await expectOneRecord(c.nodes);
+  });
+
+  // Last of the file: it stops the file's worker, so that no worker at all serves the tools when the agent moves.
+  it("kill -9 of the owner and of the only worker: after the takeover the calls wait for a worker (worker_grace), and run on one that connects then; none fails for want of a worker", async () => {
+    agent = await c.idOf("graced");
+    const [n1, n2, n3] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    await w.stop();
+    const w1 = c.worker(n1.url, "grace-worker");
+    workers.push(w1);
+    await waitForClusterWorker(c, n1, w1);
+    // The worker that will serve after the takeover: started and ready now, connected only when the test says.
+    const w2 = c.worker(`${n2.url},${n3.url}`, "grace-late", { connectLater: true });
+    workers.push(w2);
+    const m = await send(n1, "grace-1");
+    await waitUntil(
+      () => w1.log().filter((l) => l.tag.startsWith("grace-1/") && l.phase === "start").length === 3,
+      "three calls in n1's worker",
+      20_000,
+      5,
+    );
+    expect(await c.ownerOf(agent)).toBe("n1");
+    await n1.kill();
+    await w1.stop();
+    // Another node takes the agent over once the lease has run out, and finds no worker anywhere for its calls.
+    await waitUntil(
+      async () => {
+        const owner = await c.ownerOf(agent, n2);
+        return owner !== undefined && owner !== "n1";
+      },
+      "another node to own the agent",
+      20_000,
+      20,
+    );
+    const connectedAt = Date.now();
+    w2.connect();
+    const turn = await settleAndCheck(n2, m, "grace-1");
+    expect(short(turn.at(-1)!.type)).toBe("turn.completed");
+    // Nothing failed for want of a worker: the calls waited, and the safe ones ran again on the worker that came.
+    expect(turn.filter((e) => short(e.type) === "call.failed")).toEqual([]);
+    for (const tool of ["lookup", "upsert"]) {
+      const again = turn.filter((e) => short(e.type) === "call.started" && e.data.tool === `workers/${tool}` && e.data.attempt === 2);
+      expect(again, tool).toHaveLength(1);
+      expect(Date.parse(again[0]!.time), tool).toBeGreaterThanOrEqual(connectedAt);
+      expect(
+        w2.log().filter((l) => l.tag === `grace-1/${tool}` && l.phase === "start"),
+        tool,
+      ).toHaveLength(1);
+    }
+    // The unsafe call's answer died with its worker: the workers were asked for the grace, then a person (settle approved it).
+    expect(turn.filter((e) => short(e.type) === "approval.requested").map((e) => [e.data.tool, e.data.lost])).toEqual([
+      ["workers/charge", true],
+    ]);
+    await n1.start();
     await expectOneRecord(c.nodes);
   });
 });

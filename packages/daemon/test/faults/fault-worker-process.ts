@@ -4,7 +4,7 @@
  * back, kill orders and releases given through files. No vitest here.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TOOLS, type FaultTool } from "./fault-agent.js";
 import { agentIdOf, api, waitUntil, type FaultDaemon } from "./fault-api.js";
@@ -35,6 +35,8 @@ export interface FaultWorker {
   killOnEnd(order: { pid: number; tool?: FaultTool; tag?: string; when?: "held" | "sent" }): void;
   /** Ends the held runs (TurnShape.hold) whose tags start with `prefix`, now and from now on. */
   release(prefix: string): void;
+  /** For a worker started with `connectLater`: lets it connect now. */
+  connect(): void;
   stderr(): string;
   stop(): Promise<void>;
 }
@@ -50,17 +52,20 @@ export function readLog(file: string): LogEntry[] {
 /**
  * Spawns the fixture worker against the daemon (it reconnects by itself after a restart).
  * `finishedFile`: the worker remembers finished calls in that file (a new process with the same file answers for them).
+ * `connectLater`: the worker starts but connects only when `connect()` is called.
  */
 export function startWorker(
   d: Pick<FaultDaemon, "url" | "token">,
   dir: string,
   name = "worker",
-  opts: { finishedFile?: string } = {},
+  opts: { finishedFile?: string; connectLater?: boolean } = {},
 ): FaultWorker {
   mkdirSync(dir, { recursive: true });
   const logFile = join(dir, `${name}.log.jsonl`);
   const killFile = join(dir, `${name}.kill.json`);
   const releaseFile = join(dir, `${name}.release`);
+  const connectFile = join(dir, `${name}.connect`);
+  rmSync(connectFile, { force: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     WARDRIK_URL: d.url,
@@ -69,6 +74,7 @@ export function startWorker(
     FAULT_KILL_FILE: killFile,
     FAULT_RELEASE_FILE: releaseFile,
     ...(opts.finishedFile ? { FAULT_FINISHED_FILE: opts.finishedFile } : {}),
+    ...(opts.connectLater ? { FAULT_CONNECT_FILE: connectFile } : {}),
   };
   delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, workerArgs(WORKER_FIXTURE), {
@@ -90,6 +96,9 @@ export function startWorker(
     },
     release(prefix) {
       appendFileSync(releaseFile, `${prefix}\n`);
+    },
+    connect() {
+      writeFileSync(connectFile, "");
     },
     stderr: () => err,
     async stop() {
