@@ -36,6 +36,40 @@ export const POSTGRES_TEST_FILES = [
 const SQLITE_ONLY_FILES = ["packages/daemon/test/runtime/stored-format.test.ts", "packages/daemon/test/e2e/one-daemon.test.ts"];
 
 /**
+ * End-to-end files that run once, on SQLite: what they check does not go
+ * through store code that differs between SQLite and PostgreSQL, so a second
+ * run on PostgreSQL proves nothing more. The criterion, test by test: every
+ * assertion is about the CLI's own behaviour (its parser, flags, --json,
+ * completion, the modules it loads, its memo of config.yaml, daemon.json),
+ * the config reader and the daemon's start-up messages, the logger, the HTTP
+ * layer's answers before a request reaches the store (request IDs, 401, 405,
+ * HEAD, 431, refused keys, queries and bodies), the OpenAPI document, or the
+ * files `wardrik init` writes. A store step a test takes on the way (a daemon
+ * start and stop, a message, a secret set offline) is itself checked on
+ * PostgreSQL by the files that stay on both (restart, shutdown, secret-offline,
+ * ask, approvals, cancel-clear...). A file that checks stored state, events,
+ * turns, leases or anything the store's dialect files do stays on both; when
+ * in doubt, it stays.
+ */
+export const DIALECT_FREE_E2E_FILES = [
+  // The CLI's own behaviour.
+  "packages/daemon/test/e2e/cli-imports.test.ts",
+  "packages/daemon/test/e2e/cli-conventions.test.ts",
+  "packages/daemon/test/e2e/cli-usage.test.ts",
+  "packages/daemon/test/e2e/daemon-file.test.ts",
+  "packages/daemon/test/e2e/init.test.ts",
+  "packages/daemon/test/e2e/schema-command.test.ts",
+  "packages/daemon/test/e2e/example-worker.test.ts",
+  // The config reader, start-up messages, the logger.
+  "packages/daemon/test/e2e/config-errors.test.ts",
+  "packages/daemon/test/e2e/daemon-logs.test.ts",
+  // The HTTP layer and the OpenAPI document.
+  "packages/daemon/test/e2e/http-conventions.test.ts",
+  "packages/daemon/test/e2e/http-narrow-requests.test.ts",
+  "packages/daemon/test/e2e/openapi-document.test.ts",
+];
+
+/**
  * Files whose faults are timed against the clock (a lease running out while a
  * daemon is frozen, a kill -9 in the middle of a round, how soon a held-back
  * event reaches a follower): they run after everything else, two at a time
@@ -185,7 +219,7 @@ export default defineConfig({
           ...E2E_FORKS,
           name: "postgres",
           include: POSTGRES_TEST_FILES,
-          exclude: [...POSTGRES_UNIT_FILES, ...SQLITE_ONLY_FILES, ...ALONE_FILES],
+          exclude: [...POSTGRES_UNIT_FILES, ...SQLITE_ONLY_FILES, ...ALONE_FILES, ...DIALECT_FREE_E2E_FILES],
           env: { WARDRIK_TEST_DB: "postgres" },
           globalSetup: ["packages/daemon/test/helpers/postgres-global-setup.ts"],
         },
