@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentDetail } from "@wardrik/protocol";
-import { agentFile, createProject, short, sleep, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
+import { agentFile, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
 
 let p: TestProject;
 
@@ -78,7 +78,9 @@ describe("schedule triggers", () => {
     const stop = await p.stop();
     expect(stop.forced).toBe(false);
     const stoppedAt = Date.now();
-    await sleep(3500);
+    // Three of the schedule's seconds come due while no daemon runs: the catch-up must fire once for all of them.
+    const thirdMissed = Math.ceil(stoppedAt / 1000) * 1000 + 2000;
+    await waitFor(() => Date.now() > thirdMissed, "three whole seconds to come due with the daemon stopped", 10_000);
     const startedAt = Date.now();
     await p.start();
     const late = await waitFor(async () => {
