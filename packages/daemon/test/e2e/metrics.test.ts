@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
 import { parsePrometheusText, sampleValue, type MetricFamily } from "../helpers/prometheus-text.js";
 import { REPO_ROOT, agentFile, cleanupLater, createProject, short, waitFor, type TestProject } from "../helpers/spawn-daemon.js";
@@ -152,62 +152,68 @@ describe("GET /metrics", () => {
     expect(sampleValue(after, "wardrik_tool_calls_total", { tool: "files/write", outcome: "completed" })).toBe(1);
   });
 
-  it("takes the admin token; telemetry.metrics_listen serves it without one on its own address, and nothing else there", async () => {
-    const metricsPort = await freePort();
-    const p = await createProject({
-      config: (text) => `${text.replace(/\n?$/, "\n")}telemetry:\n  metrics_listen: 127.0.0.1:${metricsPort}\n`,
-    });
-    expect((await p.api("GET", "/metrics", undefined, { token: null })).status).toBe(401);
-    const orgToken = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "default" })).token;
-    const refused = await p.api("GET", "/metrics", undefined, { token: orgToken });
-    expect(refused.status).toBe(403);
-    expect(refused.text).toContain("admin token");
-    expect((await p.api("GET", "/metrics")).status).toBe(200);
-
-    const open = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-    expect(open.status).toBe(200);
-    const families = parsePrometheusText(await open.text());
-    expect(families.get("wardrik_turns_total")?.type).toBe("counter");
-    expect(sampleValue(families, "wardrik_build_info")).toBe(1);
-    const api = await fetch(`http://127.0.0.1:${metricsPort}/v1/agents`);
-    expect(api.status).toBe(404);
-    expect(await api.text()).toContain("Only GET /metrics");
-    expect(p.daemonStderr()).toContain(`http://127.0.0.1:${metricsPort}/metrics`);
-  });
-
-  it("counts webhook deliveries by outcome: delivered, and failed attempts that will be retried", async () => {
+  // One daemon for these two: its own metrics address, and two subscribers (neither test's checks see the other's part).
+  describe("the metrics address, and webhook deliveries", () => {
+    let p: TestProject;
+    let metricsPort: number;
     // Two receivers on loopback: one takes every delivery, one refuses every one.
     const hits = { ok: 0, refused: 0 };
-    const receiver = (status: number, key: keyof typeof hits) =>
-      createServer((req, res) => {
-        req.resume();
-        req.on("end", () => {
-          hits[key]++;
-          res.writeHead(status).end();
+    beforeAll(async () => {
+      const receiver = (status: number, key: keyof typeof hits) =>
+        createServer((req, res) => {
+          req.resume();
+          req.on("end", () => {
+            hits[key]++;
+            res.writeHead(status).end();
+          });
         });
+      const ok = receiver(204, "ok");
+      const refusing = receiver(500, "refused");
+      for (const srv of [ok, refusing]) await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+      cleanupLater(async () => {
+        for (const srv of [ok, refusing]) await new Promise<void>((r) => srv.close(() => r()));
       });
-    const ok = receiver(204, "ok");
-    const refusing = receiver(500, "refused");
-    for (const srv of [ok, refusing]) await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-    cleanupLater(async () => {
-      for (const srv of [ok, refusing]) await new Promise<void>((r) => srv.close(() => r()));
+      const url = (srv: Server) => `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`;
+      metricsPort = await freePort();
+      p = await createProject({
+        config: (text) =>
+          `${text.replace(/\n?$/, "\n")}telemetry:\n  metrics_listen: 127.0.0.1:${metricsPort}\n` +
+          `subscribers:\n  - url: ${url(ok)}\n    types: [turn.completed]\n  - url: ${url(refusing)}\n    types: [turn.completed]\n`,
+      });
     });
-    const url = (srv: Server) => `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`;
-    const p = await createProject({
-      config: (text) =>
-        `${text.replace(/\n?$/, "\n")}subscribers:\n  - url: ${url(ok)}\n    types: [turn.completed]\n  - url: ${url(refusing)}\n    types: [turn.completed]\n`,
+
+    it("takes the admin token; telemetry.metrics_listen serves it without one on its own address, and nothing else there", async () => {
+      expect((await p.api("GET", "/metrics", undefined, { token: null })).status).toBe(401);
+      const orgToken = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "default" })).token;
+      const refused = await p.api("GET", "/metrics", undefined, { token: orgToken });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain("admin token");
+      expect((await p.api("GET", "/metrics")).status).toBe(200);
+
+      const open = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(open.status).toBe(200);
+      const families = parsePrometheusText(await open.text());
+      expect(families.get("wardrik_turns_total")?.type).toBe("counter");
+      expect(sampleValue(families, "wardrik_build_info")).toBe(1);
+      const api = await fetch(`http://127.0.0.1:${metricsPort}/v1/agents`);
+      expect(api.status).toBe(404);
+      expect(await api.text()).toContain("Only GET /metrics");
+      expect(p.daemonStderr()).toContain(`http://127.0.0.1:${metricsPort}/metrics`);
     });
-    expect(sampleValue(await scrape(p), "wardrik_webhook_deliveries_total", { outcome: "delivered" })).toBe(0);
-    const { end } = await p.send("helper", "hello");
-    expect(short(end.type)).toBe("turn.completed");
-    await waitFor(async () => {
-      const m = await scrape(p);
-      return (
-        (sampleValue(m, "wardrik_webhook_deliveries_total", { outcome: "delivered" }) ?? 0) >= 1 &&
-        (sampleValue(m, "wardrik_webhook_deliveries_total", { outcome: "failed" }) ?? 0) >= 1
-      );
-    }, "a delivered and a failed delivery attempt to be counted");
-    expect(hits.ok).toBeGreaterThanOrEqual(1);
-    expect(hits.refused).toBeGreaterThanOrEqual(1);
+
+    it("counts webhook deliveries by outcome: delivered, and failed attempts that will be retried", async () => {
+      expect(sampleValue(await scrape(p), "wardrik_webhook_deliveries_total", { outcome: "delivered" })).toBe(0);
+      const { end } = await p.send("helper", "hello");
+      expect(short(end.type)).toBe("turn.completed");
+      await waitFor(async () => {
+        const m = await scrape(p);
+        return (
+          (sampleValue(m, "wardrik_webhook_deliveries_total", { outcome: "delivered" }) ?? 0) >= 1 &&
+          (sampleValue(m, "wardrik_webhook_deliveries_total", { outcome: "failed" }) ?? 0) >= 1
+        );
+      }, "a delivered and a failed delivery attempt to be counted");
+      expect(hits.ok).toBeGreaterThanOrEqual(1);
+      expect(hits.refused).toBeGreaterThanOrEqual(1);
+    });
   });
 });

@@ -64,12 +64,30 @@ function logLines(p: TestProject): Record<string, unknown>[] {
 }
 
 describe("traces of a turn", () => {
-  it("one trace per turn: invoke_agent, chat and execute_tool spans after the GenAI conventions, and the worker's own span under the call (http/protobuf)", async () => {
-    const p = await createProject({
-      scripts: { lookup: LOOKUP },
-      files: { "agents/orders.md": agentFile({ description: "Looks up orders.", model: "lookup", tools: ["workers/*"] }) },
+  // The daemon of the first and the last test (http/protobuf, debug logs): each looks only at its own agents' spans and lines.
+  let p: TestProject;
+  beforeAll(async () => {
+    p = await createProject({
+      scripts: {
+        lookup: LOOKUP,
+        delegate: DELEGATE,
+        facts: "steps:\n  - text: facts\n",
+        to_asker: DELEGATE.replace("helper2", "asker"),
+        asking: "steps:\n  - tool_calls:\n      - tool: person/ask\n        args: { question: ok? }\n  - text: asked\n",
+      },
+      files: {
+        "agents/orders.md": agentFile({ description: "Looks up orders.", model: "lookup", tools: ["workers/*"] }),
+        "policies/open.yaml": 'description: Everything.\nrules:\n  - tool: "*"\n    decision: allow\n',
+        "agents/boss.md": agentFile({ description: "Delegates.", model: "delegate", agents: ["helper2"], policy: "open" }),
+        "agents/helper2.md": agentFile({ description: "Knows facts.", model: "facts", policy: "open" }),
+        "agents/boss_of_asker.md": agentFile({ description: "Delegates.", model: "to_asker", agents: ["asker"], policy: "open" }),
+        "agents/asker.md": agentFile({ description: "Asks.", model: "asking", tools: ["person"], policy: "open" }),
+      },
       env: otelEnv({ WARDRIK_LOG_LEVEL: "debug" }),
     });
+  });
+
+  it("one trace per turn: invoke_agent, chat and execute_tool spans after the GenAI conventions, and the worker's own span under the call (http/protobuf)", async () => {
     const worker = startTracedWorker(p);
     const agentId = await p.agentId("orders");
     await waitFor(
@@ -238,22 +256,6 @@ describe("traces of a turn", () => {
   });
 
   it("a sub-agent's turn is in its parent's trace: its invoke_agent span is a child of the parent's execute_tool agents/NAME span", async () => {
-    const p = await createProject({
-      scripts: {
-        delegate: DELEGATE,
-        facts: "steps:\n  - text: facts\n",
-        to_asker: DELEGATE.replace("helper2", "asker"),
-        asking: "steps:\n  - tool_calls:\n      - tool: person/ask\n        args: { question: ok? }\n  - text: asked\n",
-      },
-      files: {
-        "policies/open.yaml": 'description: Everything.\nrules:\n  - tool: "*"\n    decision: allow\n',
-        "agents/boss.md": agentFile({ description: "Delegates.", model: "delegate", agents: ["helper2"], policy: "open" }),
-        "agents/helper2.md": agentFile({ description: "Knows facts.", model: "facts", policy: "open" }),
-        "agents/boss_of_asker.md": agentFile({ description: "Delegates.", model: "to_asker", agents: ["asker"], policy: "open" }),
-        "agents/asker.md": agentFile({ description: "Asks.", model: "asking", tools: ["person"], policy: "open" }),
-      },
-      env: otelEnv(),
-    });
     const { run, end } = await p.send("boss", "x");
     expect(short(end.type)).toBe("turn.completed");
     const spans = await receiver.waitForSpans(
