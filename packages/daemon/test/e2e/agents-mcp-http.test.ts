@@ -45,7 +45,8 @@ beforeAll(async () => {
       "agents/parker.md": agentFile({ description: "Writes notes, with approval.", model: "parker", tools: ["files"], policy: "careful" }),
     },
   });
-  acmeToken = (JSON.parse((await p.cli(["token", "acme", "--json"])).stdout) as { token: string }).token;
+  // A token of org acme (the CLI's `wardrik token` is tested in cli-conventions and idempotency).
+  acmeToken = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "acme" })).token;
   const made = await p.api(
     "POST",
     "/v1/agents",
@@ -123,7 +124,7 @@ describe("agents over MCP (streamable HTTP)", () => {
     });
     expect(text(waiting)).toContain(`approve: wardrik approve parker ${call}`);
     expect(text(waiting)).toContain(`GET /v1/agents/${id}/turns/${s.run}`);
-    await p.cli(["approve", "parker", call]);
+    await p.apiOk("POST", `/v1/agents/${id}/calls/${call}/approve`, {});
     await p.waitForTurnEnd("parker", s.run);
 
     // This time the client waits: the approval shows as progress, a person approves, the reply comes back.

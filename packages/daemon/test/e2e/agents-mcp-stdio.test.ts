@@ -57,7 +57,8 @@ beforeAll(async () => {
       "agents/helper.md": agentFile({ description: "Answers questions about the incident queue.", model: "thinker" }),
     },
   });
-  acmeToken = (JSON.parse((await p.cli(["token", "acme", "--json"])).stdout) as { token: string }).token;
+  // A token of org acme (the CLI's `wardrik token` is tested in cli-conventions and idempotency).
+  acmeToken = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org: "acme" })).token;
   const made = await p.api(
     "POST",
     "/v1/agents",

@@ -29,7 +29,13 @@ const failed = (r: Report) => r.checks.filter((c) => c.level === "fail").map((c)
 beforeAll(async () => {
   p = await createProject({ env: NO_KEYS });
   worker = spawnWorker("tools-worker.ts", { WARDRIK_URL: p.url, WARDRIK_TOKEN: p.token, WORKER_NAME: "w1" });
-  await waitFor(async () => (await p.cli(["tools", "helper", "--json"])).stdout.includes("workers/find_order"), "the worker", 30_000, 300);
+  // Asked of the API: a CLI process per look cost a node start each time.
+  const helper = await p.agentId("helper");
+  await waitFor(
+    async () => JSON.stringify(await p.apiOk("GET", `/v1/agents/${helper}/tools`)).includes("workers/find_order"),
+    "the worker",
+    30_000,
+  );
 });
 afterAll(() => worker.stop());
 

@@ -69,8 +69,7 @@ beforeAll(async () => {
   p.write("config.yaml", `${p.read("config.yaml")}\nlimits:\n  json_depth: 2000\n${mcp}`);
   await p.start();
   for (const org of ["acme", "other"]) {
-    const made = await p.cli(["token", org, "--json"]);
-    tokens[org] = (JSON.parse(made.stdout) as { token: string }).token;
+    tokens[org] = (await p.apiOk<{ token: string }>("POST", "/v1/tokens", { org })).token;
     // Made by the org itself: `tryer` with the same tool patterns and the same script as the config org's agent.
     const madeByOrg: [key: string, name: string, model: string, tools: string[]][] = [
       [org, "tryer", "both", ["private/*", "lent/*"]],

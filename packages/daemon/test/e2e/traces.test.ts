@@ -281,7 +281,10 @@ describe("traces of a turn", () => {
     const callerRun = (await p.waitForEvent(asking, (e) => short(e.type) === "call.started")).run!;
     await p.kill();
     await p.start();
-    expect((await p.cli(["answer", "asker", String(asked.data.call), "yes"])).code).toBe(0);
+    const answered = await p.api("POST", `/v1/agents/${await p.agentId("asker")}/calls/${String(asked.data.call)}/answer`, {
+      answer: "yes",
+    });
+    expect(answered.status, answered.text).toBe(200);
     expect(short((await p.waitForTurnEnd(asking, callerRun)).type)).toBe("turn.completed");
     const after = await receiver.waitForSpans(
       (all) =>
