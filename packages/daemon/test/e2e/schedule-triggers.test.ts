@@ -38,8 +38,13 @@ describe("schedule triggers", () => {
       const done = (await p.events("ticker")).filter((e) => short(e.type) === "turn.completed");
       return done.length >= 3 ? done : undefined;
     }, "three scheduled turns");
-    expect(ends[0]!.data.reply).toMatch(/^You said: tick \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z missed=false$/);
-    const times = (await firings("ticker")).map((f) => f.time);
+    // On a busy machine a second may come due between the agent's load and the schedule's start: that one fires at
+    // start, late (missed=true), as a catch-up does; the others on time.
+    expect(ends[0]!.data.reply).toMatch(/^You said: tick \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z missed=(true|false)$/);
+    const ticks = await firings("ticker");
+    expect(ticks.filter((f) => !f.missed).length).toBeGreaterThan(0);
+    expect(ticks.filter((f) => f.missed).length).toBeLessThanOrEqual(1);
+    const times = ticks.map((f) => f.time);
     // One firing per second, none twice.
     expect(new Set(times).size).toBe(times.length);
     expectEverySecond(times);
@@ -75,6 +80,8 @@ describe("schedule triggers", () => {
   });
 
   it("a schedule missed while the daemon was down fires once at start, unless catch_up is false", async () => {
+    // A late firing at the first start (see above) is not this one.
+    const lateBefore = (await firings("ticker")).filter((f) => f.missed).length;
     const stop = await p.stop();
     expect(stop.forced).toBe(false);
     const stoppedAt = Date.now();
@@ -84,7 +91,7 @@ describe("schedule triggers", () => {
     const startedAt = Date.now();
     await p.start();
     const late = await waitFor(async () => {
-      const found = (await firings("ticker")).filter((f) => f.missed);
+      const found = (await firings("ticker")).filter((f) => f.missed).slice(lateBefore);
       return found.length > 0 ? found : undefined;
     }, "the missed firing");
     // Once, for the latest time that came due while no daemon ran.
