@@ -34,16 +34,16 @@ afterAll(() => worker.stop());
 
 describe("wardrik tools", () => {
   it("lists worker, MCP and built-in tools under both names, with source and safety, and skipped MCP tools", async () => {
-    const tools = await waitFor(
-      async () => {
-        const r = await p.cli(["tools", "wide", "--json"]);
-        const t = JSON.parse(r.stdout) as Tools;
-        return t.tools.some((x) => x.name === "workers/find_order") ? t : undefined;
-      },
+    // Waited for through the API (a CLI process per look cost a node start each time), then listed by the CLI once.
+    const wide = await p.agentId("wide");
+    await waitFor(
+      async () => (await p.apiOk<Tools>("GET", `/v1/agents/${wide}/tools`)).tools.some((x) => x.name === "workers/find_order"),
       "the worker's tools",
       30_000,
-      500,
     );
+    const listed = await p.cli(["tools", "wide", "--json"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = JSON.parse(listed.stdout) as Tools;
     const row = (name: string) => tools.tools.find((t) => t.name === name);
     expect(row("workers/find_order")).toEqual({
       name: "workers/find_order",

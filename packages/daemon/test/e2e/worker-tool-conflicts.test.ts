@@ -29,10 +29,13 @@ function start(name: string, env: Record<string, string> = {}): WorkerProcess {
   return w;
 }
 
-/** The workers serving workers/lookup, as `wardrik tools --json` lists them (names only). */
+/**
+ * The workers serving workers/lookup, as GET /v1/agents/{id}/tools lists them (names only): what
+ * `wardrik tools --json` prints, asked of the API, as a CLI process per look cost a node start each time (the
+ * CLI's table of it is checked below).
+ */
 async function servers(): Promise<string[]> {
-  const r = await p.cli(["tools", "finder", "--json"]);
-  const t = JSON.parse(r.stdout) as Tools;
+  const t = await p.apiOk<Tools>("GET", `/v1/agents/${await p.agentId("finder")}/tools`);
   return (t.tools.find((x) => x.name === "workers/lookup")?.served_by ?? []).map((s) => s.split(" ")[0]!).sort();
 }
 
