@@ -12,7 +12,13 @@ let p: TestProject;
 let taking: Receiver;
 let refusing: Receiver;
 
+/** The deliveries through the API: the waits poll this, a CLI process per look would cost a node start each time. */
 async function deliveries(): Promise<DeliveryView[]> {
+  return (await p.apiOk<{ deliveries: DeliveryView[] }>("GET", "/v1/deliveries?limit=1000")).deliveries;
+}
+
+/** The same list as `wardrik deliveries --json` prints it. */
+async function cliDeliveries(): Promise<DeliveryView[]> {
   const r = await p.cli(["deliveries", "--json", "--limit", "1000"]);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as DeliveryView[];
@@ -67,5 +73,6 @@ describe("keep_delivered", () => {
       20_000,
     );
     expect(left.map((d) => d.status)).toEqual(["failed"]);
+    expect((await cliDeliveries()).map((d) => d.status)).toEqual(["failed"]);
   });
 });
