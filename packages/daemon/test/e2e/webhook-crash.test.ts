@@ -53,7 +53,8 @@ describe("webhook outbox across a crash", () => {
     const receiver = await startReceiver();
     const p = await createProject({
       config: (text) =>
-        `${text.replace(/\n?$/, "\n")}subscribers:\n  - url: ${receiver.url}\n    agents: [echoer]\n    types: [turn.completed]\n    secret: ${secret}\n`,
+        // timeout 3: on PostgreSQL the dead node's claim lapses after the subscriber's timeout and a margin (10 s by default).
+        `${text.replace(/\n?$/, "\n")}subscribers:\n  - url: ${receiver.url}\n    agents: [echoer]\n    types: [turn.completed]\n    secret: ${secret}\n    timeout: 3\n`,
       files: { "agents/echoer.md": agentFile({ description: "Echoes", model: "script/echo" }) },
     });
     // The subscriber has the request, then the daemon dies before its answer: the request's outcome is lost with it.
