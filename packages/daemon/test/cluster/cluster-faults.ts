@@ -36,6 +36,11 @@ export interface ClusterFaultOptions {
   kills: number;
   leaseSeconds?: number;
   /**
+   * config.yaml `worker_grace`, seconds (the daemon's default, 30, when absent): how long a call whose worker was
+   * killed under it waits for that worker's answer before the workers are asked and, if none knows it, a person.
+   */
+  workerGraceSeconds?: number;
+  /**
    * A folder: a run with failures or a count that must be 0 and is not leaves there its nodes' logs, its workers'
    * logs and stderr and the agents' events, named by the seed.
    */
@@ -67,6 +72,7 @@ export async function clusterFaultRun(o: ClusterFaultOptions): Promise<ClusterFa
     script: faultScript({ toolMs: { lookup: 400, upsert: 400, charge: 400 }, model1Ms: 50, rerunMs: 50 }),
     count: 3,
     leaseSeconds: lease,
+    ...(o.workerGraceSeconds !== undefined ? { workerGraceSeconds: o.workerGraceSeconds } : {}),
   });
   const byKind = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const accepted: Record<string, string[]> = Object.fromEntries(AGENTS.map((a) => [a, []]));

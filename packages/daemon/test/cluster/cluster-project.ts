@@ -34,6 +34,8 @@ export function makeClusterProject(o: {
   script: string;
   count: number;
   leaseSeconds: number;
+  /** config.yaml `worker_grace`, seconds; the daemon's default when absent. */
+  workerGraceSeconds?: number;
   env?: Record<string, string>;
 }): ClusterProject {
   const root = mkdtempSync(join(tmpdir(), "wardrik-cluster-"));
@@ -53,6 +55,7 @@ export function makeClusterProject(o: {
   config = config.replace(/^models:[ \t]*\n/m, `models:\n  ${AGENT}: { provider: script, model: ${AGENT} }\n`);
   config = config.replace(/^database:.*$/m, `database: ${o.database}`);
   config += `cluster:\n  lease: ${o.leaseSeconds}\n`;
+  if (o.workerGraceSeconds !== undefined) config += `worker_grace: ${o.workerGraceSeconds}\n`;
   write("config.yaml", config);
   const token = readFileSync(join(dir, ".wardrik", "admin-token"), "utf8").trim();
   const nodes = Array.from({ length: o.count }, (_, i) => clusterNode({ dir, token }, `n${i + 1}`, o.env ?? {}));
