@@ -11,7 +11,6 @@ import { api, eventsOf, short, waitUntil, type FaultEvent } from "../faults/faul
 import { checkInvariants, scopeToMessages } from "../faults/fault-invariants.js";
 import { settle } from "../faults/fault-settle.js";
 import type { FaultWorker } from "../faults/fault-worker-process.js";
-import { sleep } from "../helpers/wait.js";
 import { openClusterDb, startCluster, waitForClusterWorker, workerToolsOf, type Cluster, type ClusterNode } from "./cluster-kit.js";
 
 const SLOW = { lookup: 1500, upsert: 1500, charge: 1500 };
@@ -70,6 +69,18 @@ async function settleAndCheck(via: ClusterNode, message: string, text: string): 
   expect(report.failures).toEqual([]);
   const run = r.events.find((e) => short(e.type) === "turn.started" && (e.data.messages as string[]).includes(message))!.run;
   return r.events.filter((e) => e.run === run);
+}
+
+/** What a node logs when it stops driving an agent whose lease another node holds now (renewal, refused write, request). */
+const DROPPED =
+  /lost the lease of an agent to another node|another node holds this agent's lease now|found the agent's lease taken by another node/;
+
+/** Whether `n` said it stopped driving `agentId` because another node holds its lease now. */
+function droppedAgent(n: ClusterNode, agentId: string): boolean {
+  return n
+    .stderr()
+    .split("\n")
+    .some((l) => DROPPED.test(l) && l.includes(agentId));
 }
 
 /** Sequence numbers as every node serves them: 1..n, once each. */
@@ -253,7 +264,9 @@ describe("failover", () => {
     }
     expect(turn.filter((e) => short(e.type) === "call.failed")).toEqual([]);
     expect(turn.filter((e) => short(e.type) === "approval.requested")).toEqual([]);
-    await sleep(1000);
+    // Thawed, n1 finds the agent taken (on renewing its leases, or on a refused write) and stops driving it: only then
+    // is the record compared, so that whatever the thawed n1 tried to commit for it has been tried.
+    await waitUntil(() => droppedAgent(n1, agent), "the thawed n1 to stop driving the agent", 20_000);
     await expectOneRecord(c.nodes);
   });
 
