@@ -78,10 +78,15 @@ describe("events out and in on a cluster of two daemons", () => {
       await a.send("echoer", `through a ${i}`);
       await b.send("echoer", `through b ${i}`);
     }
+    const sent = await a.events("echoer");
+    await waitFor(() => receiver.accepted().length >= sent.length || undefined, "every event of echoer at the receiver", 30_000);
+    // A repeat would come from a second node that claimed a delivery while the first held it, and sent it at once. A
+    // later turn's events queue behind those deliveries (each agent's events reach a subscriber in order, and a
+    // delivery is claimed only once every one before it in its queue was recorded delivered): once they have arrived,
+    // so has any repeat sent before them.
+    await b.send("echoer", "after them");
     const events = await a.events("echoer");
-    await waitFor(() => receiver.accepted().length >= events.length || undefined, "every event of echoer at the receiver", 30_000);
-    // Both nodes poll the outbox every second: give a second sender time to send a repeat, were there one.
-    await sleep(2500);
+    await waitFor(() => receiver.accepted().length >= events.length || undefined, "the later turn's events at the receiver", 30_000);
     expect(receiver.requests.map((r) => r.json.id)).toEqual(events.map((e) => e.id));
 
     // Both nodes run the schedule; each second fires once.
@@ -108,14 +113,17 @@ describe("events out and in on a cluster of two daemons", () => {
     expect(ra!.json.message).toBe(rb!.json.message);
     const texts = await waitFor(async () => {
       const q = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
-      return q.length >= 7 ? q : undefined;
+      return q.length >= 8 ? q : undefined;
     }, "the listener's messages");
     await sleep(1500);
     const final = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
     expect(final).toEqual(texts);
     expect(final.filter((t) => t === "deployed billing")).toHaveLength(1);
     expect(final.filter((t) => t.startsWith("echoer said ")).sort()).toEqual(
-      [0, 1, 2].flatMap((i) => [`echoer said You said: through a ${i}`, `echoer said You said: through b ${i}`]).sort(),
+      [
+        ...[0, 1, 2].flatMap((i) => [`echoer said You said: through a ${i}`, `echoer said You said: through b ${i}`]),
+        "echoer said You said: after them",
+      ].sort(),
     );
   });
 
