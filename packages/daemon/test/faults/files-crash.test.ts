@@ -6,12 +6,12 @@
  * the files tool ever waits for a person. The same holds for files/delete:
  * a delete on the record as done has removed its file, one still open has not.
  */
-import { describe, expect, it } from "vitest";
-import { createProject } from "../helpers/spawn-daemon.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { projectDatabaseUrl } from "../helpers/database-contents.js";
 import { withSideConnection } from "../helpers/side-connection.js";
 import { asFaultDaemon } from "./fault-project.js";
-import { eventsOf, followEvents, short } from "./fault-api.js";
+import { eventsOf, followEvents, short, type FaultDaemon } from "./fault-api.js";
 
 const ROUNDS = 8;
 const DELETE_ROUNDS = 4;
@@ -39,24 +39,38 @@ async function inDoubt(databaseUrl: string, tool: "files/write" | "files/delete"
   });
 }
 
+/** One project and daemon for the file: the writer's crashes, then the tidier's. */
+let p: TestProject;
+let d: FaultDaemon;
+beforeAll(async () => {
+  p = await createProject({
+    scripts: {
+      writer: [
+        "steps:",
+        '  - tool_calls: [{ tool: "files/write", args: { path: "notes/{{message}}.txt", content: "body of {{message}}" } }]',
+        '  - tool_calls: [{ tool: "files/read", args: { path: "notes/{{message}}.txt" } }]',
+        '  - text: "read {{result}}"',
+        "",
+      ].join("\n"),
+      tidier: [
+        "steps:",
+        '  - tool_calls: [{ tool: "files/write", args: { path: "tmp/{{message}}.txt", content: "scratch {{message}}" } }]',
+        '  - tool_calls: [{ tool: "files/delete", args: { path: "tmp/{{message}}.txt" } }]',
+        '  - text: "tidied {{result}}"',
+        "",
+      ].join("\n"),
+    },
+    files: {
+      "agents/writer.md": "---\ndescription: Writes notes.\nmodel: writer\ntools: [files]\npolicy: notes\n---\nWrite.\n",
+      "agents/tidier.md": "---\ndescription: Writes and deletes scratch files.\nmodel: tidier\ntools: [files]\npolicy: notes\n---\nTidy.\n",
+      "policies/notes.yaml": "description: Files only.\nrules:\n  - tool: files/*\n    decision: allow\n",
+    },
+  });
+  d = asFaultDaemon(p);
+});
+
 describe("files tool across kill -9", () => {
   it("never leaves a write in doubt", async () => {
-    const p = await createProject({
-      scripts: {
-        writer: [
-          "steps:",
-          '  - tool_calls: [{ tool: "files/write", args: { path: "notes/{{message}}.txt", content: "body of {{message}}" } }]',
-          '  - tool_calls: [{ tool: "files/read", args: { path: "notes/{{message}}.txt" } }]',
-          '  - text: "read {{result}}"',
-          "",
-        ].join("\n"),
-      },
-      files: {
-        "agents/writer.md": "---\ndescription: Writes notes.\nmodel: writer\ntools: [files]\npolicy: notes\n---\nWrite.\n",
-        "policies/notes.yaml": "description: Files only.\nrules:\n  - tool: files/*\n    decision: allow\n",
-      },
-    });
-    const d = asFaultDaemon(p);
     const agent = await p.agentId("writer");
     const messages: string[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -94,23 +108,6 @@ describe("files tool across kill -9", () => {
   }, 240_000);
 
   it("never leaves a delete in doubt", async () => {
-    const p = await createProject({
-      scripts: {
-        tidier: [
-          "steps:",
-          '  - tool_calls: [{ tool: "files/write", args: { path: "tmp/{{message}}.txt", content: "scratch {{message}}" } }]',
-          '  - tool_calls: [{ tool: "files/delete", args: { path: "tmp/{{message}}.txt" } }]',
-          '  - text: "tidied {{result}}"',
-          "",
-        ].join("\n"),
-      },
-      files: {
-        "agents/tidier.md":
-          "---\ndescription: Writes and deletes scratch files.\nmodel: tidier\ntools: [files]\npolicy: notes\n---\nTidy.\n",
-        "policies/notes.yaml": "description: Files only.\nrules:\n  - tool: files/*\n    decision: allow\n",
-      },
-    });
-    const d = asFaultDaemon(p);
     const agent = await p.agentId("tidier");
     const databaseUrl = projectDatabaseUrl(p.dir, p.read("config.yaml"));
     const messages: string[] = [];
