@@ -19,8 +19,8 @@ export const ALONE_GROUP = 1;
 
 /** Alone files that take long for their size (seconds in a CI run on two cores), longest first. */
 export const LONG_FOR_THEIR_SIZE = [
+  "packages/daemon/test/cluster/cluster-start.test.ts", // 21 for four rounds; ten rounds now
   "packages/daemon/test/cluster/kill-harness.test.ts", // 13-41
-  "packages/daemon/test/cluster/cluster-start.test.ts", // 21
   "packages/daemon/test/cluster/random-kills.test.ts", // 19
   "packages/daemon/test/faults/kill-harness.test.ts", // 10-12
   "packages/daemon/test/faults/shutdown-connected.test.ts", // 9
