@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { AgentDetail, TriggerView } from "@wardrik/protocol";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { formatArgs } from "../format-args.js";
 import { examples, json, out } from "../output.js";
 
@@ -19,7 +19,7 @@ export function registerAgent(program: Command): void {
     "wardrik agent show triage",
     "wardrik agent show acme/triage --json",
   ).action(async (name: string, opts: { json?: boolean }) => {
-    const { agent: a, client, ref } = await agentByName(connect(), name);
+    const { agent: a, client, ref } = await agentNamed(name);
     const d = await client.getAgent(a.id);
     if (opts.json) return json(d);
     printAgent(d, ref);
@@ -34,7 +34,7 @@ export function registerAgent(program: Command): void {
     "wardrik agent cancel triage",
     "wardrik agent cancel triage --conversation C1",
   ).action(async (name: string, opts: { conversation?: string; json?: boolean }) => {
-    const { agent: a, client } = await agentByName(connect(), name);
+    const { agent: a, client } = await agentNamed(name);
     const r = await client.cancel(a.id, opts.conversation);
     if (opts.json) return json(r);
     out(`Cancelled ${r.cancelled.length} turn(s), dropped ${r.dropped} queued message(s).`);
@@ -48,7 +48,7 @@ export function registerAgent(program: Command): void {
       .description("stop one tool call; the model is told and the turn goes on"),
     "wardrik agent kill triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN",
   ).action(async (name: string, call: string, opts: { json?: boolean }) => {
-    const { agent: a, client } = await agentByName(connect(), name);
+    const { agent: a, client } = await agentNamed(name);
     const r = await client.decide(a.id, call, "kill");
     if (opts.json) return json(r);
     out(`Stopping ${r.call} (${r.tool}).`);
@@ -63,7 +63,7 @@ export function registerAgent(program: Command): void {
     "wardrik agent clear triage",
     "wardrik agent clear triage --conversation C1",
   ).action(async (name: string, opts: { conversation?: string; json?: boolean }) => {
-    const { agent: a, client } = await agentByName(connect(), name);
+    const { agent: a, client } = await agentNamed(name);
     const r = await client.clear(a.id, opts.conversation);
     if (opts.json) return json(r);
     out(`Cleared ${r.cleared.length ? r.cleared.join(", ") : "nothing (no conversations)"}.`);
@@ -76,7 +76,7 @@ export function registerAgent(program: Command): void {
       .description("remove an agent created through the HTTP API"),
     "wardrik agent rm reporter",
   ).action(async (name: string, opts: { json?: boolean }) => {
-    const { agent: a, client, ref } = await agentByName(connect(), name);
+    const { agent: a, client, ref } = await agentNamed(name);
     await client.removeAgent(a.id);
     if (opts.json) return json({ removed: a.id, name: a.name, org: a.org });
     out(`Removed ${ref}.`);

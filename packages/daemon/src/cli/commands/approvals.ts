@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { examples, json, out, UsageError } from "../output.js";
 
 export function registerApprovals(program: Command): void {
@@ -15,7 +15,7 @@ export function registerApprovals(program: Command): void {
     `wardrik approve shop call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN --args '{"orderId": "ord_1234"}'`,
   ).action(async (name: string, call: string, opts: { args?: string; json?: boolean }) => {
     const args = opts.args === undefined ? undefined : parseArgsOption(opts.args);
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const r = await client.decide(agent.id, call, "approve", undefined, args);
     if (opts.json) return json(r);
     out(`Approved ${r.call} (${r.tool})${args ? " with edited arguments" : ""}.`);
@@ -30,7 +30,7 @@ export function registerApprovals(program: Command): void {
       .description("refuse a call that waits for a person; the model is told why"),
     'wardrik deny triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN --reason "Not on a Friday"',
   ).action(async (name: string, call: string, opts: { reason?: string; json?: boolean }) => {
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const r = await client.decide(agent.id, call, "deny", opts.reason);
     if (opts.json) return json(r);
     out(`Denied ${r.call} (${r.tool}).`);
@@ -49,7 +49,7 @@ function registerAnswer(program: Command): void {
       .description("answer a question an agent asked a person (person/ask); the turn goes on"),
     'wardrik answer triage call_01JF8X5RQ2M3V9ZK0B7Y4T6WHN "Roll back"',
   ).action(async (name: string, call: string, text: string, opts: { json?: boolean }) => {
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const r = await client.answer(agent.id, call, text);
     if (opts.json) return json(r);
     out(`Answered ${r.call}.`);

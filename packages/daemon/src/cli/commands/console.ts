@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
-import { openInBrowser } from "../open-browser.js";
+import { connected } from "../connect-on-demand.js";
 import { err, examples, json, out } from "../output.js";
 
 export function registerConsole(program: Command): void {
@@ -13,8 +12,8 @@ export function registerConsole(program: Command): void {
     "wardrik console",
     "wardrik console --no-open",
   ).action(async (opts: { open: boolean; json?: boolean }) => {
-    const link = await connect().createConsoleLink();
-    const opened = opts.open && (await openInBrowser(link.url));
+    const link = await (await connected()).createConsoleLink();
+    const opened = opts.open && (await (await import("../open-browser.js")).openInBrowser(link.url));
     if (opts.json) return json({ ...link, opened });
     out(link.url);
     const until = new Date(link.expires_at).toLocaleTimeString();

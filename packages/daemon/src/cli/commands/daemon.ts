@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Option, type Command } from "commander";
-import { CONFIG_FILE } from "../../config/index.js";
+import { CONFIG_FILE } from "../../config/config-file.js";
 import { findProjectDir } from "../project-dir.js";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../../log/log-level.js";
 import { examples, UsageError } from "../output.js";

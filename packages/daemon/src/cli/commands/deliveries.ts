@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import type { DeliveryView } from "@wardrik/protocol";
-import { shortType } from "@wardrik/protocol/base";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import { examples, json, out, UsageError } from "../output.js";
 
 export function registerDeliveries(program: Command): void {
@@ -20,14 +19,15 @@ export function registerDeliveries(program: Command): void {
     if (opts.failed && opts.pending) throw new UsageError("--failed and --pending exclude each other; give one.");
     if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 1000)
       throw new UsageError("--limit must be a whole number from 1 to 1000.");
-    const client = connect();
+    const client = await connected();
+    const { shortType } = await import("@wardrik/protocol/base");
     const status = opts.failed ? "failed" : opts.pending ? "pending" : undefined;
     const page = await client.deliveries({ ...(status ? { status } : {}), limit: opts.limit });
     if (opts.json) return json(page.deliveries);
     if (page.deliveries.length === 0)
       return out(status ? `No ${status} deliveries.` : "No deliveries (config.yaml subscribers: receive events once set).");
     const names = new Map((await client.listAgents()).map((a) => [a.id, a.name]));
-    for (const d of page.deliveries) printDelivery(d, names.get(d.agent) ?? d.agent);
+    for (const d of page.deliveries) printDelivery(d, names.get(d.agent) ?? d.agent, shortType);
     if (page.next) out(`(more: wardrik deliveries --limit ${Math.min(1000, opts.limit * 2)})`);
   });
 
@@ -39,13 +39,15 @@ export function registerDeliveries(program: Command): void {
       .description("send a delivery again (a dead letter, or one delivered before), with a fresh retry window"),
     "wardrik deliveries retry dlv_01JF8X5RQ2M3V9ZK0B7Y4T6WHN",
   ).action(async (id: string, opts: { json?: boolean }) => {
-    const d = await connect().retryDelivery(id);
+    const d = await (await connected()).retryDelivery(id);
+    const { shortType } = await import("@wardrik/protocol/base");
     if (opts.json) return json(d);
     out(`Queued ${d.id} (${shortType(d.event_type)} #${d.seq}) for ${d.subscriber} again.`);
   });
 }
 
-function printDelivery(d: DeliveryView, agent: string): void {
+/** `shortType` of @wardrik/protocol/base, loaded by the action (defining the command loads none of the protocol). */
+function printDelivery(d: DeliveryView, agent: string, shortType: (type: string) => string): void {
   const when = d.status === "pending" && d.next_attempt_at ? `, next attempt ${d.next_attempt_at}` : d.ended_at ? `, ${d.ended_at}` : "";
   out(
     `${d.id}  ${d.status.padEnd(9)} ${shortType(d.event_type)} #${d.seq} of ${agent} -> ${d.subscriber}  (${d.attempts} attempt${d.attempts === 1 ? "" : "s"}${when})`,

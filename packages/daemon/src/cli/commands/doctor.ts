@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { runDoctor, type Check } from "../doctor.js";
+import type { Check } from "../doctor.js";
 import { examples, json, out, setExitCode } from "../output.js";
 
 const MARK: Record<Check["level"], string> = { ok: "✓", warn: "!", fail: "✗" };
@@ -15,6 +15,8 @@ export function registerDoctor(program: Command): void {
     "wardrik doctor",
     "wardrik doctor --json",
   ).action(async (opts: { json?: boolean }) => {
+    // Loaded here: the checks read the project with the daemon's own config and store modules.
+    const { runDoctor } = await import("../doctor.js");
     const report = await runDoctor(process.cwd());
     const failed = report.checks.filter((c) => c.level === "fail").length;
     const warned = report.checks.filter((c) => c.level === "warn").length;

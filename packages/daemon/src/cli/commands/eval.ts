@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { findProjectDir } from "../project-dir.js";
 import { collect, examples, json, out, setExitCode, UsageError } from "../output.js";
 
@@ -45,7 +45,7 @@ suite file is not valid.`,
       if (ConfigError.isInstance(e)) throw new UsageError(e.message);
       throw e;
     }
-    const { agent, client } = await agentByName(connect(), suite.agent);
+    const { agent, client } = await agentNamed(suite.agent);
     const agentFile = currentAgentFile(suitePath, suite.agent);
     const { runSuite } = await import("../eval/run-suite.js");
     const results = await runSuite(suite, {

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import type { WardrikCloudEvent } from "@wardrik/protocol";
-import { agentByName, connect } from "../connect.js";
-import { formatEvent } from "../format-event.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { examples, out } from "../output.js";
 
 export function registerEvents(program: Command): void {
@@ -16,7 +15,8 @@ export function registerEvents(program: Command): void {
     "wardrik events triage",
     "wardrik events triage --follow --json",
   ).action(async (name: string, opts: { follow?: boolean; after: number; json?: boolean }) => {
-    const { agent: a, client } = await agentByName(connect(), name);
+    const { agent: a, client } = await agentNamed(name);
+    const { formatEvent } = await import("../format-event.js");
     const print = (e: WardrikCloudEvent) => out(opts.json ? JSON.stringify(e) : formatEvent(e));
     if (opts.follow) {
       const ac = new AbortController();

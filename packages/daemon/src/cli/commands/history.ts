@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { examples, json, out } from "../output.js";
 
 export function registerHistory(program: Command): void {
@@ -13,7 +13,7 @@ export function registerHistory(program: Command): void {
     "wardrik history triage",
     "wardrik history triage --conversation C1 --json",
   ).action(async (name: string, opts: { conversation: string; json?: boolean }) => {
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const h = await client.history(agent.id, opts.conversation);
     if (opts.json) return json(h);
     for (const m of h.messages) out(`#${m.seq} ${m.role}: ${historyText(m.content)}`);

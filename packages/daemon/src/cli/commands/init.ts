@@ -1,7 +1,5 @@
 import type { Command } from "commander";
-import { initProject, VENDOR_DIR } from "../init-project.js";
 import { examples, json, out } from "../output.js";
-import { checkoutRoot, findSdkTarballs, tarballNames } from "../sdk-tarballs.js";
 
 export function registerInit(program: Command): void {
   examples(
@@ -13,7 +11,11 @@ export function registerInit(program: Command): void {
       .description("create a project: config.yaml, an example agent, a policy, a worker file, an admin token"),
     "wardrik init demo && cd demo && wardrik daemon",
     "wardrik init demo --sdk-from ~/wardrik/dist   # the worker's SDK from those tarballs",
-  ).action((dir: string, opts: { json?: boolean; sdkFrom?: string }) => {
+  ).action(async (dir: string, opts: { json?: boolean; sdkFrom?: string }) => {
+    const [{ initProject, VENDOR_DIR }, { checkoutRoot, findSdkTarballs, tarballNames }] = await Promise.all([
+      import("../init-project.js"),
+      import("../sdk-tarballs.js"),
+    ]);
     const { dir: where, files, sdk } = initProject(dir, { sdk: findSdkTarballs(opts.sdkFrom) });
     if (opts.json) return json({ dir: where, files, sdk });
     out(`Created a Wardrik project in ${where}:`);

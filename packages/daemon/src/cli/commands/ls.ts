@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import { examples, json, out, UsageError } from "../output.js";
 
 /** One line per agent: the first problem of a file, and how many more `agent show` lists. */
@@ -25,7 +25,7 @@ export function registerLs(program: Command): void {
     "wardrik ls attention --json",
   ).action(async (filter: string | undefined, opts: { json?: boolean }) => {
     if (filter !== undefined && filter !== "attention") throw new UsageError(`unknown filter "${filter}"; the only filter is attention`);
-    let agents = await connect().listAgents();
+    let agents = await (await connected()).listAgents();
     if (filter === "attention") agents = agents.filter((a) => a.status === "parked" || a.status === "unreadable");
     if (opts.json) return json(agents);
     if (agents.length === 0) return out(filter ? "Nothing needs attention." : "No agents.");

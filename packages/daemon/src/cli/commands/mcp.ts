@@ -1,8 +1,7 @@
 import type { Command } from "commander";
 import type { McpServerView } from "@wardrik/protocol";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import type { DaemonClient } from "../daemon-client.js";
-import { openInBrowser } from "../open-browser.js";
 import { err, examples, json, out, setExitCode } from "../output.js";
 
 interface OrgOption {
@@ -41,7 +40,7 @@ export function registerMcp(program: Command): void {
     "wardrik mcp ls",
     "wardrik mcp ls --json --no-connect",
   ).action(async (opts: OrgOption & { connect: boolean }) => {
-    const servers = await client(opts).listMcpServers(opts.connect);
+    const servers = await (await client(opts)).listMcpServers(opts.connect);
     if (opts.json) return json(servers);
     printServers(servers);
   });
@@ -60,13 +59,14 @@ export function registerMcp(program: Command): void {
     "wardrik mcp login linear",
     "wardrik mcp login linear --no-browser",
   ).action(async (name: string, opts: OrgOption & { browser: boolean; wait: boolean }) => {
-    const c = client(opts);
+    const c = await client(opts);
     const started = await c.loginMcpServer(name);
     if (opts.json && !opts.wait) return json(started);
     if (!opts.json) {
       err(`To log in to MCP server ${name} for org ${started.org}, open this address in a browser:`);
       out(started.authorization_url);
     }
+    const { openInBrowser } = await import("../open-browser.js");
     if (opts.browser && (await openInBrowser(started.authorization_url)) && !opts.json) err("(opened in your browser)");
     if (!opts.wait) return;
     if (!opts.json) err(`Waiting for the browser to come back to ${started.redirect_url} (the link works until ${started.expires_at}) ...`);
@@ -86,7 +86,7 @@ export function registerMcp(program: Command): void {
       .description("remove the org's OAuth grant for a server (its tokens are revoked where the server allows it)"),
     "wardrik mcp logout linear",
   ).action(async (name: string, opts: OrgOption) => {
-    const r = await client(opts).logoutMcpServer(name);
+    const r = await (await client(opts)).logoutMcpServer(name);
     if (opts.json) return json(r);
     if (!r.removed) return out(`Org ${r.org} was not logged in to MCP server ${name}; nothing to remove.`);
     out(
@@ -102,15 +102,15 @@ export function registerMcp(program: Command): void {
     "wardrik mcp serve",
     "WARDRIK_URL=http://127.0.0.1:7373 WARDRIK_TOKEN=wdk_... wardrik mcp serve",
   ).action(async (opts: { org?: string }) => {
-    const c = connect();
+    const c = await connected();
     // Loaded here: the MCP SDK is only needed by this command (the daemon's start pays for every command's imports).
     const { serveStdioProxy } = await import("../mcp-stdio-proxy.js");
     await serveStdioProxy({ url: c.url, token: c.token ?? "", ...(opts.org ? { org: opts.org } : {}), note: err });
   });
 }
 
-function client(opts: OrgOption): DaemonClient {
-  return connect().inOrg(opts.org);
+async function client(opts: OrgOption): Promise<DaemonClient> {
+  return (await connected()).inOrg(opts.org);
 }
 
 async function waitForLogin(c: DaemonClient, name: string, expiresAt: number): Promise<{ ok: boolean; why: string; view?: McpServerView }> {

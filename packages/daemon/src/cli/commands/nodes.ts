@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import { examples, json, out } from "../output.js";
 
 export function registerNodes(program: Command): void {
@@ -11,7 +11,7 @@ export function registerNodes(program: Command): void {
     "wardrik nodes",
     "wardrik nodes --json",
   ).action(async (opts: { json?: boolean }) => {
-    const { nodes } = await connect().listNodes();
+    const { nodes } = await (await connected()).listNodes();
     if (opts.json) return json({ nodes });
     if (nodes.length === 0) return out("No node has said it lives yet.");
     for (const n of nodes) {

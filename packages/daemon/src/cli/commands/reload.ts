@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import { examples, json, out } from "../output.js";
 
 export function registerReload(program: Command): void {
@@ -13,7 +13,7 @@ export function registerReload(program: Command): void {
     "wardrik reload",
     "wardrik reload --json",
   ).action(async (opts: { json?: boolean }) => {
-    const r = await connect().reload();
+    const r = await (await connected()).reload();
     if (opts.json) return json({ warnings: [], ...r });
     const parts = [`added ${list(r.added)}`, `updated ${list(r.updated)}`, `removed ${list(r.removed)}`];
     if (r.unreadable.length) parts.push(`unreadable ${list(r.unreadable)}`);

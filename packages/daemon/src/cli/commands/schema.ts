@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { Argument, type Command } from "commander";
-import { schemaFile, type SchemaKind } from "../../schema-files.js";
+import type { SchemaKind } from "../../schema-files.js";
 
 const KINDS: readonly SchemaKind[] = ["config", "agent", "policy"];
 
@@ -24,7 +24,7 @@ export function registerSchemaCommand(program: Command): void {
     .action(async (kind: SchemaKind) => {
       // The build writes each schema to the shipped file (the same text): printing it costs
       // no zod and no config module. Built from the zod schemas only where it is missing.
-      const shipped = schemaFile(kind);
+      const shipped = (await import("../../schema-files.js")).schemaFile(kind);
       if (existsSync(shipped)) return void process.stdout.write(readFileSync(shipped, "utf8"));
       const { jsonSchemaFor } = await import("../../editor-schemas.js");
       process.stdout.write(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { SECRET_KEY_ENV } from "../../secrets/key-ring.js";
 import { findProjectDir } from "../project-dir.js";
 
 /**
@@ -28,7 +27,10 @@ Examples:
           "Not inside a Wardrik project (no config.yaml here or above): run wardrik secret rotate-key in the project directory.",
         );
       // Loaded here so other commands start without the store's dependencies.
-      const { rotateSecretKey } = await import("../../secrets/rotate-key.js");
+      const [{ rotateSecretKey }, { SECRET_KEY_ENV }] = await Promise.all([
+        import("../../secrets/rotate-key.js"),
+        import("../../secrets/key-ring.js"),
+      ]);
       const r = await rotateSecretKey(dir);
       if (opts.json) process.stdout.write(JSON.stringify(r) + "\n");
       else {

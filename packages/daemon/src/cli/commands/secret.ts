@@ -3,11 +3,8 @@ import type { Command } from "commander";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SecretNames } from "@wardrik/protocol";
-import { WardrikError } from "@wardrik/protocol/errors";
-import { secretNames } from "../../secrets/secret-names.js";
 import { ADMIN_TOKEN_FILE } from "../../admin-token-file.js";
-import { connect, findProject } from "../connect.js";
-import { isNoAnswer } from "../daemon-client.js";
+import type { DaemonClient } from "../daemon-client.js";
 import type { OfflineStore } from "../offline-store.js";
 import { err, examples, json, out, UsageError } from "../output.js";
 
@@ -51,7 +48,10 @@ export function registerSecret(program: Command): void {
     let list: SecretNames = { secrets: [], unreadable: [] };
     await withDaemonOrDatabase(
       async (client) => void (list = await client.listSecrets()),
-      async (store) => void (list = secretNames(await store.secrets.list(store.org))),
+      async (store) => {
+        const { secretNames } = await import("../../secrets/secret-names.js");
+        list = secretNames(await store.secrets.list(store.org));
+      },
     );
     if (opts.json) return json(list);
     // A secret that cannot be decrypted is marked, with why (never its value).
@@ -67,9 +67,15 @@ export function registerSecret(program: Command): void {
  * project, runs `viaDatabase` on the project's database instead and returns its path.
  */
 async function withDaemonOrDatabase(
-  viaDaemon: (client: ReturnType<typeof connect>) => Promise<unknown>,
+  viaDaemon: (client: DaemonClient) => Promise<unknown>,
   viaDatabase: (store: OfflineStore) => Promise<unknown>,
 ): Promise<string | undefined> {
+  // Loaded here: defining the commands (--help) loads none of the client.
+  const [{ connect, findProject }, { isNoAnswer }, { WardrikError }] = await Promise.all([
+    import("../connect.js"),
+    import("../daemon-client.js"),
+    import("@wardrik/protocol/errors"),
+  ]);
   const project = findProject();
   // Without an admin token no daemon has ever started here: there is nothing to ask.
   const neverStarted = project !== undefined && !existsSync(join(project.dir, ADMIN_TOKEN_FILE));

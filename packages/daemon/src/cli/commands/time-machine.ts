@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ReplayBody } from "@wardrik/protocol";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { collect, examples, json, out, UsageError } from "../output.js";
 
 /** `wardrik fork` and `wardrik replay`: the record as a time machine. */
@@ -18,7 +18,7 @@ export function registerTimeMachine(program: Command): void {
     "wardrik fork shop --conversation main --at 42",
     "wardrik fork shop --at 42 --as try-refund && wardrik ask shop 'refund it' --conversation try-refund",
   ).action(async (name: string, opts: { conversation: string; at: number; as?: string; json?: boolean }) => {
-    const { agent, client, ref } = await agentByName(connect(), name);
+    const { agent, client, ref } = await agentNamed(name);
     const f = await client.fork(agent.id, opts.conversation, opts.at, opts.as);
     if (opts.json) return json(f);
     out(`Forked ${f.from} at event ${f.at_seq} as ${f.conversation}: ${f.messages} message(s) from ${f.turns} turn(s).`);
@@ -56,7 +56,7 @@ run, unless --live names its tool. Nothing is written to the agent's record.`,
       ...policyOption(opts.policy),
       ...(opts.live.length > 0 ? { live: opts.live } : {}),
     };
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const report = await client.replay(agent.id, body);
     if (opts.json) return json(report);
     const { formatReplay } = await import("../replay-report.js");

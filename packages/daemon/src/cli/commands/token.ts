@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { connect } from "../connect.js";
+import { connected } from "../connect-on-demand.js";
 import { err, examples, json, out } from "../output.js";
 
 export function registerToken(program: Command): void {
@@ -13,7 +13,7 @@ export function registerToken(program: Command): void {
     "wardrik token acme --name ci",
     "WARDRIK_TOKEN=$(wardrik token acme) wardrik ls",
   ).action(async (org: string, opts: { name?: string; json?: boolean }) => {
-    const t = await connect().createToken(org, opts.name);
+    const t = await (await connected()).createToken(org, opts.name);
     if (opts.json) return json(t);
     out(t.token);
     err(`Created a token for org ${t.org} ("${t.name}"). Use it as WARDRIK_TOKEN; it is not shown again.`);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { AgentTools } from "@wardrik/protocol";
-import { agentByName, connect } from "../connect.js";
+import { agentNamed } from "../connect-on-demand.js";
 import { examples, json, out } from "../output.js";
 
 export function registerTools(program: Command): void {
@@ -15,7 +15,7 @@ export function registerTools(program: Command): void {
     "wardrik tools triage",
     "wardrik tools acme/triage --json",
   ).action(async (name: string, opts: { json?: boolean }) => {
-    const { agent, client } = await agentByName(connect(), name);
+    const { agent, client } = await agentNamed(name);
     const t = await client.agentTools(agent.id);
     if (opts.json) return json(t);
     printTools(t);
