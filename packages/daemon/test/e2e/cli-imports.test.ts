@@ -1,5 +1,5 @@
 /**
- * A short command loads only what it needs: `wardrik --version` and
+ * A short command loads only what it needs: `wardrik --version`, `--help` and
  * `wardrik ls` against a running daemon load none of the daemon's own
  * modules (store, runtime, HTTP server, config schemas, policies), no native
  * addon, no zod, no YAML parser and not fetch (undici: node:http instead). Most of such a command's CPU is Node
@@ -28,7 +28,7 @@ const HEAVY = [
   /\/protocol\/dist\/index\.js$/,
   /\.node$/,
   /^node:internal\/deps\/undici\//,
-  /\/node_modules\/(better-sqlite3|pg|zod|yaml|hono|@hono|ws|pino|@modelcontextprotocol|@ai-sdk|@opentelemetry)\//,
+  /\/node_modules\/(better-sqlite3|pg|kysely|zod|yaml|hono|@hono|ws|pino|@modelcontextprotocol|@ai-sdk|ai|@opentelemetry)\//,
 ];
 
 let run = 0;
@@ -41,6 +41,32 @@ async function recorded(args: string[], cwd: string): Promise<{ code: number | n
 }
 
 const heavy = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => h.test(m)));
+/** The packages of node_modules among `modules`, by name. */
+const packagesOf = (modules: string[]) => [
+  ...new Set(modules.flatMap((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1] ?? []).filter((p) => !p.startsWith("@wardrik/"))),
+];
+/** The daemon package's modules among `modules` other than the command modules, as paths under dist/ (or bin/). */
+const definitionsNeed = (modules: string[]) =>
+  modules
+    .filter((m) => /\/daemon\/(dist|bin)\//.test(m) && !/\/dist\/cli\/commands\//.test(m))
+    .map((m) => m.replace(/.*\/daemon\/(dist\/)?/, ""))
+    .sort();
+/** How many modules define the commands (main.ts, COMMANDS: one each, secret-rotate.js apart). */
+const COMMAND_MODULES = 22;
+/** What the commands' definitions need besides their own modules: nothing that reaches the daemon or a library but commander. */
+const DEFINITIONS_NEED = [
+  "admin-token-file.js",
+  "bin/wardrik.js",
+  "cli/completion.js",
+  "cli/connect-on-demand.js",
+  "cli/format-args.js",
+  "cli/main.js",
+  "cli/output.js",
+  "cli/project-dir.js",
+  "config/config-file.js",
+  "log/log-level.js",
+  "version.js",
+];
 /** The command modules among `modules`, as commands/NAME.js. */
 const commandModules = (modules: string[]) =>
   modules.filter((m) => /\/dist\/cli\/commands\//.test(m)).map((m) => m.replace(/.*\/dist\/cli\//, ""));
@@ -134,11 +160,28 @@ describe("what a short command loads", () => {
     expect(heavy(r.modules)).toEqual([]);
   });
 
-  it("--help still lists every command", async () => {
-    const r = await runWardrik(["--help"], { cwd: tmp });
-    expect(r.code).toBe(0);
+  it("--help lists every command from the commands' definitions alone: no client, nothing of the daemon", async () => {
+    const r = await recorded(["--help"], tmp);
+    expect(r.code, r.stderr).toBe(0);
     for (const name of ["init", "daemon", "ask", "ls", "agent", "fork", "replay", "eval", "secret", "mcp", "completion"])
       expect(r.stdout).toMatch(new RegExp(`\\n  ${name}\\b`));
+    expect(heavy(r.modules)).toEqual([]);
+    // Every command's module (commander needs each definition to list it) and, besides them, only what defining them needs:
+    // a command's action loads the client, the protocol, doctor's checks, init's files (connect-on-demand.ts, ask-turn.ts).
+    expect(commandModules(r.modules)).toHaveLength(COMMAND_MODULES);
+    expect(definitionsNeed(r.modules)).toEqual(DEFINITIONS_NEED);
+    expect(r.modules.filter((m) => /\/(protocol|sdk)\/dist\//.test(m))).toEqual([]);
+    expect(packagesOf(r.modules)).toEqual(["commander"]);
+  });
+
+  it("a completion script, made from every command's definition, loads no more than --help", async () => {
+    const r = await recorded(["completion", "bash"], tmp);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("wardrik");
+    expect(heavy(r.modules)).toEqual([]);
+    expect(commandModules(r.modules)).toHaveLength(COMMAND_MODULES);
+    expect(definitionsNeed(r.modules)).toEqual(DEFINITIONS_NEED);
+    expect(packagesOf(r.modules)).toEqual(["commander"]);
   });
 
   it("a mistyped command is still told the nearest one", async () => {
