@@ -66,8 +66,8 @@ export function registerMcp(program: Command): void {
       err(`To log in to MCP server ${name} for org ${started.org}, open this address in a browser:`);
       out(started.authorization_url);
     }
-    const { openInBrowser } = await import("../open-browser.js");
-    if (opts.browser && (await openInBrowser(started.authorization_url)) && !opts.json) err("(opened in your browser)");
+    const opened = opts.browser && (await (await import("../open-browser.js")).openInBrowser(started.authorization_url));
+    if (opened && !opts.json) err("(opened in your browser)");
     if (!opts.wait) return;
     if (!opts.json) err(`Waiting for the browser to come back to ${started.redirect_url} (the link works until ${started.expires_at}) ...`);
     const end = await waitForLogin(c, name, Date.parse(started.expires_at));
