@@ -369,7 +369,11 @@ describe("failover", () => {
     for (const tool of ["lookup", "upsert"]) {
       const again = turn.filter((e) => short(e.type) === "call.started" && e.data.tool === `workers/${tool}` && e.data.attempt === 2);
       expect(again, tool).toHaveLength(1);
-      expect(Date.parse(again[0]!.time), tool).toBeGreaterThanOrEqual(connectedAt);
+      // The new owner may record the attempt before the test sees it own the agent, and so before the worker connects;
+      // the attempt's answer can only come after that.
+      const done = turn.filter((e) => short(e.type) === "call.completed" && e.data.tool === `workers/${tool}`);
+      expect(done, tool).toHaveLength(1);
+      expect(Date.parse(done[0]!.time), tool).toBeGreaterThanOrEqual(connectedAt);
       expect(
         w2.log().filter((l) => l.tag === `grace-1/${tool}` && l.phase === "start"),
         tool,

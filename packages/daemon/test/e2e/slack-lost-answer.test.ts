@@ -30,13 +30,16 @@ const inThread = (root: string) => [...s.slack.messages.values()].filter((m) => 
 const isApproval = (m: PostedMessage) => (m.blocks?.length ?? 0) > 0;
 const callOf = (m: PostedMessage) => (m.blocks!.find((b) => b.type === "actions")!.elements as { value: string }[])[0]!.value;
 
-/** The daemon dies once Slack has posted the first message in `root` that `which` picks, before Slack's answer reaches it. */
-async function killOnPost(root: string, which: (c: SlackApiCall) => boolean): Promise<void> {
+/**
+ * The daemon dies once Slack has posted the first message in `root` that `which` picks, before Slack's answer reaches
+ * it; when `after` is given, Slack holds its answer and the kill until `after` settles (a click the test waits on).
+ */
+async function killOnPost(root: string, which: (c: SlackApiCall) => boolean, after?: Promise<unknown>): Promise<void> {
   const pid = s.p.child!.pid!;
   s.slack.onCall = (c) => {
     if (c.method !== "chat.postMessage" || c.args.thread_ts !== root || !which(c)) return;
     s.slack.onCall = undefined;
-    process.kill(pid, "SIGKILL");
+    return Promise.resolve(after).then(() => process.kill(pid, "SIGKILL"));
   };
   await waitFor(() => s.p.child === undefined, "the daemon to be killed by the loopback Slack", 60_000);
 }
@@ -80,8 +83,12 @@ describe("a Slack post whose answer was lost with its node", () => {
     const root = "1700000202.000100";
     await s.mention("beta", root);
     const approval = await s.slack.waitFor(() => inThread(root).find(isApproval), "the approval message");
-    const killed = killOnPost(root, (c) => !Array.isArray(c.args.blocks));
-    expect((await s.click(APPROVER, approval.ts, "wardrik_approve", callOf(approval))).status).toBe(200);
+    // The reply may be posted before the click is answered: Slack holds the reply's answer until then, so the kill
+    // cannot cut the click short.
+    let clickAnswered!: () => void;
+    const killed = killOnPost(root, (c) => !Array.isArray(c.args.blocks), new Promise<void>((r) => (clickAnswered = r)));
+    const click = await s.click(APPROVER, approval.ts, "wardrik_approve", callOf(approval)).finally(() => clickAnswered());
+    expect(click.status).toBe(200);
     await killed;
     await s.p.start();
     const id = await s.p.agentId("triage");

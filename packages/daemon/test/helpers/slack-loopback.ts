@@ -46,8 +46,9 @@ export interface SlackLoopback {
   /**
    * Runs once a call has been carried out (a post is in `messages`) and
    * before its answer leaves: a test kills the daemon here to lose Slack's answer.
+   * A promise it returns holds the answer back until it settles.
    */
-  onCall: ((call: SlackApiCall) => void) | undefined;
+  onCall: ((call: SlackApiCall) => void | Promise<unknown>) | undefined;
   /** Waits until `find` returns something, from the recorded state. */
   waitFor<T>(find: () => T | undefined | false, what: string, timeoutMs?: number): Promise<T>;
   close(): Promise<void>;
@@ -76,9 +77,12 @@ export async function startSlackLoopback(botToken: string): Promise<SlackLoopbac
       const call: SlackApiCall = { method, args, at };
       let recorded = false;
       const answer = (status: number, body: unknown) => {
-        if (recorded) loopback.onCall?.(call);
-        res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
-        res.end(JSON.stringify(body));
+        const held = recorded ? loopback.onCall?.(call) : undefined;
+        void Promise.resolve(held).then(() => {
+          if (res.destroyed) return;
+          res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
+          res.end(JSON.stringify(body));
+        });
       };
       // Slack answers 200 with ok: false for a bad token.
       if (req.headers.authorization !== `Bearer ${botToken}`) return answer(200, { ok: false, error: "invalid_auth" });
