@@ -133,8 +133,11 @@ const E2E_FORKS = { isolate: false, testTimeout: 90_000, hookTimeout: 90_000 };
 /** Tests of the tarballs `npm run pack` writes: their project packs once for the run (test/packaging/pack-once.ts). */
 const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
 
-/** vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. */
-const PARALLEL_FORKS = Math.max(2, availableParallelism() - 1);
+/**
+ * vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. WARDRIK_TEST_FORKS
+ * overrides it, to measure whether more files side by side finish sooner on a machine.
+ */
+const PARALLEL_FORKS = Number(process.env.WARDRIK_TEST_FORKS) || Math.max(2, availableParallelism() - 1);
 
 /**
  * The alone projects run in a group of their own (vitest's sequence.groupOrder),
