@@ -51,8 +51,9 @@ function checkBuilt(dir) {
   const dist = join(dir, "dist");
   if (!existsSync(dist)) fail(`${relative(root, dist)} does not exist: run \`npm run build\` first (or \`npm run pack\`, which builds).`);
   for (const file of walk(dist)) {
-    // The web console's bundle (built by packages/console into the daemon's dist/console) has no source in src/.
-    if (relative(dist, file).startsWith("console/")) continue;
+    // The web console's bundle (built by packages/console into the daemon's dist/console) and the CLI's bundle
+    // (dist/bundle, scripts/bundle-daemon.mjs) have no source of their own in src/.
+    if (/^(console|bundle)\//.test(relative(dist, file))) continue;
     const stem = /^(.*)\.(js|js\.map|d\.ts|d\.ts\.map)$/.exec(relative(dist, file))?.[1];
     if (stem === undefined || existsSync(join(dir, "src", `${stem}.ts`))) continue;
     rmSync(file, { force: true });

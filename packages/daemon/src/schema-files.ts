@@ -5,13 +5,13 @@
  * and every config schema.
  */
 import { join, posix } from "node:path";
-import { fileURLToPath } from "node:url";
+import { PACKAGE_DIR } from "./package-dir.js";
 
 export const SCHEMA_KINDS = ["config", "agent", "policy"] as const;
 export type SchemaKind = (typeof SCHEMA_KINDS)[number];
 
 /** The shipped folder of schema files: `packages/daemon/schemas/` (next to dist/ and src/). */
-export const SCHEMAS_DIR = fileURLToPath(new URL("../schemas/", import.meta.url));
+export const SCHEMAS_DIR = join(PACKAGE_DIR, "schemas");
 
 /** Absolute path of the shipped schema file for `kind`. */
 export function schemaFile(kind: SchemaKind): string {

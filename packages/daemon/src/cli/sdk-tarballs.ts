@@ -7,11 +7,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { PACKAGE_DIR } from "../package-dir.js";
 import { VERSION } from "../version.js";
 
-/** The folder of this package: packages/daemon in a checkout, node_modules/wardrik when installed. */
-const PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
 /** Where `npm run pack` puts the SDK's tarballs inside the `wardrik` package. */
 export const BUNDLED_TARBALLS = join(PACKAGE_DIR, "sdk-tarballs");
 

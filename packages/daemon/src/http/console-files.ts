@@ -1,13 +1,13 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { extname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Context, Hono } from "hono";
 import { WardrikError } from "@wardrik/protocol";
 import type { ApiEnv } from "./api-env.js";
 import { errorResponse } from "./http-errors.js";
+import { PACKAGE_DIR } from "../package-dir.js";
 
-/** Where `npm run build` puts the console (packages/console builds into the daemon's dist/); the same from src/ and dist/. */
-export const CONSOLE_DIR = fileURLToPath(new URL("../../dist/console/", import.meta.url));
+/** Where `npm run build` puts the console (packages/console builds into the daemon's dist/); the same from src/, dist/ and the bundle. */
+export const CONSOLE_DIR = join(PACKAGE_DIR, "dist", "console");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -22,8 +22,8 @@
  */
 import type Database from "better-sqlite3";
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { CODE_DIR } from "../package-dir.js";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -57,8 +57,8 @@ const BOOKKEEPING = `CREATE TABLE IF NOT EXISTS schema_migrations (
 )`;
 
 export function migrationsDir(dialect: Dialect): string {
-  // dist/store/ and src/store/ both sit next to migrations/ (the build copies them).
-  return join(dirname(fileURLToPath(import.meta.url)), "migrations", dialect);
+  // src/store/migrations, copied by the build to dist/store/migrations: the bundle (dist/bundle/) reads dist's.
+  return join(CODE_DIR, "store", "migrations", dialect);
 }
 
 /** The dialect's migrations in version order; a misnamed file or a repeated number is an error. */

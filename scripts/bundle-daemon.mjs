@@ -1,0 +1,50 @@
+// `npm run build`, after tsc and copy-assets: the CLI and the daemon bundled
+// into packages/daemon/dist/bundle/, which bin/wardrik.js runs. Node loading
+// some 480 modules one file at a time was most of every wardrik process's
+// start-up CPU (issues #31, #32); a few chunks load in about half of it.
+//
+// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages and
+// hono. Every other package stays an import of node_modules: zod must be the one
+// instance @modelcontextprotocol/sdk and the AI SDK share, and CommonJS packages
+// (yaml, ws, commander) break when bundled. Chunks are split along the
+// entries and every dynamic import(), so a command still loads only what it
+// needs. Beside them: source maps (back to src/*.ts through tsc's maps) and
+// esbuild's metafile, meta.json, which says which source module is in which
+// chunk (test/e2e/cli-imports.test.ts reads it).
+//
+// dist/index.js (the library) stays unbundled.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const daemon = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "daemon");
+const outdir = join(daemon, "dist", "bundle");
+const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/)/;
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: daemon,
+  entryPoints: { main: "dist/cli/main.js", daemon: "dist/daemon.js", version: "dist/version.js" },
+  outdir,
+  chunkNames: "chunks/[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
+  sourcesContent: false,
+  metafile: true,
+  logLevel: "warning",
+  plugins: [
+    {
+      name: "node-modules-external",
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (a) => (INLINE.test(a.path) ? undefined : { path: a.path, external: true }));
+      },
+    },
+  ],
+});
+mkdirSync(outdir, { recursive: true });
+writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
