@@ -4,7 +4,10 @@
  * modules (store, runtime, HTTP server, config schemas, policies), no native
  * addon, no zod, no YAML parser and not fetch (undici: node:http instead). Most of such a command's CPU is Node
  * loading modules (the `cli` benchmark measures it). The modules are recorded
- * with a loader hook (fixtures/record-modules.mjs) in the real built CLI.
+ * with a loader hook (fixtures/record-modules.mjs) in the real built CLI, which
+ * runs the bundle (dist/bundle/): each chunk loaded stands for the modules
+ * esbuild put in it (its metafile, helpers/bundle-sources.ts), and the rules
+ * below hold on those. The daemon itself runs from the bundle too.
  *
  * The CLI remembers what it read from config.yaml (.wardrik/cli-settings.json):
  * an edit to the file is read in full again, with its warnings.
@@ -12,9 +15,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, runWardrik, type TestProject } from "../helpers/spawn-daemon.js";
+import { inBundle, sourceModules } from "../helpers/bundle-sources.js";
+import { createProject, DAEMON_PKG, runWardrik, type TestProject } from "../helpers/spawn-daemon.js";
 
 const RECORDER = fileURLToPath(new URL("./fixtures/record-modules.mjs", import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), "wardrik-e2e-imports-"));
@@ -32,12 +36,27 @@ const HEAVY = [
 ];
 
 let run = 0;
-/** Runs `wardrik ARGS` in `cwd` with the module recorder; returns the result and every module it loaded. */
-async function recorded(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }> {
+/** The recorder's environment, writing to a new file; and a reader of that file (every module loaded, once each). */
+function recorder(): { env: Record<string, string>; loaded: () => string[] } {
   const log = join(tmp, `modules-${++run}.txt`);
-  const r = await runWardrik(args, { cwd, env: { NODE_OPTIONS: `--import=${RECORDER}`, WARDRIK_MODULE_LOG: log } });
-  const modules = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))];
-  return { ...r, modules };
+  return {
+    env: { NODE_OPTIONS: `--import=${RECORDER}`, WARDRIK_MODULE_LOG: log },
+    loaded: () => [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))],
+  };
+}
+
+/**
+ * Runs `wardrik ARGS` in `cwd` with the module recorder; returns the result, the files it loaded (`chunks`: of the
+ * bundle, node_modules, Node) and `modules`: the same with each chunk replaced by the source modules in it.
+ */
+async function recorded(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; chunks: string[]; modules: string[] }> {
+  const rec = recorder();
+  const r = await runWardrik(args, { cwd, env: rec.env });
+  const chunks = rec.loaded();
+  return { ...r, chunks, modules: sourceModules(chunks) };
 }
 
 const heavy = (modules: string[]) => modules.filter((m) => HEAVY.some((h) => h.test(m)));
@@ -65,6 +84,7 @@ const DEFINITIONS_NEED = [
   "cli/project-dir.js",
   "config/config-file.js",
   "log/log-level.js",
+  "package-dir.js",
   "version.js",
 ];
 /** The command modules among `modules`, as commands/NAME.js. */
@@ -105,7 +125,10 @@ describe("what a short command loads", () => {
     const sdk = r.modules.filter((m) => m.includes("/sdk/dist/")).map((m) => m.replace(/.*\/sdk\/dist\//, ""));
     expect(sdk.sort()).toEqual(["client-core.js", "client-entry.js", "client.js", "sse.js", "transport.js"]);
     expect(
-      r.modules.filter((m) => /\/dist\/cli\/(parse-sse|http-request|daemon-client)\.js$/.test(m)).map((m) => m.replace(/.*\/cli\//, "")),
+      r.modules
+        .filter((m) => /\/dist\/cli\/(parse-sse|http-request|daemon-client)\.js$/.test(m))
+        .map((m) => m.replace(/.*\/cli\//, ""))
+        .sort(),
     ).toEqual(["daemon-client.js", "http-request.js"]);
   });
 
@@ -135,7 +158,7 @@ describe("what a short command loads", () => {
       if (module === "approvals") expect(r.stderr, args.join(" ")).toMatch(/call_none/);
       else expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
       expect(heavy(r.modules), args.join(" ")).toEqual([]);
-      expect(commandModules(r.modules), args.join(" ")).toEqual([
+      expect(commandModules(r.modules).sort(), args.join(" ")).toEqual([
         `commands/${module}.js`,
         ...(module === "secret" ? ["commands/secret-rotate.js"] : []),
       ]);
@@ -170,6 +193,10 @@ describe("what a short command loads", () => {
     // a command's action loads the client, the protocol, doctor's checks, init's files (connect-on-demand.ts, ask-turn.ts).
     expect(commandModules(r.modules)).toHaveLength(COMMAND_MODULES);
     expect(definitionsNeed(r.modules)).toEqual(DEFINITIONS_NEED);
+    // From the bundle: of the daemon package only bin/wardrik.js outside dist/bundle/.
+    expect(r.chunks.filter((m) => /\/daemon\/(dist|bin)\//.test(m) && !inBundle(m)).map((m) => m.replace(/.*\/daemon\//, ""))).toEqual([
+      "bin/wardrik.js",
+    ]);
     expect(r.modules.filter((m) => /\/(protocol|sdk)\/dist\//.test(m))).toEqual([]);
     expect(packagesOf(r.modules)).toEqual(["commander"]);
   });
@@ -188,6 +215,27 @@ describe("what a short command loads", () => {
     const r = await runWardrik(["lss"], { cwd: tmp });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/Did you mean ls\?/);
+  });
+});
+
+describe("the daemon runs from the bundle", () => {
+  it("wardrik daemon loads dist/bundle's chunks, no module of dist/ itself, and the store and HTTP server are in them", async () => {
+    const rec = recorder();
+    const d = await createProject({ env: rec.env });
+    try {
+      expect((await d.cli(["ls"])).code).toBe(0);
+      const chunks = rec.loaded();
+      const ownFiles = chunks.filter((m) => /\/packages\/(daemon|protocol|sdk|testing)\//.test(m) && !m.includes("/node_modules/"));
+      expect(ownFiles.filter((m) => !inBundle(m)).map((m) => m.replace(/.*\/packages\//, ""))).toEqual(["daemon/bin/wardrik.js"]);
+      expect(chunks).toContain(pathToFileURL(join(DAEMON_PKG, "dist", "bundle", "daemon.js")).href);
+      // Fewer files than the modules they hold: the point of the bundle.
+      const modules = sourceModules(chunks);
+      expect(modules.filter((m) => /\/daemon\/dist\/store\/migrate\.js$/.test(m))).toHaveLength(1);
+      expect(modules.filter((m) => /\/daemon\/dist\/http\//.test(m)).length).toBeGreaterThan(10);
+      expect(ownFiles.length * 3).toBeLessThan(modules.filter((m) => /\/packages\/(daemon|protocol|sdk|testing)\/dist\//.test(m)).length);
+    } finally {
+      await d.stop();
+    }
   });
 });
 
