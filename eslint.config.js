@@ -6,8 +6,8 @@ import tseslint from "typescript-eslint";
  * README's Architecture section draws the same graph, and
  * test/lint/layer-rules.test.ts checks that every folder is here, that the
  * README agrees, and that the rules fire. The shared files at the top of src/
- * (ids, version, optional-modules, create-file-once, schema-files,
- * admin-token, daemon-file) are for every folder; the files that assemble
+ * (ids, version, package-dir, optional-modules, create-file-once,
+ * schema-files, admin-token, daemon-file) are for every folder; the files that assemble
  * the daemon (ASSEMBLY) only for cli/.
  */
 const SRC = "packages/daemon/src";

@@ -8,13 +8,15 @@
 // instance @modelcontextprotocol/sdk and the AI SDK share, and CommonJS packages
 // (yaml, ws, commander) break when bundled. Chunks are split along the
 // entries and every dynamic import(), so a command still loads only what it
-// needs. Beside them: source maps (back to src/*.ts through tsc's maps) and
+// needs. Beside them: source maps (back to src/*.ts through tsc's maps; the
+// sources of the other packages bundled, which the tarball does not ship,
+// inside the maps) and
 // esbuild's metafile, meta.json, which says which source module is in which
 // chunk (test/e2e/cli-imports.test.ts reads it).
 //
 // dist/index.js (the library) stays unbundled.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -34,7 +36,7 @@ const result = await build({
   platform: "node",
   target: "node20",
   sourcemap: "linked",
-  sourcesContent: false,
+  sourcesContent: true,
   metafile: true,
   logLevel: "warning",
   plugins: [
@@ -48,3 +50,13 @@ const result = await build({
 });
 mkdirSync(outdir, { recursive: true });
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
+for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
+
+/** A map keeps the text of the sources outside this package (protocol, sdk, testing, hono) and drops the rest: src/ ships. */
+function keepForeignSources(mapFile) {
+  const map = JSON.parse(readFileSync(mapFile, "utf8"));
+  map.sourcesContent = map.sources.map((source, i) =>
+    resolve(dirname(mapFile), source).startsWith(daemon + sep) ? null : (map.sourcesContent?.[i] ?? null),
+  );
+  writeFileSync(mapFile, JSON.stringify(map));
+}

@@ -16,7 +16,8 @@ interface PackageJson {
 }
 
 function findPackage(from: string): { dir: string; json: PackageJson } {
-  for (let dir = dirname(from); ;) {
+  let dir = dirname(from);
+  while (true) {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       const json = JSON.parse(readFileSync(file, "utf8")) as PackageJson;
