@@ -2,7 +2,7 @@
  * Where this package's files are, found from the running module: the folder
  * of the package.json named `wardrik` above it. A path computed from one
  * module's own URL breaks once modules move: `npm run build` bundles the CLI
- * and daemon into dist/bundle/ (scripts/bundle.mjs), while vitest runs src/
+ * and daemon into dist/bundle/ (scripts/bundle-daemon.mjs), while vitest runs src/
  * and a library user imports dist/. Walking up finds the same folder from
  * all three: packages/daemon in a checkout, node_modules/wardrik installed.
  */
