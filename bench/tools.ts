@@ -62,7 +62,7 @@ if (role === undefined) {
   await wardrik.listen();
 } else {
   const { createServer } = await import("node:http");
-  const { CallStopper, WorkerGateway, withStopSignal } = await import("wardrik");
+  const { CallStopper, WorkerGateway, ulidIds, withStopSignal } = await import("wardrik");
   const gateway = new WorkerGateway({ authenticate: (t) => Promise.resolve(t === TOKEN ? { org: "bench" } : undefined) });
   const server = createServer();
   server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -72,17 +72,23 @@ if (role === undefined) {
   const worker = relaunch(["worker"], { WARDRIK_URL: `http://127.0.0.1:${port}`, WARDRIK_TOKEN: TOKEN });
   if (!(await gateway.waitForTool("bench", "ping", 30_000))) throw new Error("the bench worker did not register");
 
+  // IDs as the runtime makes them: ULIDs with their prefix (31 characters), and a first attempt's idempotency key is
+  // its call's ID. Short made-up ones such as call_1 measured something else: V8's JSON.parse internalizes strings
+  // that short, which changes what parsing them and looking them up costs.
+  const ids = ulidIds();
+  const agent = ids.next("agent");
+  const runId = ids.next("run");
   let seq = 0;
   const call = async (): Promise<number> => {
     seq += 1;
-    const callId = `call_${seq}`;
-    const idempotencyKey = `key_${seq}`;
+    const callId = ids.next("call");
+    const idempotencyKey = callId;
     // Each call's context as the runtime makes it (invoke-tool.ts, a literal): its AbortSignal only if a toolset reads it.
     const ctx: ToolCallContext = SIGNAL_ONLY
       ? {
-          agent: "agt_bench",
+          agent,
           org: "bench",
-          run: "run_bench",
+          run: runId,
           callId,
           idempotencyKey,
           attempt: 1,
@@ -91,9 +97,9 @@ if (role === undefined) {
           cost: () => {},
         }
       : withStopSignal({
-          agent: "agt_bench",
+          agent,
           org: "bench",
-          run: "run_bench",
+          run: runId,
           callId,
           idempotencyKey,
           attempt: 1,
