@@ -30,6 +30,20 @@ describe("parseJsonWithin", () => {
     expect(tooDeepAt(text, 1)).toBe(text.indexOf('["'));
   });
 
+  it("ends a string at a quote after an even run of backslashes, not after an odd one", () => {
+    // "\\" is one escaped backslash: the quote after it closes the string, so the brackets after count.
+    const closed = '{"a":"x\\\\","b":[[[1]]]}';
+    expect(JSON.parse(closed)).toEqual({ a: "x\\", b: [[[1]]] });
+    expect(tooDeepAt(closed, 3)).toBe(closed.indexOf("[[[") + 2);
+    // "\\\"" escapes the quote: the brackets after it are still inside the string.
+    const open = '{"a":"x\\\\\\"[[[[","b":1}';
+    expect(JSON.parse(open)).toEqual({ a: 'x\\"[[[[', b: 1 });
+    expect(tooDeepAt(open, 1)).toBeUndefined();
+    // A string never closed hides nothing: JSON.parse refuses the text.
+    expect(tooDeepAt('["abc', 0)).toBe(0);
+    expect(thrown(() => parseJsonWithin('["abc\\"]', { maxDepth: 4 })).code).toBe("invalid_json");
+  });
+
   it("refuses 2 MB of unclosed brackets at the first bracket past the limit", () => {
     const e = thrown(() => parseJsonWithin("[".repeat(2_000_000), { maxDepth: 64 }, "The message"));
     expect(e.code).toBe("json_too_deep");
