@@ -37,8 +37,10 @@ interface Served {
   controller: AbortController | undefined;
   abortReason: Error | undefined;
   finished: boolean;
-  /** The same call sent again while its result was being remembered: answered once it is. */
-  resent: DaemonCall[];
+  /** The same call sent again while its result was being remembered: answered once it is (made when one is). */
+  resent: DaemonCall[] | undefined;
+  /** `{"type":"result","callId":...,"attempt":N,`: the start of each message about its result, made once. */
+  readonly head: string;
 }
 
 /**
@@ -106,7 +108,7 @@ export class CallRunner {
     const previous = this.served.get(message.callId);
     if (previous?.finished) {
       // Sent again while its result is being remembered: answered with that result once it is.
-      previous.resent.push(message);
+      (previous.resent ??= []).push(message);
       return;
     }
     if (previous) {
@@ -155,7 +157,14 @@ export class CallRunner {
   }
 
   private run(message: DaemonCall): void {
-    const entry: Served = { call: message, controller: undefined, abortReason: undefined, finished: false, resent: [] };
+    const entry: Served = {
+      call: message,
+      controller: undefined,
+      abortReason: undefined,
+      finished: false,
+      resent: undefined,
+      head: resultHead(message),
+    };
     this.served.set(message.callId, entry);
     this.servedByKey.set(message.ctx.idempotencyKey, entry);
     const outcome = this.execute(entry);
@@ -167,13 +176,13 @@ export class CallRunner {
     // The deadline holds even when the daemon cannot send its abort (link down at the time).
     const timer = setTimeout(() => abortServed(entry, abortReason("timeout")), message.ctx.timeoutMs);
     const done = outcome.then(
-      (frame) => {
+      (body) => {
         clearTimeout(timer);
-        return this.complete(entry, frame);
+        return this.complete(entry, body);
       },
       (err: unknown) => {
         clearTimeout(timer);
-        return this.complete(entry, failureFrame(message, `Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
+        return this.complete(entry, failureBody(`Wardrik SDK error while serving ${message.tool}: ${thrownMessage(err)}`));
       },
     );
     this.host.track({ aborted: () => entry.abortReason !== undefined, done });
@@ -186,15 +195,15 @@ export class CallRunner {
   }
 
   /**
-   * The call ended: its result is remembered, then sent. Returns a promise
-   * while the store is still writing (the result goes once it has).
+   * The call ended with `body` (its result message after the head): its
+   * result is remembered, then sent. Returns a promise while the store is
+   * still writing (the result goes once it has).
    */
-  private complete(entry: Served, frame: string): Promise<void> | undefined {
+  private complete(entry: Served, body: string): Promise<void> | undefined {
     entry.finished = true;
     const call = entry.call;
     // A stopped call's answer is no longer wanted: the daemon has already told the model.
     if (entry.abortReason) return this.forget(entry);
-    const body = frame.slice(resultHead(call).length);
     const record: FinishedCallRecord = {
       key: call.ctx.idempotencyKey,
       callId: call.callId,
@@ -204,8 +213,8 @@ export class CallRunner {
     };
     const send = (): void => {
       this.forget(entry);
-      this.emit({ callId: call.callId, frame });
-      for (const again of entry.resent) this.emit({ callId: again.callId, frame: resultHead(again) + body });
+      this.emit({ callId: call.callId, frame: entry.head + body });
+      if (entry.resent) for (const again of entry.resent) this.emit({ callId: again.callId, frame: resultHead(again) + body });
     };
     let stored: void | Promise<void>;
     try {
@@ -231,29 +240,31 @@ export class CallRunner {
     return undefined;
   }
 
-  /** Runs one call to its result frame; synchronously when neither the schema nor `run` is async. */
+  /** Runs one call to its result's body (see resultBody); synchronously when neither the schema nor `run` is async. */
   private execute(entry: Served): string | Promise<string> {
     const message = entry.call;
     const tool = this.host.tools.get(message.tool);
-    if (!tool) return failureFrame(message, `This worker does not serve a tool named ${message.tool}.`);
+    if (!tool) return failureBody(`This worker does not serve a tool named ${message.tool}.`);
     const args = parseArgs(message.tool, tool.input, message.args ?? {});
     return args instanceof Promise ? args.then((a) => this.runTool(entry, tool, a)) : this.runTool(entry, tool, args);
   }
 
   private runTool(entry: Served, tool: CheckedTool, args: ParsedArgs): string | Promise<string> {
     const message = entry.call;
-    if (!args.ok) return failureFrame(message, args.error);
+    if (!args.ok) return failureBody(args.error);
     let value: unknown;
     try {
       const ctx = this.context(entry);
-      value = runInTraceContext(message.ctx.traceparent, () => tool.run(args.value, ctx));
+      const traceparent = message.ctx.traceparent;
+      // Without trace context (most calls) no closure is made for it.
+      value = traceparent === undefined ? tool.run(args.value, ctx) : runInTraceContext(traceparent, () => tool.run(args.value, ctx));
     } catch (err) {
-      return failureFrame(message, thrownMessage(err));
+      return failureBody(thrownMessage(err));
     }
-    if (!isPromiseLike(value)) return this.resultFrame(message, value);
+    if (!isPromiseLike(value)) return this.resultBody(value);
     return Promise.resolve(value).then(
-      (v) => this.resultFrame(message, v),
-      (err: unknown) => failureFrame(message, thrownMessage(err)),
+      (v) => this.resultBody(v),
+      (err: unknown) => failureBody(thrownMessage(err)),
     );
   }
 
@@ -271,20 +282,18 @@ export class CallRunner {
     });
   }
 
-  private resultFrame(message: DaemonCall, value: unknown): string {
+  /** `"ok":true,"output":...}`: a result message after its head, which the finished-calls store keeps too. */
+  private resultBody(value: unknown): string {
     const serialized = serializeResult(value);
-    if (!serialized.ok) return failureFrame(message, serialized.error);
+    if (!serialized.ok) return failureBody(serialized.error);
     // Characters undercount bytes by at most 3x; measure bytes only when it could matter.
     if (serialized.json.length * 3 > this.maxResultBytes) {
       const bytes = Buffer.byteLength(serialized.json);
       if (bytes > this.maxResultBytes) {
-        return failureFrame(
-          message,
-          `The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`,
-        );
+        return failureBody(`The tool's result is ${bytes} bytes; the limit is ${this.maxResultBytes}. Return only what the model needs.`);
       }
     }
-    return `${resultHead(message)}"ok":true,"output":${serialized.json}}`;
+    return `"ok":true,"output":${serialized.json}}`;
   }
 }
 
@@ -338,8 +347,8 @@ function resultHead(message: DaemonCall): string {
   return `{"type":"result","callId":${JSON.stringify(message.callId)},"attempt":${message.attempt},`;
 }
 
-function failureFrame(message: DaemonCall, error: string): string {
-  return `${resultHead(message)}"ok":false,"error":${JSON.stringify(error)}}`;
+function failureBody(error: string): string {
+  return `"ok":false,"error":${JSON.stringify(error)}}`;
 }
 
 function abortServed(entry: Served, reason: Error): void {

@@ -161,21 +161,7 @@ export function serializeResult(value: unknown): { ok: true; json: string } | { 
   if (value === undefined) return { ok: true, json: "null" };
   let json: string | undefined;
   try {
-    json = JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
-      const where = key === "" ? "" : ` at "${key}"`;
-      switch (typeof v) {
-        case "bigint":
-          throw new TypeError(`a BigInt${where} (convert it to a string or number)`);
-        case "function":
-          throw new TypeError(`a function${where}`);
-        case "symbol":
-          throw new TypeError(`a symbol${where}`);
-      }
-      if (v instanceof Map || v instanceof Set) {
-        throw new TypeError(`a ${v instanceof Map ? "Map" : "Set"}${where} (convert it to an object or array)`);
-      }
-      return v;
-    });
+    json = JSON.stringify(value, refuseWhatJsonDrops);
   } catch (err) {
     const why = errorMessage(err).replace(/\s*\n\s*/g, " ");
     return {
@@ -184,6 +170,27 @@ export function serializeResult(value: unknown): { ok: true; json: string } | { 
     };
   }
   return json === undefined ? { ok: false, error: "The tool's result cannot be sent as JSON." } : { ok: true, json };
+}
+
+/** JSON.stringify's replacer for a result: throws on what it would drop or mangle without a word. Runs for every key; allocates nothing unless it throws. */
+function refuseWhatJsonDrops(this: unknown, key: string, v: unknown): unknown {
+  switch (typeof v) {
+    case "bigint":
+      throw new TypeError(`a BigInt${where(key)} (convert it to a string or number)`);
+    case "function":
+      throw new TypeError(`a function${where(key)}`);
+    case "symbol":
+      throw new TypeError(`a symbol${where(key)}`);
+    case "object":
+      if (v instanceof Map || v instanceof Set) {
+        throw new TypeError(`a ${v instanceof Map ? "Map" : "Set"}${where(key)} (convert it to an object or array)`);
+      }
+  }
+  return v;
+}
+
+function where(key: string): string {
+  return key === "" ? "" : ` at "${key}"`;
 }
 
 /** The message of a thrown value, as the model will read it. */
