@@ -11,9 +11,10 @@
  * delete cost about a quarter of that, and 2 million calls needed no
  * mark-compact at all (the object needed five).
  *
- * The Map holds one entry of its own, under a key no ID can be (a symbol): V8 shrinks a Map whose entries fall under a quarter of its capacity,
- * and a table that goes from one entry to none on every call would otherwise
- * get a new hash table allocated on every delete.
+ * The Map holds one entry of its own, under a key no ID can be (a symbol):
+ * V8 shrinks a Map whose entries fall under a quarter of its capacity, and a
+ * table that goes from one entry to none on every call (a worker's, whose
+ * tools answer at once) would otherwise get a new hash table on every delete.
  */
 const KEEP: unique symbol = Symbol("kept entry");
 
