@@ -21,7 +21,7 @@ import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRegistration } from "./worker-registration.js";
 import { WorkerRoutes } from "./worker-routes.js";
 import { workerSources, type WorkerSourceStatus } from "./worker-status.js";
-import { checkUpgrade, isRecord, isResultMessage, readFrame } from "./worker-wire.js";
+import { checkUpgrade, isResultMessage, malformedMessage, readFrame } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -149,21 +149,21 @@ export class WorkerGateway implements Toolset {
     // Result sizes are only measured when the frame itself is big enough to hold an oversized one.
     const checkSizes = frame.bytes > this.maxResultBytes;
     const items = frame.items;
-    for (const item of items) {
+    // A malformed message closes the connection after the well-formed ones of its frame: their answers are not lost.
+    let malformed: string | undefined;
+    for (let i = 0; i < items.length; i++) {
       if (conn.gone) return;
+      const item = items[i];
       // Results are most of the traffic; a hand check of their shape spares a schema pass and a copy.
       if (conn.greeted && isResultMessage(item)) {
         this.calls.result(conn, item, checkSizes);
         continue;
       }
       const result = WorkerMessage.safeParse(item);
-      if (!result.success) {
-        const type = isRecord(item) && typeof item.type === "string" ? `"${item.type}" ` : "";
-        const issues = result.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
-        return conn.fail("invalid_message", `Malformed ${type}message: ${issues}`);
-      }
-      this.onMessage(conn, result.data, checkSizes);
+      if (result.success) this.onMessage(conn, result.data, checkSizes);
+      else malformed ??= malformedMessage(item, result.error.issues, i, items.length);
     }
+    if (malformed !== undefined && !conn.gone) conn.fail("invalid_message", malformed);
   }
 
   private onMessage(conn: WorkerConnection, message: WorkerMessage, checkSizes: boolean): void {

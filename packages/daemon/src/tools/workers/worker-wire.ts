@@ -82,6 +82,19 @@ export function isResultMessage(item: unknown): item is WorkerResult {
   return ok === true || (ok === false && typeof item.error === "string");
 }
 
+/** What the worker reads when a message fails the schema: its type, its place in a frame of several, and the issues. */
+export function malformedMessage(
+  item: unknown,
+  issues: readonly { path: PropertyKey[]; message: string }[],
+  index: number,
+  count: number,
+): string {
+  const type = isRecord(item) && typeof item.type === "string" ? `"${item.type}" ` : "";
+  const where = count > 1 ? ` (item ${index + 1} of the ${count} in its frame)` : "";
+  const what = issues.map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message)).join("; ");
+  return `Malformed ${type}message${where}: ${what}`;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }

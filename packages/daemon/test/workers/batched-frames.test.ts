@@ -1,0 +1,89 @@
+import { once } from "node:events";
+import { afterEach, expect, test } from "vitest";
+import WebSocket from "ws";
+import { WORKER_PROTOCOL_VERSION, type DaemonCall } from "@wardrik/protocol";
+import { callContext, startDaemon, type TestDaemon } from "./helpers.js";
+
+// Frames that carry several messages (a JSON array), as the SDK sends them under load: each message
+// counts on its own, and one malformed message does not take the others of its frame down with it.
+let daemon: TestDaemon | undefined;
+const sockets: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const ws of sockets.splice(0)) ws.terminate();
+  await daemon?.close();
+  daemon = undefined;
+});
+
+interface Message {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A hand-driven worker of `echo` that greets and registers in one frame, and answers as the test says. */
+async function batchingWorker(d: TestDaemon): Promise<{ ws: WebSocket; received: Message[]; calls(): DaemonCall[] }> {
+  const ws = new WebSocket(`${d.url.replace("http", "ws")}/v1/workers`, { headers: { authorization: "Bearer token-a" } });
+  sockets.push(ws);
+  ws.on("error", () => {});
+  const received: Message[] = [];
+  ws.on("message", (data) => {
+    const parsed = JSON.parse(String(data)) as Message | Message[];
+    received.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+  });
+  await once(ws, "open");
+  const tool = { name: "echo", description: "d", inputSchema: { type: "object" }, readOnly: true, idempotent: false };
+  ws.send(
+    JSON.stringify([
+      { type: "hello", protocol: WORKER_PROTOCOL_VERSION, name: "batcher", instance: "batcher-1", sdk: "test" },
+      { type: "register", tools: [tool] },
+    ]),
+  );
+  await waitUntil(() => received.some((m) => m.type === "registered"));
+  return { ws, received, calls: () => received.filter((m) => m.type === "call") as unknown as DaemonCall[] };
+}
+
+function resultOf(call: DaemonCall): Message {
+  return { type: "result", callId: call.callId, attempt: call.attempt, ok: true, output: call.args };
+}
+
+test("the results of several calls in one frame answer each call with its own output", async () => {
+  daemon = await startDaemon();
+  const worker = await batchingWorker(daemon);
+  const outcomes = [1, 2, 3].map((n) => daemon!.gateway.call("echo", { n }, callContext().ctx));
+  await waitUntil(() => worker.calls().length === 3);
+  // Answered out of order, in one frame.
+  const [a, b, c] = worker.calls() as [DaemonCall, DaemonCall, DaemonCall];
+  worker.ws.send(JSON.stringify([resultOf(c), resultOf(a), resultOf(b)]));
+  const answers = await Promise.all(outcomes);
+  expect(answers).toMatchObject([1, 2, 3].map((n) => ({ ok: true, output: { n } })));
+});
+
+test("a malformed message in a frame closes the connection with its reason, after the frame's well-formed messages", async () => {
+  daemon = await startDaemon({ reconnectGraceMs: 200 });
+  const worker = await batchingWorker(daemon);
+  const [first, second, third] = [1, 2, 3].map((n) => daemon!.gateway.call("echo", { n }, callContext().ctx));
+  await waitUntil(() => worker.calls().length === 3);
+  const [a, b, c] = worker.calls() as [DaemonCall, DaemonCall, DaemonCall];
+  const closed = once(worker.ws, "close");
+  worker.ws.send(JSON.stringify([resultOf(a), { ...resultOf(b), attempt: "one" }, resultOf(c)]));
+  const [code] = (await closed) as [number];
+  expect(code).toBe(1008);
+  expect(worker.received).toContainEqual({
+    type: "error",
+    code: "invalid_message",
+    message: expect.stringContaining(`Malformed "result" message (item 2 of the 3 in its frame): attempt: `),
+  });
+  // The answers before and after the malformed one both count.
+  expect(await first).toMatchObject({ ok: true, output: { n: 1 } });
+  expect(await third).toMatchObject({ ok: true, output: { n: 3 } });
+  // The malformed one answered nothing: its call waits out the grace for its worker, then is lost.
+  expect(await second).toMatchObject({ ok: false, kind: "lost" });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
