@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { afterEach, expect, test } from "vitest";
 import WebSocket from "ws";
-import { WORKER_PROTOCOL_VERSION, type DaemonCall } from "@wardrik/protocol";
+import { DaemonCall, WORKER_PROTOCOL_VERSION } from "@wardrik/protocol";
 import { callContext, startDaemon, type TestDaemon } from "./helpers.js";
 
 // Frames that carry several messages (a JSON array), as the SDK sends them under load: each message
@@ -78,6 +78,44 @@ test("a malformed message in a frame closes the connection with its reason, afte
   expect(await third).toMatchObject({ ok: true, output: { n: 3 } });
   // The malformed one answered nothing: its call waits out the grace for its worker, then is lost.
   expect(await second).toMatchObject({ ok: false, kind: "lost" });
+});
+
+test("a call leaves as exactly the DaemonCall the schema describes, with or without trace context", async () => {
+  daemon = await startDaemon();
+  const worker = await batchingWorker(daemon);
+  const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  const odd = { text: 'quotes " and \\ backslashes, \u2028 a line separator, emoji 😀', list: [null, 1.5, -0, true] };
+  const plain = callContext({ timeoutMs: 1234 }).ctx;
+  const traced = callContext({ traceparent, callId: 'call_"quoted"\\', timeoutMs: 2 ** 40 }).ctx;
+  const outcomes = [daemon.gateway.call("echo", odd, plain), daemon.gateway.call("echo", undefined, traced)];
+  await waitUntil(() => worker.calls().length === 2);
+  const [first, second] = worker.calls();
+  const ctxOf = (ctx: typeof plain, timeoutMs: number) => ({
+    agent: ctx.agent,
+    run: ctx.run,
+    idempotencyKey: ctx.idempotencyKey,
+    timeoutMs,
+  });
+  expect(first).toEqual({
+    type: "call",
+    callId: plain.callId,
+    attempt: 1,
+    tool: "echo",
+    args: JSON.parse(JSON.stringify(odd)),
+    ctx: ctxOf(plain, 1234),
+  });
+  // No arguments go as {}; a timeout past what a timer holds is capped.
+  expect(second).toEqual({
+    type: "call",
+    callId: traced.callId,
+    attempt: 1,
+    tool: "echo",
+    args: {},
+    ctx: { ...ctxOf(traced, 2 ** 31 - 1), traceparent },
+  });
+  for (const call of [first, second]) expect(DaemonCall.strict().safeParse(call).success).toBe(true);
+  worker.ws.send(JSON.stringify(worker.calls().map(resultOf)));
+  expect(await Promise.all(outcomes)).toMatchObject([{ ok: true }, { ok: true }]);
 });
 
 async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> {

@@ -103,20 +103,7 @@ export class WorkerCalls {
 
   private dispatch(call: PendingCall, args: unknown, ctx: ToolCallContext, worker: WorkerConnection): void {
     this.bindTo(call, worker);
-    worker.send({
-      type: "call",
-      callId: call.callId,
-      attempt: call.attempt,
-      tool: call.tool,
-      args: args ?? {},
-      ctx: {
-        agent: ctx.agent,
-        run: ctx.run,
-        idempotencyKey: ctx.idempotencyKey,
-        timeoutMs: Math.max(0, Math.min(2 ** 31 - 1, ctx.timeoutMs)),
-        ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
-      },
-    });
+    worker.sendText(callText(call, args, ctx));
     this.opts.onDispatched?.(call.org, call.callId, worker.ref());
   }
 
@@ -285,6 +272,21 @@ export class WorkerCalls {
   closeAll(): void {
     for (const call of this.pending.values()) this.finish(call, call.waiters.some((w) => w.ctx) ? lost() : undefined);
   }
+}
+
+/**
+ * A call message as JSON text: the text JSON.stringify gives for its
+ * DaemonCall, written without the envelope objects (calls are most of what the
+ * daemon sends; this is about a third cheaper).
+ */
+function callText(call: PendingCall, args: unknown, ctx: ToolCallContext): string {
+  const s = JSON.stringify;
+  const trace = ctx.traceparent !== undefined ? `,"traceparent":${s(ctx.traceparent)}` : "";
+  return (
+    `{"type":"call","callId":${s(call.callId)},"attempt":${s(call.attempt)},"tool":${s(call.tool)},"args":${s(args ?? {})},` +
+    `"ctx":{"agent":${s(ctx.agent)},"run":${s(ctx.run)},"idempotencyKey":${s(ctx.idempotencyKey)},` +
+    `"timeoutMs":${s(Math.max(0, Math.min(2 ** 31 - 1, ctx.timeoutMs)))}${trace}}}`
+  );
 }
 
 function lost(): ToolOutcome {

@@ -41,8 +41,13 @@ export class WorkerConnection {
    * as one frame (a JSON array), which cuts syscalls and frames under load.
    */
   send(message: DaemonMessage): void {
+    this.sendText(JSON.stringify(message));
+  }
+
+  /** Queues a message already written as JSON text (a call: see callText). */
+  sendText(text: string): void {
     if (this.gone) return;
-    this.queue.push(JSON.stringify(message));
+    this.queue.push(text);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
