@@ -230,7 +230,10 @@ export async function waitForMissingTools(d: AgentDriver, modelNames: string[], 
     if (tools.has(modelName)) continue;
     const full = fromModelToolName(modelName);
     if (!toolPatternsOf(d.def).some((p) => compileToolPattern(p)(full))) continue;
-    const found = await d.tools.findOrWait(full, scope, d.graceLeftMs());
+    const graceMs = d.graceLeftMs();
+    if (graceMs > 0)
+      d.opts.log("info", "a tool the model asked for is not served yet: waiting for it", { agent: d.id, tool: full, grace_ms: graceMs });
+    const found = await d.tools.findOrWait(full, scope, graceMs);
     if (found) {
       tools.set(modelName, found);
       added = true;

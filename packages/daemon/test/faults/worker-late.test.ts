@@ -9,8 +9,7 @@
  */
 import { dirname, join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sleep } from "../helpers/wait.js";
-import { short } from "./fault-api.js";
+import { short, waitUntil } from "./fault-api.js";
 import { checkInvariants, scopeToMessages } from "./fault-invariants.js";
 import { settle } from "./fault-settle.js";
 import { startWorker, waitForWorker } from "./fault-worker-process.js";
@@ -29,8 +28,12 @@ describe("workers that come back after the daemon", () => {
     await kill.fired;
     await f.w.stop();
     await f.restart({ waitForWorker: false });
-    // The recovered model call (1 s) answers while no worker is connected; the worker is back 1 s later.
-    await sleep(2000);
+    // The recovered model call (1 s) answers while no worker is connected: the daemon waits for the worker's tools.
+    // The worker comes back only then.
+    await waitUntil(
+      () => f.p.daemonStderr().includes('"msg":"a tool the model asked for is not served yet: waiting for it"'),
+      "the recovered turn waiting for the worker's tools",
+    );
     const w2 = startWorker(f.d, join(dirname(f.p.dir), "faults"), "worker2");
     try {
       await waitForWorker(f.d, w2.child.pid!);
