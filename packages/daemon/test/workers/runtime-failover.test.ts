@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "vitest";
 import type { Script } from "@wardrik/testing";
 import { LOST_ANSWER } from "../../src/runtime/types.js";
 import { createHarness, type Harness } from "../helpers/runtime-harness.js";
+import { waitFor } from "../helpers/wait.js";
 import { spawnWorker, startDaemon, workerEnv, type TestDaemon, type WorkerProcess } from "./helpers.js";
 import { connectRawWorker } from "./raw-worker.js";
 
@@ -11,6 +12,8 @@ let h: Harness | undefined;
 let workers: WorkerProcess[] = [];
 /** A harness that stopped as in a crash: closed (its database dropped) after the one that took over. */
 let crashed: Harness | undefined;
+/** What the runtime made of each answer the gateway found late (an attempt out, a call it no longer holds): true when it settled a call. */
+let lateAnswers: Promise<boolean>[] = [];
 
 afterEach(async () => {
   await Promise.all(workers.map((w) => w.stop()));
@@ -19,6 +22,7 @@ afterEach(async () => {
   h = undefined;
   await crashed?.close().catch(() => undefined);
   crashed = undefined;
+  lateAnswers = [];
   await daemon?.close();
   daemon = undefined;
 });
@@ -26,7 +30,9 @@ afterEach(async () => {
 async function setup(opts: { graceMs?: number; toolTimeoutMs?: number; workers?: number } = {}): Promise<WorkerProcess[]> {
   daemon = await startDaemon({
     reconnectGraceMs: opts.graceMs ?? 300,
-    onLateAnswer: (org, answer) => void h?.runtime.acceptLateAnswer(org, answer),
+    onLateAnswer: (org, answer) => {
+      if (h) lateAnswers.push(h.runtime.acceptLateAnswer(org, answer));
+    },
   });
   h = await createHarness({ toolsets: [daemon.gateway], toolTimeoutMs: opts.toolTimeoutMs ?? 60_000 });
   const spawned = Array.from({ length: opts.workers ?? 0 }, (_, i) =>
@@ -128,7 +134,9 @@ test("a worker of another org cannot answer a call", async () => {
   const asked = await h!.waitFor((e) => e.type === "dev.wardrik.approval.requested");
   const other = await connectRawWorker(daemon!.url, "token-b", [{ name: "send_email" }]);
   other.answer(call.callId, call.attempt, { forged: true });
-  await new Promise((r) => setTimeout(r, 300));
+  // The gateway holds no such call for org b: it hands the answer to the runtime, which refuses it.
+  await waitFor(() => lateAnswers.length === 1, "the forged answer to reach the runtime", 10_000, 10);
+  expect(await lateAnswers[0]).toBe(false);
   expect((await h!.store.calls.get(String(asked.data.call)))!.status).toBe("waiting");
 });
 
@@ -149,7 +157,8 @@ test("an earlier attempt's late answer does not settle a call started again: the
   // could still be starting in another process, which would then run after the result was stored).
   const back = await connectRawWorker(daemon!.url, "token-default", tools);
   back.answer(one.callId, 1, { from: 1 });
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(() => lateAnswers.length === 1, "attempt 1's answer to reach the runtime", 10_000, 10);
+  expect(await lateAnswers[0]).toBe(false);
   expect((await h!.store.calls.get(one.callId))!).toMatchObject({ status: "running", attempts: 2 });
   expect(await h!.runtime.acceptLateAnswer("default", { callId: one.callId, attempt: 1, outcome: { ok: true, output: 1 } })).toBe(false);
   // The store's own check holds even for a writer that read the call before attempt 2 started.
