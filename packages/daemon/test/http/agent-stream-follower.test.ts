@@ -102,7 +102,8 @@ describe("an agent's event stream", () => {
   it("reads on its own every lookMs when no word comes", async () => {
     const rows: StoredEvent[] = [];
     const s = follow(rows, { lookMs: 20 });
-    await sleep(50);
+    // A read after the first with no word in between: it looked on its own.
+    await waitFor(() => s.reads() >= 2, "a look of its own", 2000, 5);
     rows.push(event(1), event(2));
     await waitFor(() => s.sent.length === 2, "the events nobody told it about", 2000);
     expect(s.sent).toEqual([1, 2]);
@@ -111,9 +112,12 @@ describe("an agent's event stream", () => {
   it("sends a keep-alive on time while pokes that bring nothing keep waking it", async () => {
     const s = follow([], { keepAliveMs: 100 });
     const poking = setInterval(() => s.f.poked(), 10);
-    await sleep(600);
-    clearInterval(poking);
-    expect(s.keepAlives()).toBeGreaterThanOrEqual(2);
+    try {
+      // Two keep-alives 100 ms apart; pokes that put the keep-alive off would keep it from ever coming.
+      await waitFor(() => s.keepAlives() >= 2, "two keep-alives while pokes keep coming", 5000, 10);
+    } finally {
+      clearInterval(poking);
+    }
   });
 
   it("a delta counts as a write, and stop() ends the loop", async () => {
