@@ -1,10 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { McpToolset } from "../../src/tools/mcp/index.js";
-import { ctx, EVERYTHING, fixture, memoryLog, nodeServer, scope, sleep } from "./mcp-helpers.js";
+import { ctx, EVERYTHING, fixture, memoryLog, nodeServer, scope, sleep, until } from "./mcp-helpers.js";
 
 const SECRET = "s3cr3t-value-do-not-show";
 // Short backoff for tests; a generous start timeout, so a busy machine does not fail a good start.
 const fast = { backoff: { initialMs: 300, maxMs: 1_200 }, startTimeoutMs: 10_000 };
+
+/** The log's "MCP server is down" lines. */
+function downLines(lines: string[]): { msg: string; retry_in_ms?: number }[] {
+  return lines.map((l) => JSON.parse(l) as { msg: string; retry_in_ms?: number }).filter((l) => l.msg === "MCP server is down");
+}
 
 let open: McpToolset[] = [];
 afterEach(async () => {
@@ -33,7 +38,8 @@ describe("MCP: broken servers", () => {
       expect(out.error).toMatch(/^MCP server "broken" is down: command ".*node.*" exited during startup/);
       expect(out.error).toMatch(/try to start it again on the next use after/);
     }
-    await sleep(50); // the "down" log line is written after stderr has drained
+    // The "down" log line is written after stderr has drained.
+    await until(() => downLines(log.lines).length === 1, 5_000, 'the "down" log line');
     const everything = JSON.stringify({ status, out, log: log.lines });
     expect(everything).not.toContain(SECRET);
   });
@@ -63,12 +69,8 @@ describe("MCP: broken servers", () => {
     await sleep(350);
     await hung.call("x", {}, ctx());
     expect(hung.status(scope())[0]!.reason).toMatch(/next use after 0\.\d s/);
-    await sleep(20);
-    const waits = log.lines
-      .map((l) => JSON.parse(l) as { msg: string; retry_in_ms?: number })
-      .filter((l) => l.msg === "MCP server is down")
-      .map((l) => l.retry_in_ms);
-    expect(waits).toEqual([300, 600]);
+    await until(() => downLines(log.lines).length >= 2, 5_000, 'the second "down" log line');
+    expect(downLines(log.lines).map((l) => l.retry_in_ms)).toEqual([300, 600]);
   });
 
   it("a server that crashes on a call: the call fails with the reason, the server restarts on a later use", async () => {
