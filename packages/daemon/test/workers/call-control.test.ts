@@ -40,7 +40,13 @@ test("a daemon stopping does not abort its worker calls: the worker keeps them f
   await worker.waitFor((e) => e.event === "started" && e.tag === "s1");
   controller.abort(new CallStop("shutdown"));
   await pending;
-  await new Promise((r) => setTimeout(r, 300));
+  // A later call, cancelled: its abort goes down the same connection after any abort of s1 would have.
+  const later = callContext();
+  const next = daemon.gateway.call("wait_for_abort", { tag: "s2" }, later.ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "s2");
+  later.controller.abort(new CallStop("cancelled"));
+  await next;
+  await worker.waitFor((e) => e.event === "aborted" && e.tag === "s2");
   expect(worker.events.some((e) => e.event === "aborted" && e.tag === "s1")).toBe(false);
 });
 
@@ -103,7 +109,11 @@ test("a call with an already aborted signal never reaches a worker", async () =>
   const { ctx, controller } = callContext();
   controller.abort();
   expect(await daemon.gateway.call("wait_for_abort", { tag: "a0" }, ctx)).toMatchObject({ ok: false, kind: "killed" });
-  await new Promise((r) => setTimeout(r, 100));
+  // A later call reaches the worker after a0 would have.
+  const later = callContext();
+  void daemon.gateway.call("wait_for_abort", { tag: "a1" }, later.ctx);
+  await worker.waitFor((e) => e.event === "started" && e.tag === "a1");
+  later.controller.abort(new CallStop("cancelled"));
   expect(worker.events.some((e) => e.tag === "a0")).toBe(false);
 });
 

@@ -64,7 +64,10 @@ test("a call whose worker dies is reported lost after the grace, and never sent 
   pair.find((w) => w.events.includes(first))!.child.kill("SIGKILL");
   expect(await pending).toEqual({ ok: false, kind: "lost", error: LOST_ANSWER });
   expect(Date.now() - killedAt).toBeGreaterThanOrEqual(300);
-  await new Promise((r) => setTimeout(r, 200));
+  // A later call goes to the worker left, after l1 would have been sent to it again.
+  const survivor = pair.find((w) => !w.events.includes(first))!;
+  expect(await daemon.gateway.call("slow_idempotent", { tag: "l2", ms: 1 }, callContext().ctx)).toMatchObject({ ok: true });
+  await survivor.waitFor((e) => e.event === "started" && e.tag === "l2");
   expect(pair.flatMap((w) => w.events).filter((e) => e.event === "started" && e.tag === "l1")).toHaveLength(1);
 });
 
