@@ -192,6 +192,8 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
   });
   const runtime = new Runtime(store, registry, hooks, {
     ...{ log, toolTimeoutMs, reconnectGraceMs, jsonDepth: config.limits.json_depth },
+    // How often idle agents are put to sleep (default every second); tests of a spawned daemon look more often.
+    sleepCheckMs: positiveNumber(env.WARDRIK_SLEEP_CHECK_MS),
     ownership: node.ownership,
     telemetry: observed.tracing.telemetry,
     orgRunningTurns: config.limits.org_running_turns,

@@ -73,7 +73,8 @@ export class ReplyStream {
     const text = this.latest;
     const final = this.final;
     void this.send(text, final)
-      .catch((err: unknown) => this.deps.log("warn", "a reply could not be shown in Slack", { run: this.run, err: String(err) }))
+      // `final`: the turn's last word failed, so only a sweep posts the reply now.
+      .catch((err: unknown) => this.deps.log("warn", "a reply could not be shown in Slack", { run: this.run, final, err: String(err) }))
       .finally(() => {
         this.busy = false;
         this.lastDoneAt = Date.now();

@@ -75,6 +75,8 @@ beforeAll(async () => {
       "agents/broken.md": agent([{ webhook: "broken", secret: "${secret:NOT_SET}", message: "never" }]),
       "agents/dozer.md": agent([{ event: { agent: "pinger", types: ["turn.completed"] }, message: "pinger is done" }], 1),
     },
+    // Idle agents are put to sleep within 100 ms of their idle_timeout, not within the default second.
+    env: { WARDRIK_SLEEP_CHECK_MS: "100" },
   });
   for (const [name, value] of [
     ["DEPLOY_HOOK", DEPLOY_SECRET],

@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentFile, short, type WireEvent } from "../helpers/spawn-daemon.js";
 import { messageEvent } from "../helpers/slack-loopback.js";
+import { sleep, waitFor } from "../helpers/wait.js";
 import { BOT_TOKEN, CHANNEL, createSlackProject, SIGNING_SECRET, SOMEONE, type SlackProject } from "../helpers/slack-project.js";
 
 let s: SlackProject;
@@ -20,9 +21,21 @@ beforeAll(async () => {
     },
     channels: { [CHANNEL]: "triage", C0SLEEPY: "sleepy" },
     // What Slack refused is retried by a sweep this often.
-    env: { WARDRIK_SLACK_SWEEP_MS: "200" },
+    // Idle agents are put to sleep within 100 ms of their idle_timeout, not within the default second.
+    env: { WARDRIK_SLACK_SWEEP_MS: "200", WARDRIK_SLEEP_CHECK_MS: "100" },
   });
 });
+
+/** The daemon's JSON log lines (its log on a pipe). */
+function logLines(stderr: string): Record<string, unknown>[] {
+  return stderr.split("\n").flatMap((line) => {
+    try {
+      return line.startsWith("{") ? [JSON.parse(line) as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
+  });
+}
 
 const queued = async (agent: string): Promise<WireEvent[]> => (await s.p.events(agent)).filter((e) => short(e.type) === "message.queued");
 
@@ -177,13 +190,19 @@ describe("Slack out of service", () => {
       await s.p.waitForTurnEnd(id, String(run.run));
       await s.slack.waitFor(() => s.slack.callsOf("chat.postMessage").some((c) => c.args.thread_ts === ts), "the post that fails");
       // Past the reply's own last try (its updates are a second apart): only a sweep can post it now.
-      await new Promise((r) => setTimeout(r, 1_500));
+      await waitFor(
+        () =>
+          logLines(s.p.daemonStderr()).some(
+            (l) => l.msg === "a reply could not be shown in Slack" && l.run === run.run && l.final === true,
+          ),
+        "the reply's own last try, refused",
+      );
     } finally {
       s.slack.failing.clear();
     }
     await replyIn(ts, "You said: during the outage");
-    // Several sweeps later it is still there once.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Several sweeps (200 ms apart) later it is still there once.
+    await sleep(600);
     expect([...s.slack.messages.values()].filter((m) => m.thread_ts === ts)).toHaveLength(1);
   });
 });
