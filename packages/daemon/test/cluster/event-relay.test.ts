@@ -59,13 +59,13 @@ describe("the event relay", () => {
     const a = await relay(db, "n1");
     await waitFor(() => heard.includes("n1|!started"), "n1's hello");
     a.bus.publish(event("ag_alone"));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(heard.filter((p) => p.includes("ag_alone"))).toEqual([]);
 
     const helloes = heard.filter((p) => p === "n1|+*?*").length;
     const b = await relay(db, "n2");
     // n2's hello reaches n1, whose answer (what n1's followers want: everything) reaches n2: from then on each tells the other.
     await waitFor(() => heard.filter((p) => p === "n1|+*?*").length > helloes, "n1's answer to n2's hello");
+    // A notice of the event n1 had alone would have gone out a few ms after it, long before n1 heard of n2.
+    expect(heard.filter((p) => p.includes("ag_alone"))).toEqual([]);
     a.bus.publish(event("ag_on_n1"));
     await waitFor(() => b.poked.includes("ag_on_n1"), "n2 to hear of n1's event");
     b.bus.publish(event("ag_on_n2"));
@@ -77,26 +77,30 @@ describe("the event relay", () => {
 
   it("tells a node only about the agents its followers want, with a catch-up when it starts following one", async () => {
     const { db, heard } = await listeningDb();
-    const told = (agent: string) =>
-      heard.some((p) => p.startsWith("n1|") && !p.startsWith("n1|+*?") && p.split("|")[1]!.split(",").includes(agent));
+    const notices = (agent: string) =>
+      heard.filter((p) => p.startsWith("n1|") && !p.startsWith("n1|+*?") && p.split("|")[1]!.split(",").includes(agent));
+    const told = (agent: string) => notices(agent).length > 0;
 
     const a = await relay(db, "n1", false);
     const b = await relay(db, "n2", false);
     await waitFor(() => heard.includes("n1|+*?") && heard.includes("n2|+*?"), "both nodes to say they follow nothing");
     a.bus.publish(event("ag_x"));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(told("ag_x"), "nobody follows ag_x: not told").toBe(false);
 
     // n2 starts following ag_x: it says so, and n1 answers with a catch-up notice naming it.
     const onB: string[] = [];
     b.bus.onPoke("ag_x", (id) => onB.push(id));
     await waitFor(() => heard.includes("n2|+*?ag_x"), "n2 to announce ag_x");
     await waitFor(() => onB.includes("ag_x"), "the catch-up notice for ag_x");
+    await waitFor(() => told("ag_x"), "the catch-up notice on the channel");
+    // A notice of the event published while nobody followed ag_x would have come a few ms after it, before n2 followed.
+    expect(notices("ag_x"), "nobody followed ag_x: only the catch-up names it").toHaveLength(1);
     onB.length = 0;
+    const before = notices("ag_x").length;
+    // In one batch: a notice naming ag_x would name ag_y too if n1 told n2 of it.
     a.bus.publish(event("ag_x"));
     a.bus.publish(event("ag_y"));
     await waitFor(() => onB.includes("ag_x"), "n2 to hear of ag_x's new events");
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => notices("ag_x").length > before, "the notice of ag_x's new events on the channel");
     expect(told("ag_y"), "ag_y is followed nowhere else: not told").toBe(false);
 
     // An org-wide follower on n2: n1 tells it about every agent, after a catch-up that wakes every follower.
@@ -161,12 +165,12 @@ describe("the event relay", () => {
     await waitFor(() => heard.includes("n2|+turn.completed,turn.failed?*"), "n2 to announce its types");
     await waitFor(() => heard.includes("n1|*"), "n1's catch-up");
     onB.length = 0;
-    a.bus.publish(event("ag_1", "call.started"));
-    a.bus.publish(event("ag_1", "round.saved"));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(onB, "no follower on n2 shows those types: not told").toEqual([]);
+    // In one batch (a notice names agents, not events): ag_0's types would be named beside ag_1 if n1 told n2 of them.
+    a.bus.publish(event("ag_0", "call.started"));
+    a.bus.publish(event("ag_0", "round.saved"));
     a.bus.publish(event("ag_1", "turn.completed"));
     await waitFor(() => onB.includes("ag_1"), "n2 to hear of ag_1's turn end");
+    expect(onB, "no follower on n2 shows ag_0's types: not told").toEqual(["ag_1"]);
 
     // A per-agent stream without a type filter on n2: every type of that agent, after a catch-up naming it.
     onB.length = 0;
