@@ -35,6 +35,8 @@ export interface SlackOutboundOptions {
   node: string;
   /** How often the sweep runs (default 30 s). */
   sweepMs?: number;
+  /** How long after its turn ended a reply without its last word becomes the sweep's to finish (default REPLY_GRACE_MS). */
+  replyGraceMs?: number;
   /** Told of each post made again while an earlier copy in Slack could not be ruled out. */
   onPossibleDuplicate?: (() => void) | undefined;
 }
@@ -120,7 +122,7 @@ export class SlackOutbound {
       const view = { callId: m.ref, agent: m.agent_name, tool: m.tool, args: m.args, reason: m.reason ?? "" };
       await this.showDecision(m, view, { verdict, by: m.decided_by ?? undefined, at: this.o.now() });
     }
-    const graceEnd = new Date(now.getTime() - REPLY_GRACE_MS);
+    const graceEnd = new Date(now.getTime() - (this.o.replyGraceMs ?? REPLY_GRACE_MS));
     for (const t of await this.o.store.slack.endedWithoutReply(now, graceEnd, new Date(now.getTime() - REPLY_CATCH_UP_MS))) {
       const thread = threadOf(t.conversation);
       if (this.closed) return;

@@ -25,6 +25,10 @@ export interface SlackServiceOptions {
   node: string;
   /** How often Slack is brought up to date with what nobody could do at once (default 30 s). */
   sweepMs?: number;
+  /** Least time between two updates of a streamed reply (default a second, Slack's rate for chat.update). */
+  minUpdateMs?: number;
+  /** How long after its turn ended an unfinished reply is the sweep's (default 5 s). */
+  replyGraceMs?: number;
   now?: () => Date;
   /** Told of each Slack post made again while an earlier copy could not be ruled out (a metric). */
   onPossibleDuplicate?: (() => void) | undefined;
@@ -49,6 +53,8 @@ export class SlackService {
       node: o.node,
       onPossibleDuplicate: o.onPossibleDuplicate,
       ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
+      ...(o.minUpdateMs !== undefined ? { minUpdateMs: o.minUpdateMs } : {}),
+      ...(o.replyGraceMs !== undefined ? { replyGraceMs: o.replyGraceMs } : {}),
     });
   }
 

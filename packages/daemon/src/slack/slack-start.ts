@@ -21,8 +21,11 @@ export function slackService(
     metrics: Pick<WardrikMetrics, "possibleRepeat">;
   },
 ): SlackService {
-  // Tests of a spawned daemon sweep more often than the default.
-  const sweep = Number(o.env.WARDRIK_SLACK_SWEEP_MS);
+  // Tests of a spawned daemon sweep, update a streamed reply, and let the sweep finish a reply sooner than the defaults.
+  const ms = (name: string) => {
+    const v = Number(o.env[name]);
+    return Number.isFinite(v) && v > 0 ? v : undefined;
+  };
   return new SlackService({
     settings,
     org,
@@ -32,7 +35,9 @@ export function slackService(
     log: o.log,
     node: o.node,
     onPossibleDuplicate: () => o.metrics.possibleRepeat("slack_post"),
-    sweepMs: Number.isFinite(sweep) && sweep > 0 ? sweep : undefined,
+    sweepMs: ms("WARDRIK_SLACK_SWEEP_MS"),
+    minUpdateMs: ms("WARDRIK_SLACK_UPDATE_MS"),
+    replyGraceMs: ms("WARDRIK_SLACK_REPLY_GRACE_MS"),
   });
 }
 

@@ -21,8 +21,13 @@ beforeAll(async () => {
     },
     channels: { [CHANNEL]: "triage", C0SLEEPY: "sleepy" },
     // What Slack refused is retried by a sweep this often.
-    // Idle agents are put to sleep within 100 ms of their idle_timeout, not within the default second.
-    env: { WARDRIK_SLACK_SWEEP_MS: "200", WARDRIK_SLEEP_CHECK_MS: "100" },
+    // Idle agents are put to sleep within 100 ms of their idle_timeout, a reply is updated 100 ms after its last
+    // update, not a second (slack-streaming checks the second), and a reply whose last word failed is the sweep's
+    // 500 ms after its turn ended, not 5 s.
+    env: {
+      ...{ WARDRIK_SLACK_SWEEP_MS: "200", WARDRIK_SLEEP_CHECK_MS: "100" },
+      ...{ WARDRIK_SLACK_UPDATE_MS: "100", WARDRIK_SLACK_REPLY_GRACE_MS: "500" },
+    },
   });
 });
 
@@ -189,7 +194,7 @@ describe("Slack out of service", () => {
       );
       await s.p.waitForTurnEnd(id, String(run.run));
       await s.slack.waitFor(() => s.slack.callsOf("chat.postMessage").some((c) => c.args.thread_ts === ts), "the post that fails");
-      // Past the reply's own last try (its updates are a second apart): only a sweep can post it now.
+      // Past the reply's own last try: only a sweep can post it now.
       await waitFor(
         () =>
           logLines(s.p.daemonStderr()).some(

@@ -20,8 +20,10 @@ let s: SlackProject;
 beforeAll(async () => {
   s = await createSlackProject({
     ...NOTE_WRITER,
-    // The sweep finds the post whose answer was lost soon after the restart.
-    env: { WARDRIK_SLACK_SWEEP_MS: "200" },
+    // The sweep finds the post whose answer was lost soon after the restart; a reply is updated 100 ms after its
+    // last update (slack-streaming checks Slack's second), and a reply left without its last word is the sweep's
+    // 1 s after its turn ended, not 5 s.
+    env: { WARDRIK_SLACK_SWEEP_MS: "200", WARDRIK_SLACK_UPDATE_MS: "100", WARDRIK_SLACK_REPLY_GRACE_MS: "1000" },
   });
 });
 
