@@ -18,7 +18,8 @@ import {
   type SlackProject,
 } from "../helpers/slack-project.js";
 
-const SWEEP = { WARDRIK_SLACK_SWEEP_MS: "200" };
+/** Both nodes sweep every 200 ms, and update a reply 100 ms after its last update (slack-streaming checks Slack's second). */
+const SWEEP = { WARDRIK_SLACK_SWEEP_MS: "200", WARDRIK_SLACK_UPDATE_MS: "100" };
 const LISTENING = /wardrik daemon listening on (http:\/\/[^\s"]+)/;
 
 let s: SlackProject;
@@ -71,8 +72,8 @@ async function nodes(): Promise<{ owner: string; other: string }> {
   return detail === "node-b" ? { owner: b, other: s.p.url } : { owner: s.p.url, other: b };
 }
 
-/** Lets both nodes sweep several times, so anything done twice would show. */
-const settle = () => sleep(1_500);
+/** Lets both nodes sweep several times (four each, 200 ms apart), so anything done twice would show. */
+const settle = () => sleep(800);
 
 describe("Slack on a cluster of two daemons", () => {
   it("an event sent to one node and retried at the other (also as a message event) is queued once; its approval is posted once", async () => {
