@@ -16,6 +16,8 @@ import { startReceiver, type Receiver } from "../helpers/webhook-receiver.js";
 const HOOK_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 /** The nodes of a cluster share the key that seals the secrets in the database. */
 const KEY = { WARDRIK_SECRET_KEY: randomBytes(32).toString("base64") };
+/** The daemons look for due deliveries and firings (another node's, lapsed ones) every 100 ms, not every second. */
+const DAEMON_ENV = { ...KEY, WARDRIK_DELIVERY_POLL_MS: "100", WARDRIK_FIRING_POLL_MS: "100" };
 
 const subscriberOf = (r: Receiver, timeout = 5) => `subscribers:\n  - url: ${r.url}\n    agents: [echoer]\n    timeout: ${timeout}\n`;
 
@@ -41,7 +43,7 @@ const FILES = {
 /** A second node of `first`'s cluster: another project directory, the same config.yaml (so the same database) and agents. */
 async function secondNode(first: TestProject, start = true): Promise<TestProject> {
   const config = first.read("config.yaml");
-  return createProject({ config: () => config, files: FILES, start, env: KEY, cliEnv: KEY });
+  return createProject({ config: () => config, files: FILES, start, env: DAEMON_ENV, cliEnv: KEY });
 }
 
 async function setSecret(p: TestProject): Promise<void> {
@@ -63,7 +65,7 @@ describe("events out and in on a cluster of two daemons", () => {
       start: false,
       config: (text) => `${text.replace(/\n?$/, "\n")}${subscriberOf(receiver)}`,
       files: FILES,
-      env: KEY,
+      env: DAEMON_ENV,
       cliEnv: KEY,
     });
     await setSecret(a);
@@ -115,7 +117,8 @@ describe("events out and in on a cluster of two daemons", () => {
       const q = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
       return q.length >= 8 ? q : undefined;
     }, "the listener's messages");
-    await sleep(1500);
+    // Several looks of both nodes' firing sweepers (100 ms apart): a firing done twice would show.
+    await sleep(500);
     const final = (await b.events("listener")).filter((e) => short(e.type) === "message.queued").map((e) => e.data.text as string);
     expect(final).toEqual(texts);
     expect(final.filter((t) => t === "deployed billing")).toHaveLength(1);
@@ -135,7 +138,7 @@ describe("events out and in on a cluster of two daemons", () => {
     const a = await createProject({
       config: (text) => `${text.replace(/\n?$/, "\n")}${subscriberOf(receiver, 2)}`,
       files: FILES,
-      env: KEY,
+      env: DAEMON_ENV,
       cliEnv: KEY,
     });
     const b = await secondNode(a, false);

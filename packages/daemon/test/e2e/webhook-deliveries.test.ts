@@ -68,6 +68,8 @@ beforeAll(async () => {
   p = await createProject({
     start: false,
     config: (text) => `${text.replace(/\n?$/, "\n")}${subscribers}`,
+    // Due retries are looked for every 100 ms, not every second.
+    env: { WARDRIK_DELIVERY_POLL_MS: "100" },
     files: {
       "agents/echoer.md": echo("Echoes"),
       "agents/retrier.md": echo("Retried"),
