@@ -101,7 +101,8 @@ describe("event filters", () => {
       if (f.event === "event") got.push({ ...(JSON.parse(f.data) as FeedEvent), cursor: f.id! });
       return got.length === 1;
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // The response's headers came with the stream's first write (": following"), made once it listens and knows
+    // where "now" is: what is sent from here on comes next.
     const sent = await p.send(other, "after the stream began");
     await reading;
     expect(got[0]!.run).toBe(sent.run);
