@@ -79,7 +79,10 @@ test("an unsafe call whose worker dies goes to a person, and is never sent again
   // The other worker was asked first: it does not know the call, so a person decides.
   expect(asked.data.reason).toBe(`${LOST_ANSWER} The other connected worker does not know it.`);
   await h!.waitFor((e) => e.type === "dev.wardrik.turn.parked");
-  await new Promise((r) => setTimeout(r, 300));
+  // A later call goes to the worker left, after u1 would have been sent to it again.
+  const b = await h!.agent({ name: "b", tools: ["workers/*"], script: oneCall("workers/slow_write", { tag: "u2", ms: 1 }) });
+  expect((await h!.ask(b, "go")).type).toBe("dev.wardrik.turn.completed");
+  await pair.find((w) => !w.events.includes(first))!.waitFor((e) => e.event === "started" && e.tag === "u2");
   expect(pair.flatMap((w) => w.events).filter((e) => e.event === "started" && e.tag === "u1")).toHaveLength(1);
 });
 
