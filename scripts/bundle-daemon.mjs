@@ -10,12 +10,12 @@
 // entries and every dynamic import(), so a command still loads only what it
 // needs. Beside them: source maps (back to src/*.ts through tsc's maps; the
 // sources of the other packages bundled, which the tarball does not ship,
-// inside the maps) and
-// esbuild's metafile, meta.json, which says which source module is in which
+// inside the maps) and esbuild's metafile, meta.json, which says which source module is in which
 // chunk (test/e2e/cli-imports.test.ts reads it).
 //
 // dist/index.js (the library) stays unbundled.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -50,7 +50,27 @@ const result = await build({
 });
 mkdirSync(outdir, { recursive: true });
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
+checkExternals(result.metafile);
 for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
+
+/**
+ * Every package the bundle still imports must be a dependency of `wardrik` itself: the code inlined from
+ * @wardrik/* and hono brings its own imports, which before the bundle resolved from the package that declared
+ * them and now resolve from node_modules/wardrik (under pnpm, or with another version hoisted, they would not).
+ */
+function checkExternals(metafile) {
+  const pkg = JSON.parse(readFileSync(join(daemon, "package.json"), "utf8"));
+  const declared = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})]);
+  const missing = new Set();
+  for (const output of Object.values(metafile.outputs))
+    for (const imp of output.imports)
+      if (imp.external && !imp.path.startsWith("node:")) {
+        const name = imp.path.startsWith("@") ? imp.path.split("/").slice(0, 2).join("/") : imp.path.split("/")[0];
+        if (!builtinModules.includes(name) && !declared.has(name)) missing.add(name);
+      }
+  if (missing.size > 0)
+    throw new Error(`The bundle imports ${[...missing].join(", ")}, which packages/daemon/package.json does not list in dependencies.`);
+}
 
 /** A map keeps the text of the sources outside this package (protocol, sdk, testing, hono) and drops the rest: src/ ships. */
 function keepForeignSources(mapFile) {
