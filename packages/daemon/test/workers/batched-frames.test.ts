@@ -80,6 +80,31 @@ test("a malformed message in a frame closes the connection with its reason, afte
   expect(await second).toMatchObject({ ok: false, kind: "lost" });
 });
 
+test("a malformed greeting in a frame closes the connection with its own reason: nothing after it in the frame is taken", async () => {
+  daemon = await startDaemon();
+  const ws = new WebSocket(`${daemon.url.replace("http", "ws")}/v1/workers`, { headers: { authorization: "Bearer token-a" } });
+  sockets.push(ws);
+  ws.on("error", () => {});
+  const received: Message[] = [];
+  ws.on("message", (data) => received.push(JSON.parse(String(data)) as Message));
+  await once(ws, "open");
+  const closed = once(ws, "close");
+  const tool = { name: "echo", description: "d", inputSchema: { type: "object" }, readOnly: true, idempotent: false };
+  const hello = { type: "hello", protocol: WORKER_PROTOCOL_VERSION, name: "batcher", instance: "batcher-1", sdk: "test" };
+  ws.send(JSON.stringify([{ ...hello, name: 7 }, hello, { type: "register", tools: [tool] }]));
+  const [code] = (await closed) as [number];
+  expect(code).toBe(1008);
+  expect(received).toEqual([
+    {
+      type: "error",
+      code: "invalid_message",
+      message: expect.stringContaining(`Malformed "hello" message (item 1 of the 3 in its frame): name: `),
+    },
+  ]);
+  // The well-formed greeting and registration after it were not taken: no worker serves echo.
+  expect(daemon.gateway.list({ org: "org-a" }).map((t) => t.name)).toEqual([]);
+});
+
 test("a call leaves as exactly the DaemonCall the schema describes, with or without trace context", async () => {
   daemon = await startDaemon();
   const worker = await batchingWorker(daemon);

@@ -5,8 +5,8 @@ import {
   DEFAULT_JSON_DEPTH,
   WORKER_CLOSE_CODES,
   WORKER_PROTOCOL_VERSION,
-  WorkerMessage,
   type WorkerHello,
+  type WorkerMessage,
   type WorkerRegister,
 } from "@wardrik/protocol";
 import { ulidIds, type IdGenerator } from "../../ids.js";
@@ -21,7 +21,7 @@ import type { RemoteWorkers } from "./remote-workers.js";
 import { WorkerRegistration } from "./worker-registration.js";
 import { WorkerRoutes } from "./worker-routes.js";
 import { workerSources, type WorkerSourceStatus } from "./worker-status.js";
-import { checkUpgrade, isResultMessage, malformedMessage, readFrame } from "./worker-wire.js";
+import { checkUpgrade, readFrame, takeItems } from "./worker-wire.js";
 
 export interface WorkerGatewayOptions {
   /** Maps a worker token to its org; undefined refuses the connection. */
@@ -148,21 +148,12 @@ export class WorkerGateway implements Toolset {
     if ("problem" in frame) return conn.fail("invalid_message", frame.problem);
     // Result sizes are only measured when the frame itself is big enough to hold an oversized one.
     const checkSizes = frame.bytes > this.maxResultBytes;
-    const items = frame.items;
-    // A malformed message closes the connection after the well-formed ones of its frame: their answers are not lost.
-    let malformed: string | undefined;
-    for (let i = 0; i < items.length; i++) {
-      if (conn.gone) return;
-      const item = items[i];
-      // Results are most of the traffic; a hand check of their shape spares a schema pass and a copy.
-      if (conn.greeted && isResultMessage(item)) {
-        this.calls.result(conn, item, checkSizes);
-        continue;
-      }
-      const result = WorkerMessage.safeParse(item);
-      if (result.success) this.onMessage(conn, result.data, checkSizes);
-      else malformed ??= malformedMessage(item, result.error.issues, i, items.length);
-    }
+    const malformed = takeItems(
+      frame.items,
+      conn,
+      (result) => this.calls.result(conn, result, checkSizes),
+      (message) => this.onMessage(conn, message, checkSizes),
+    );
     if (malformed !== undefined && !conn.gone) conn.fail("invalid_message", malformed);
   }
 

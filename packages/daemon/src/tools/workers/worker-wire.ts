@@ -2,7 +2,15 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { RawData } from "ws";
-import { parseJsonWithin, PROBLEM_CONTENT_TYPE, WardrikError, WORKER_PATH, type ErrorCode, type WorkerResult } from "@wardrik/protocol";
+import {
+  parseJsonWithin,
+  PROBLEM_CONTENT_TYPE,
+  WardrikError,
+  WORKER_PATH,
+  WorkerMessage,
+  type ErrorCode,
+  type WorkerResult,
+} from "@wardrik/protocol";
 import type { Logger } from "../../log/logger.js";
 
 export interface UpgradeGate {
@@ -80,6 +88,32 @@ export function isResultMessage(item: unknown): item is WorkerResult {
   if (typeof callId !== "string" || callId.length === 0 || callId.length > 200) return false;
   if (typeof attempt !== "number" || !Number.isInteger(attempt) || attempt < 1) return false;
   return ok === true || (ok === false && typeof item.error === "string");
+}
+
+/**
+ * Hands a frame's messages on in order, results (most of the traffic) on a hand check of their shape, which spares
+ * a schema pass and a copy. After a malformed message only the frame's results are taken (their answers are not
+ * lost; before the greeting there are none). Returns what was malformed, for closing the connection.
+ */
+export function takeItems(
+  items: readonly unknown[],
+  conn: { readonly gone: boolean; readonly greeted: boolean },
+  onResult: (result: WorkerResult) => void,
+  onMessage: (message: WorkerMessage) => void,
+): string | undefined {
+  let malformed: string | undefined;
+  for (let i = 0; i < items.length && !conn.gone; i++) {
+    const item = items[i];
+    if (conn.greeted && isResultMessage(item)) {
+      onResult(item);
+      continue;
+    }
+    if (malformed !== undefined) continue;
+    const parsed = WorkerMessage.safeParse(item);
+    if (parsed.success) onMessage(parsed.data);
+    else malformed = malformedMessage(item, parsed.error.issues, i, items.length);
+  }
+  return malformed;
 }
 
 /** What the worker reads when a message fails the schema: its type, its place in a frame of several, and the issues. */
