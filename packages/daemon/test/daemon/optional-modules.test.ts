@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, it } from "vitest";
+import { sourceModules } from "../helpers/bundle-sources.js";
 import { agentFile, createProject, type TestProject } from "../helpers/spawn-daemon.js";
 import { chunk, sse, startOpenAiLoopback, usageChunk } from "../helpers/openai-loopback.js";
 import { EVERYTHING } from "../mcp/mcp-helpers.js";
@@ -49,8 +50,21 @@ function recording(): { env: Record<string, string>; packages: () => string[] } 
   const file = join(dir, "packages.txt");
   return {
     env: { NODE_OPTIONS: `--import ${RECORDER}`, WARDRIK_TEST_PACKAGES_FILE: file, WARDRIK_LOG_LEVEL: "debug" },
-    packages: () => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []),
+    packages: () => {
+      const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+      const chunks = lines.filter((l) => l.startsWith("file:"));
+      const inlined = sourceModules(chunks).map((url) => packageOf(fileURLToPath(url)));
+      return [...new Set([...lines.filter((l) => !l.startsWith("file:")), ...inlined.filter((n) => n !== undefined)])];
+    },
   };
+}
+
+/** The package a module of the bundle came from: one under node_modules, or a workspace package; undefined for wardrik's own. */
+function packageOf(path: string): string | undefined {
+  const fromNodeModules = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1];
+  if (fromNodeModules) return fromNodeModules;
+  const workspace = /\/packages\/(protocol|sdk|testing)\//.exec(path)?.[1];
+  return workspace ? `@wardrik/${workspace}` : undefined;
 }
 
 /** What the daemon's `optional module loaded` debug lines say: the package and what needed it. */
@@ -74,8 +88,8 @@ describe("optional packages load on first use", () => {
     expect(turn.end.type).toMatch(/turn\.completed$/);
 
     const loaded = rec.packages();
-    // The recorder works: what every start needs is there.
-    expect(loaded).toEqual(expect.arrayContaining(["zod", "better-sqlite3", "hono"]));
+    // The recorder works: what every start needs is there, hono and @wardrik/protocol from the bundle's chunks.
+    expect(loaded).toEqual(expect.arrayContaining(["zod", "better-sqlite3", "hono", "@wardrik/protocol"]));
     for (const name of OPTIONAL) expect(loaded, name).not.toContain(name);
     expect(loadLines(p)).toEqual([]);
 
