@@ -137,7 +137,7 @@ const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
  * vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. WARDRIK_TEST_FORKS
  * overrides it, to measure whether more files side by side finish sooner on a machine.
  */
-const PARALLEL_FORKS = Number(process.env.WARDRIK_TEST_FORKS) || Math.max(2, availableParallelism() - 1);
+const PARALLEL_FORKS = Math.floor(Number(process.env.WARDRIK_TEST_FORKS)) || Math.max(2, availableParallelism() - 1);
 
 /**
  * The alone projects run in a group of their own (vitest's sequence.groupOrder),

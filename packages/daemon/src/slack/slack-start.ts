@@ -5,6 +5,7 @@ import type { Logger } from "../log/logger.js";
 import type { WardrikMetrics } from "../metrics/wardrik-metrics.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
+import { positiveNumber } from "../config/positive-number.js";
 import { SlackService } from "./slack-service.js";
 
 export function slackService(
@@ -22,10 +23,7 @@ export function slackService(
   },
 ): SlackService {
   // Tests of a spawned daemon sweep, update a streamed reply, and let the sweep finish a reply sooner than the defaults.
-  const ms = (name: string) => {
-    const v = Number(o.env[name]);
-    return Number.isFinite(v) && v > 0 ? v : undefined;
-  };
+  const ms = (name: string) => positiveNumber(o.env[name]);
   return new SlackService({
     settings,
     org,
