@@ -57,6 +57,18 @@ async function send(via: ClusterNode, text: string): Promise<string> {
   return (await api<{ message: string }>(via, "POST", `/v1/agents/${agent}/messages`, { text, conversation: "main" })).message;
 }
 
+/** Sends `text` through `via` and waits until the message's three calls have started in `worker`. */
+async function sendUntilRunning(via: ClusterNode, worker: FaultWorker, text: string): Promise<string> {
+  const m = await send(via, text);
+  await waitUntil(
+    () => worker.log().filter((l) => l.tag.startsWith(`${text}/`) && l.phase === "start").length === 3,
+    `three calls in ${via.name}'s worker`,
+    20_000,
+    5,
+  );
+  return m;
+}
+
 function started(prefix: string): number {
   return logs().filter((l) => l.tag.startsWith(prefix) && l.phase === "start").length;
 }
@@ -98,13 +110,7 @@ describe("failover", () => {
     const w1 = c.worker(n1.url, "owner-worker");
     workers.push(w1);
     await waitForClusterWorker(c, n1, w1);
-    const m = await send(n1, "owner-1");
-    await waitUntil(
-      () => w1.log().filter((l) => l.tag.startsWith("owner-1/") && l.phase === "start").length === 3,
-      "three calls in n1's worker",
-      20_000,
-      5,
-    );
+    const m = await sendUntilRunning(n1, w1, "owner-1");
     expect(await c.ownerOf(agent)).toBe("n1");
     const killedAt = Date.now();
     await n1.kill();
@@ -340,13 +346,7 @@ describe("failover", () => {
     // The worker that will serve after the takeover: started and ready now, connected only when the test says.
     const w2 = c.worker(`${n2.url},${n3.url}`, "grace-late", { connectLater: true });
     workers.push(w2);
-    const m = await send(n1, "grace-1");
-    await waitUntil(
-      () => w1.log().filter((l) => l.tag.startsWith("grace-1/") && l.phase === "start").length === 3,
-      "three calls in n1's worker",
-      20_000,
-      5,
-    );
+    const m = await sendUntilRunning(n1, w1, "grace-1");
     expect(await c.ownerOf(agent)).toBe("n1");
     await n1.kill();
     await w1.stop();
