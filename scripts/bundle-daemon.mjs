@@ -3,10 +3,16 @@
 // some 480 modules one file at a time was most of every wardrik process's
 // start-up CPU (issues #31, #32); a few chunks load in about half of it.
 //
-// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages and
-// hono. Every other package stays an import of node_modules: zod must be the one
-// instance @modelcontextprotocol/sdk and the AI SDK share, and CommonJS packages
-// (yaml, ws, commander) break when bundled. Chunks are split along the
+// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
+// eventsource-parser (the SDK client's event-stream reader) and commander, which
+// every CLI command loads: as a package it is eight CommonJS files, resolved
+// through its package.json's exports and scanned for their names, some 20 ms of
+// CPU (#32). Being CommonJS, it is first bundled alone into an ES module whose
+// require() is createRequire's (commanderAsEsm), for Node's built-ins; the
+// metafile still names it node_modules/commander/esm.mjs. Every
+// other package stays an import of node_modules: zod must be the one instance
+// @modelcontextprotocol/sdk and the AI SDK share, and other CommonJS packages
+// (yaml, ws) are loaded only by commands that need them. Chunks are split along the
 // entries and every dynamic import(), so a command still loads only what it
 // needs. Beside them: source maps (back to src/*.ts through tsc's maps; the
 // sources of the other packages bundled, which the tarball does not ship,
@@ -17,14 +23,15 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const daemon = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "daemon");
 const outdir = join(daemon, "dist", "bundle");
-const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/)/;
+const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/|eventsource-parser$)/;
 
 rmSync(outdir, { recursive: true, force: true });
+const commander = await commanderAsEsm();
 const result = await build({
   absWorkingDir: daemon,
   entryPoints: { main: "dist/cli/main.js", daemon: "dist/daemon.js", version: "dist/version.js" },
@@ -43,6 +50,8 @@ const result = await build({
     {
       name: "node-modules-external",
       setup(b) {
+        b.onResolve({ filter: /^commander$/ }, () => ({ path: commander.path }));
+        b.onLoad({ filter: /[\\/]commander[\\/]esm\.mjs$/ }, () => ({ contents: commander.contents, loader: "js", resolveDir: dirname(commander.path) }));
         b.onResolve({ filter: /^[^./]/ }, (a) => (INLINE.test(a.path) ? undefined : { path: a.path, external: true }));
       },
     },
@@ -52,6 +61,29 @@ mkdirSync(outdir, { recursive: true });
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
 checkExternals(result.metafile);
 for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
+
+/**
+ * commander (CommonJS) as one ES module, for the build above to inline in place
+ * of its ES module wrapper (esm.mjs, whose path it keeps): its require() of
+ * Node's built-ins, which an ES module has not, is createRequire's.
+ */
+async function commanderAsEsm() {
+  const path = fileURLToPath(import.meta.resolve("commander", pathToFileURL(join(daemon, "package.json")).href));
+  const esm = await build({
+    absWorkingDir: daemon,
+    entryPoints: [path],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    sourcemap: "inline",
+    sourcesContent: true,
+    logLevel: "warning",
+    banner: { js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);' },
+  });
+  return { path, contents: esm.outputFiles[0].text };
+}
 
 /**
  * Every package the bundle still imports must be a dependency of `wardrik` itself: the code inlined from

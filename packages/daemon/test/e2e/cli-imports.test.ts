@@ -116,6 +116,10 @@ describe("what a short command loads", () => {
     expect(r.stdout).toMatch(/^NAME +STATUS +DESCRIPTION\nhelper +idle/);
     expect(heavy(r.modules)).toEqual([]);
     expect(commandModules(r.modules)).toEqual(["commands/ls.js"]);
+    // No file of node_modules: commander and the client's event-stream reader are inside the bundle's chunks (a package
+    // loaded from node_modules is resolved through its package.json, and commander's eight CommonJS files scanned).
+    expect(r.chunks.filter((m) => m.includes("/node_modules/"))).toEqual([]);
+    expect(packagesOf(r.modules).sort()).toEqual(["commander", "eventsource-parser"]);
     // node:crypto costs a short command more than its own reading: the memo of config.yaml is keyed without it.
     expect(r.modules).not.toContain("node:crypto");
     // Of the protocol only WardrikError's module (@wardrik/protocol/errors), not base.js and the seven it loads.
@@ -198,6 +202,7 @@ describe("what a short command loads", () => {
     ]);
     expect(r.modules.filter((m) => /\/(protocol|sdk)\/dist\//.test(m))).toEqual([]);
     expect(packagesOf(r.modules)).toEqual(["commander"]);
+    expect(r.chunks.filter((m) => m.includes("/node_modules/"))).toEqual([]);
   });
 
   it("a completion script, made from every command's definition, loads no more than --help", async () => {
