@@ -1,40 +1,68 @@
 // `npm run build`, after tsc and copy-assets: the CLI and the daemon bundled
 // into packages/daemon/dist/bundle/, which bin/wardrik.js runs. Node loading
 // some 480 modules one file at a time was most of every wardrik process's
-// start-up CPU (issues #31, #32); a few chunks load in about half of it.
+// start-up CPU (issues #31, #32); a few files load in a fraction of it.
 //
-// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
-// eventsource-parser (the SDK client's event-stream reader) and commander, which
-// every CLI command loads: as a package it is eight CommonJS files, resolved
-// through its package.json's exports and scanned for their names, some 20 ms of
-// CPU (#32). Being CommonJS, it is first bundled alone into an ES module whose
-// require() is createRequire's (commanderAsEsm), for Node's built-ins; the
-// metafile still names it node_modules/commander/esm.mjs. Every
-// other package stays an import of node_modules: zod must be the one instance
-// @modelcontextprotocol/sdk and the AI SDK share, and other CommonJS packages
-// (yaml, ws) are loaded only by commands that need them. Chunks are split along the
-// entries and every dynamic import(), so a command still loads only what it
-// needs. Beside them: source maps (back to src/*.ts through tsc's maps; the
-// sources of the other packages bundled, which the tarball does not ship,
-// inside the maps) and esbuild's metafile, meta.json, which says which source module is in which
-// chunk (test/e2e/cli-imports.test.ts reads it).
+// Two builds:
+// - cli.cjs, the command line: main.ts, every command and what their actions
+//   need to talk to the daemon (the SDK's client, the protocol's zod-free
+//   part, commander), one CommonJS file without code splitting. Node's ES
+//   module loader costs a short command more than everything it does: as ES
+//   module chunks `wardrik ls` cost about 45 ms of CPU more (#32). The few
+//   dynamic imports that reach the daemon's layers or a heavy package (HEAVY:
+//   the daemon, doctor, init, the offline store, config.yaml's full reader,
+//   the schemas, eval's suite reader, the MCP proxy) stay import()s of the
+//   second build's entries. The CLI shares no state with them: what they import
+//   of the CLI (connect.ts's daemonUrl, the client) holds none.
+// - the daemon and those entries, ES modules split into chunks along every
+//   dynamic import(), so each loads only what it needs.
+// Inlined: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
+// eventsource-parser and (in cli.cjs) commander. Every other package stays an
+// import of node_modules: zod must be the one instance @modelcontextprotocol/sdk
+// and the AI SDK share, and CommonJS packages (yaml, ws) break when bundled as
+// ES modules. cli.cjs imports no package at all (checkCliExternals). Beside the
+// files: source maps (back to src/*.ts through tsc's maps; the sources of the
+// other packages bundled, which the tarball does not ship, inside the maps) and
+// both builds' metafile, meta.json, which says which source module is in which
+// file (test/e2e/cli-imports.test.ts reads it).
 //
 // dist/index.js (the library) stays unbundled.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const daemon = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "daemon");
 const outdir = join(daemon, "dist", "bundle");
 const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/|eventsource-parser$)/;
+/** The CLI's dynamic imports (paths under dist/) that cli.cjs leaves to the ES module build: that build's entry names. */
+const HEAVY = {
+  "daemon.js": "daemon",
+  "daemon-signals.js": "cli/daemon-signals",
+  "log/index.js": "cli/log",
+  "cli/doctor.js": "cli/doctor",
+  "cli/init-project.js": "cli/init-project",
+  "cli/offline-store.js": "cli/offline-store",
+  "cli/project-settings.js": "cli/project-settings",
+  "secrets/rotate-key.js": "cli/rotate-key",
+  "editor-schemas.js": "cli/editor-schemas",
+  "cli/eval/suite-file.js": "cli/suite-file",
+  "cli/eval/run-suite.js": "cli/run-suite",
+  "cli/eval/junit.js": "cli/junit",
+  "cli/eval/results-table.js": "cli/results-table",
+  "config/yaml-source.js": "cli/yaml-source",
+  "cli/mcp-stdio-proxy.js": "cli/mcp-stdio-proxy",
+};
+const external = {
+  name: "node-modules-external",
+  setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => (INLINE.test(a.path) ? undefined : { path: a.path, external: true })),
+};
 
 rmSync(outdir, { recursive: true, force: true });
-const commander = await commanderAsEsm();
-const result = await build({
+const modules = await build({
   absWorkingDir: daemon,
-  entryPoints: { main: "dist/cli/main.js", daemon: "dist/daemon.js", version: "dist/version.js" },
+  entryPoints: Object.fromEntries(Object.entries(HEAVY).map(([path, name]) => [name, `dist/${path}`])),
   outdir,
   chunkNames: "chunks/[name]-[hash]",
   bundle: true,
@@ -46,43 +74,62 @@ const result = await build({
   sourcesContent: true,
   metafile: true,
   logLevel: "warning",
+  plugins: [external],
+});
+const cli = await build({
+  absWorkingDir: daemon,
+  entryPoints: { cli: "dist/cli/main.js" },
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
+  sourcesContent: true,
+  metafile: true,
+  logLevel: "warning",
+  // package-dir.ts finds package.json from its own file's URL.
+  define: { "import.meta.url": "__wardrikFileUrl" },
+  banner: { js: 'const __wardrikFileUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
     {
-      name: "node-modules-external",
+      name: "heavy-imports",
       setup(b) {
-        b.onResolve({ filter: /^commander$/ }, () => ({ path: commander.path }));
-        b.onLoad({ filter: /[\\/]commander[\\/]esm\.mjs$/ }, () => ({ contents: commander.contents, loader: "js", resolveDir: dirname(commander.path) }));
-        b.onResolve({ filter: /^[^./]/ }, (a) => (INLINE.test(a.path) ? undefined : { path: a.path, external: true }));
+        b.onResolve({ filter: /^\./ }, (a) => {
+          if (a.kind !== "dynamic-import") return undefined;
+          const entry = HEAVY[relative(join(daemon, "dist"), resolve(a.resolveDir, a.path)).split(sep).join("/")];
+          return entry === undefined ? undefined : { path: `./${entry}.js`, external: true };
+        });
       },
+    },
+    {
+      name: "cli-externals",
+      setup: (b) =>
+        b.onResolve({ filter: /^[^./]/ }, (a) =>
+          INLINE.test(a.path) || a.path === "commander" ? undefined : { path: a.path, external: true },
+        ),
     },
   ],
 });
 mkdirSync(outdir, { recursive: true });
-writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
-checkExternals(result.metafile);
-for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
+const metafile = {
+  inputs: { ...modules.metafile.inputs, ...cli.metafile.inputs },
+  outputs: { ...modules.metafile.outputs, ...cli.metafile.outputs },
+};
+writeFileSync(join(outdir, "meta.json"), JSON.stringify(metafile));
+checkExternals(metafile);
+checkCliExternals(cli.metafile);
+for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
 
-/**
- * commander (CommonJS) as one ES module, for the build above to inline in place
- * of its ES module wrapper (esm.mjs, whose path it keeps): its require() of
- * Node's built-ins, which an ES module has not, is createRequire's.
- */
-async function commanderAsEsm() {
-  const path = fileURLToPath(import.meta.resolve("commander", pathToFileURL(join(daemon, "package.json")).href));
-  const esm = await build({
-    absWorkingDir: daemon,
-    entryPoints: [path],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    sourcemap: "inline",
-    sourcesContent: true,
-    logLevel: "warning",
-    banner: { js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);' },
-  });
-  return { path, contents: esm.outputFiles[0].text };
+/** cli.cjs imports Node's built-ins and the ES module build's entries, nothing else: no package is resolved by a short command. */
+function checkCliExternals(metafile) {
+  const entries = new Set(Object.values(HEAVY).map((name) => `./${name}.js`));
+  const others = Object.values(metafile.outputs).flatMap((o) =>
+    o.imports.filter((i) => i.external && !entries.has(i.path) && !builtinModules.includes(i.path.replace(/^node:/, ""))),
+  );
+  if (others.length > 0)
+    throw new Error(`cli.cjs imports ${others.map((i) => i.path).join(", ")}: add the dynamic import that reaches it to HEAVY.`);
 }
 
 /**
@@ -96,7 +143,7 @@ function checkExternals(metafile) {
   const missing = new Set();
   for (const output of Object.values(metafile.outputs))
     for (const imp of output.imports)
-      if (imp.external && !imp.path.startsWith("node:")) {
+      if (imp.external && !imp.path.startsWith("node:") && !imp.path.startsWith(".")) {
         const name = imp.path.startsWith("@") ? imp.path.split("/").slice(0, 2).join("/") : imp.path.split("/")[0];
         if (!builtinModules.includes(name) && !declared.has(name)) missing.add(name);
       }

@@ -32,7 +32,7 @@ export { freePort, sleep, waitFor };
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 export const DAEMON_PKG = join(REPO_ROOT, "packages", "daemon");
 export const BIN = join(DAEMON_PKG, "bin", "wardrik.js");
-const DIST_MAIN = join(DAEMON_PKG, "dist", "bundle", "main.js");
+const DIST_MAIN = join(DAEMON_PKG, "dist", "bundle", "cli.cjs");
 
 // Every step here starts processes; on a small, busy machine a CLI run alone can
 // take seconds. Generous limits keep slowness from looking like failure.
