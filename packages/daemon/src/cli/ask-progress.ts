@@ -1,3 +1,5 @@
+import { groupDigits } from "./group-digits.js";
+
 /** Where progress goes: process.stderr, or a stand-in with the same shape in tests. */
 export interface ProgressStream {
   isTTY?: boolean;
@@ -105,7 +107,7 @@ export interface TurnUsage {
 
 /** The one line `wardrik ask` ends with: how it ended, how long it took, tokens and cost. */
 export function summaryLine(outcome: string, ms: number, usage: TurnUsage): string {
-  const n = (x: number) => x.toLocaleString("en-US");
+  const n = groupDigits;
   const calls = `${n(usage.modelCalls)} model call${usage.modelCalls === 1 ? "" : "s"}`;
   return `${outcome} in ${formatDuration(ms)} · ${calls} · ${n(usage.inputTokens)} tokens in, ${n(usage.outputTokens)} out · $${usage.costUsd.toFixed(4)}`;
 }

@@ -1,3 +1,5 @@
+import { groupDigits } from "./group-digits.js";
+
 export interface FormatArgsOptions {
   /** Longest string value shown whole; longer ones are cut with a note. */
   maxString?: number;
@@ -19,7 +21,7 @@ export function formatArgs(args: unknown, indent = "", options: FormatArgsOption
   const cuts: string[] = [];
   const shorten = (v: unknown): unknown => {
     if (typeof v === "string" && v.length > maxString) {
-      cuts.push(`${JSON.stringify(v.slice(0, maxString))}… (${(v.length - maxString).toLocaleString("en-US")} more characters)`);
+      cuts.push(`${JSON.stringify(v.slice(0, maxString))}… (${groupDigits(v.length - maxString)} more characters)`);
       return `${CUT}${cuts.length - 1}`;
     }
     if (Array.isArray(v)) return v.map(shorten);
@@ -31,7 +33,7 @@ export function formatArgs(args: unknown, indent = "", options: FormatArgsOption
   let lines = text.replace(marker, (_m, i: string) => cuts[Number(i)]!).split("\n");
   if (lines.length > maxLines) {
     const more = lines.length - (maxLines - 1);
-    lines = [...lines.slice(0, maxLines - 1), `… (${more.toLocaleString("en-US")} more lines)`];
+    lines = [...lines.slice(0, maxLines - 1), `… (${groupDigits(more)} more lines)`];
   }
   return lines.join(`\n${indent}`);
 }
