@@ -17,7 +17,8 @@ export function registerEvents(program: Command): void {
   ).action(async (name: string, opts: { follow?: boolean; after: number; json?: boolean }) => {
     const { agent: a, client } = await agentNamed(name);
     const { formatEvent } = await import("../format-event.js");
-    const print = (e: WardrikCloudEvent) => out(opts.json ? JSON.stringify(e) : formatEvent(e));
+    const line = (e: WardrikCloudEvent) => (opts.json ? JSON.stringify(e) : formatEvent(e));
+    const print = (e: WardrikCloudEvent) => out(line(e));
     if (opts.follow) {
       const ac = new AbortController();
       process.once("SIGINT", () => ac.abort());
@@ -27,7 +28,8 @@ export function registerEvents(program: Command): void {
     let after = opts.after;
     for (;;) {
       const page = await client.events(a.id, { after, limit: 1000 });
-      for (const e of page.events) print(e);
+      // A page in one write: each write to a pipe is a system call and a pass through Node's stream.
+      if (page.events.length > 0) out(page.events.map(line).join("\n"));
       if (page.events.length < 1000) break;
       after = page.events[page.events.length - 1]!.seq;
     }

@@ -16,7 +16,8 @@ export function registerHistory(program: Command): void {
     const { agent, client } = await agentNamed(name);
     const h = await client.history(agent.id, opts.conversation);
     if (opts.json) return json(h);
-    for (const m of h.messages) out(`#${m.seq} ${m.role}: ${historyText(m.content)}`);
+    // In one write (as events does): each write to a pipe is a system call and a pass through Node's stream.
+    if (h.messages.length > 0) out(h.messages.map((m) => `#${m.seq} ${m.role}: ${historyText(m.content)}`).join("\n"));
   });
 }
 
