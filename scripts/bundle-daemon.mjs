@@ -3,10 +3,17 @@
 // some 480 modules one file at a time was most of every wardrik process's
 // start-up CPU (issues #31, #32); a few chunks load in about half of it.
 //
-// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages and
-// hono. Every other package stays an import of node_modules: zod must be the one
-// instance @modelcontextprotocol/sdk and the AI SDK share, and CommonJS packages
-// (yaml, ws, commander) break when bundled. Chunks are split along the
+// Bundled: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
+// zod (with zod-to-openapi, which extends zod's own classes), yaml and commander.
+// Loading zod's ~100 files and yaml's ~70 one by one was about a third of a
+// daemon's start (an import of the daemon, measured one after the other on a busy
+// machine: 620-685 ms of CPU with them outside,
+// 515-565 ms inside). A second zod in node_modules, which the MCP SDK and the AI SDK
+// import, is harmless: both read a schema through its `_zod` property, not through
+// instanceof, and zod keeps its registry and settings on globalThis. The bundle's
+// CommonJS code (yaml, commander) gets a `require` of its own (the banner). Packages
+// with native code or worker files (better-sqlite3, pino's transports, ws's optional
+// addons) stay imports of node_modules. Chunks are split along the
 // entries and every dynamic import(), so a command still loads only what it
 // needs. Beside them: source maps (back to src/*.ts through tsc's maps; the
 // sources of the other packages bundled, which the tarball does not ship,
@@ -14,7 +21,7 @@
 // chunk (test/e2e/cli-imports.test.ts reads it).
 //
 // dist/index.js (the library) stays unbundled.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,7 +29,10 @@ import { build } from "esbuild";
 
 const daemon = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "daemon");
 const outdir = join(daemon, "dist", "bundle");
-const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/)/;
+const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/|zod$|zod\/|@asteasolutions\/zod-to-openapi$|yaml$|commander$)/;
+/** The CommonJS modules inlined call require() for Node's built-ins: an ES module has none of its own. */
+const REQUIRE_BANNER =
+  'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);';
 
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -39,6 +49,7 @@ const result = await build({
   sourcesContent: true,
   metafile: true,
   logLevel: "warning",
+  banner: { js: REQUIRE_BANNER },
   plugins: [
     {
       name: "node-modules-external",
@@ -51,6 +62,7 @@ const result = await build({
 mkdirSync(outdir, { recursive: true });
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile));
 checkExternals(result.metafile);
+writeThirdPartyLicenses(result.metafile);
 for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
 
 /**
@@ -72,7 +84,31 @@ function checkExternals(metafile) {
     throw new Error(`The bundle imports ${[...missing].join(", ")}, which packages/daemon/package.json does not list in dependencies.`);
 }
 
-/** A map keeps the text of the sources outside this package (protocol, sdk, testing, hono) and drops the rest: src/ ships. */
+/** The licence of every package whose code is inlined, beside the chunks that carry it (their terms ask for it). */
+function writeThirdPartyLicenses(metafile) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match) packages.set(match[1], join(daemon, input.slice(0, match.index + match[0].length)));
+  }
+  const parts = [...packages]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, dir]) => {
+      const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+      const { version, license, repository } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      const url = typeof repository === "string" ? repository : repository?.url;
+      const text = file
+        ? readFileSync(join(dir, file), "utf8").trim()
+        : `${license} (the package ships no licence text; see ${url ?? "its repository"})`;
+      return `${name} ${version}\n\n${text}\n`;
+    });
+  writeFileSync(
+    join(outdir, "THIRD-PARTY-LICENSES.txt"),
+    `The bundle in this folder contains code of these packages, under these terms.\n\n${parts.join("\n---\n\n")}`,
+  );
+}
+
+/** A map keeps the text of the sources outside this package (protocol, sdk, testing, the npm packages inlined) and drops the rest: src/ ships. */
 function keepForeignSources(mapFile) {
   const map = JSON.parse(readFileSync(mapFile, "utf8"));
   map.sourcesContent = map.sources.map((source, i) =>
