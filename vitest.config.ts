@@ -100,7 +100,7 @@ export const UNIT_TEST_FILES = [
   "packages/console/test/bundle.test.ts",
   "packages/daemon/test/{exports,ids}.test.ts",
   "packages/daemon/test/cli/**/*.test.ts",
-  "packages/daemon/test/config/{agent-file,agents-dir,credential-keys,editor-schemas,exports,new-keys,trigger-checks,yaml-source}.test.ts",
+  "packages/daemon/test/config/{agent-file,agents-dir,credential-keys,editor-schemas,exports,interval-ms,new-keys,trigger-checks,yaml-source}.test.ts",
   "packages/daemon/test/daemon/{orgs,references,secrets,services}.test.ts",
   "packages/daemon/test/{events,http,log,models,policy,runtime,secrets,slack,store,telemetry,tools,webhooks,workers}/**/*.test.ts",
   "packages/daemon/test/mcp/{conversions,sdk-load-failure}.test.ts",

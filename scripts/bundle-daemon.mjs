@@ -17,17 +17,26 @@
 // - the daemon and those entries, ES modules split into chunks along every
 //   dynamic import(), so each loads only what it needs.
 // Inlined: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
-// eventsource-parser and (in cli.cjs) commander. Every other package stays an
-// import of node_modules: zod must be the one instance @modelcontextprotocol/sdk
-// and the AI SDK share, and CommonJS packages (yaml, ws) break when bundled as
-// ES modules. cli.cjs imports no package at all (checkCliExternals). Beside the
+// eventsource-parser, (in cli.cjs) commander, and (in the ES module build) zod
+// with zod-to-openapi, which extends zod's own classes, and yaml. Loading zod's
+// ~100 files (its 50 locales among them) and yaml's ~70 one by one was about a
+// fifth of a daemon's start: an import of the daemon took 620-685 ms of CPU with
+// them outside and 515-565 ms inside, one after the other on a busy machine. A
+// second zod in node_modules, which the MCP SDK and the AI SDK import, is
+// harmless: both read a schema through its `_zod` property, not through
+// instanceof, and zod keeps its registry and settings on globalThis. The
+// CommonJS code inlined into the ES modules gets a `require` of its own (the
+// banner). Packages with native code or worker files (better-sqlite3, pino's
+// transports, ws's optional addons) stay imports of node_modules. cli.cjs imports
+// no package at all (checkCliExternals). Beside the
 // files: source maps (back to src/*.ts through tsc's maps; the sources of the
 // other packages bundled, which the tarball does not ship, inside the maps) and
 // both builds' metafile, meta.json, which says which source module is in which
-// file (test/e2e/cli-imports.test.ts reads it).
+// file (test/e2e/cli-imports.test.ts reads it), and THIRD-PARTY-LICENSES.txt,
+// the licence of every npm package inlined.
 //
 // dist/index.js (the library) stays unbundled.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +45,11 @@ import { build } from "esbuild";
 const daemon = join(dirname(dirname(fileURLToPath(import.meta.url))), "packages", "daemon");
 const outdir = join(daemon, "dist", "bundle");
 const INLINE = /^(@wardrik\/|hono$|hono\/|@hono\/|eventsource-parser$)/;
+/** What the ES module build inlines besides INLINE (cli.cjs must not need them: checkCliExternals). */
+const INLINE_IN_MODULES = /^(zod$|zod\/|@asteasolutions\/zod-to-openapi$|yaml$)/;
+/** The CommonJS modules inlined into the ES module build call require() for Node's built-ins: an ES module has none. */
+const REQUIRE_BANNER =
+  'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);';
 /** The CLI's dynamic imports (paths under dist/) that cli.cjs leaves to the ES module build: that build's entry names. */
 const HEAVY = {
   "daemon.js": "daemon",
@@ -56,7 +70,10 @@ const HEAVY = {
 };
 const external = {
   name: "node-modules-external",
-  setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => (INLINE.test(a.path) ? undefined : { path: a.path, external: true })),
+  setup: (b) =>
+    b.onResolve({ filter: /^[^./]/ }, (a) =>
+      INLINE.test(a.path) || INLINE_IN_MODULES.test(a.path) ? undefined : { path: a.path, external: true },
+    ),
 };
 
 rmSync(outdir, { recursive: true, force: true });
@@ -74,6 +91,7 @@ const modules = await build({
   sourcesContent: true,
   metafile: true,
   logLevel: "warning",
+  banner: { js: REQUIRE_BANNER },
   plugins: [external],
 });
 const cli = await build({
@@ -120,6 +138,7 @@ const metafile = {
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(metafile));
 checkExternals(metafile);
 checkCliExternals(cli.metafile);
+writeThirdPartyLicenses(metafile);
 for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
 
 /** cli.cjs imports Node's built-ins and the ES module build's entries, nothing else: no package is resolved by a short command. */
@@ -151,7 +170,31 @@ function checkExternals(metafile) {
     throw new Error(`The bundle imports ${[...missing].join(", ")}, which packages/daemon/package.json does not list in dependencies.`);
 }
 
-/** A map keeps the text of the sources outside this package (protocol, sdk, testing, hono) and drops the rest: src/ ships. */
+/** The licence of every package whose code is inlined, beside the files that carry it (their terms ask for it). */
+function writeThirdPartyLicenses(metafile) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match) packages.set(match[1], join(daemon, input.slice(0, match.index + match[0].length)));
+  }
+  const parts = [...packages]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, dir]) => {
+      const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+      const { version, license, repository } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      const url = typeof repository === "string" ? repository : repository?.url;
+      const text = file
+        ? readFileSync(join(dir, file), "utf8").trim()
+        : `${license} (the package ships no licence text; see ${url ?? "its repository"})`;
+      return `${name} ${version}\n\n${text}\n`;
+    });
+  writeFileSync(
+    join(outdir, "THIRD-PARTY-LICENSES.txt"),
+    `The bundle in this folder contains code of these packages, under these terms.\n\n${parts.join("\n---\n\n")}`,
+  );
+}
+
+/** A map keeps the text of the sources outside this package (protocol, sdk, testing, the npm packages inlined) and drops the rest: src/ ships. */
 function keepForeignSources(mapFile) {
   const map = JSON.parse(readFileSync(mapFile, "utf8"));
   map.sourcesContent = map.sources.map((source, i) =>

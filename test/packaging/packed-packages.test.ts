@@ -118,3 +118,17 @@ test("wardrik ships the web console it serves at /: the page and every file it l
   for (const a of assets) expect(files).toContain(a);
   expect(html).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
 });
+
+test("wardrik's bundle names the licence of every npm package whose code it inlines", () => {
+  const bundle = join(unpacked.get("wardrik")!, "dist", "bundle");
+  const notice = readFileSync(join(bundle, "THIRD-PARTY-LICENSES.txt"), "utf8");
+  const inlined = new Set<string>();
+  for (const map of filesUnder(bundle).filter((f) => f.endsWith(".map")))
+    for (const source of readJson<{ sources: string[] }>(join(bundle, map)).sources) {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source);
+      if (match) inlined.add(match[1]!);
+    }
+  expect([...inlined].sort()).toEqual(expect.arrayContaining(["commander", "hono", "yaml", "zod"]));
+  for (const name of inlined) expect(notice, name).toMatch(new RegExp(`^${name.replace("/", "\\/")} \\d+\\.\\d+\\.\\d+\\n\\n\\S`, "m"));
+  expect(notice).toContain("Permission is hereby granted");
+});

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { Script } from "@wardrik/testing/scripted-model";
 import { ensureAdminToken } from "./admin-token.js";
 import { DEFAULT_LEASE_SECONDS, type AgentDefinition, type McpServerEntry, type ProjectConfig } from "./config/index.js";
-import { positiveNumber } from "./config/positive-number.js";
+import { intervalMs, positiveNumber } from "./config/positive-number.js";
 import { EventBus } from "./events/event-bus.js";
 import { LiveDeltas } from "./events/live-deltas.js";
 import { EventsIO } from "./events-io.js";
@@ -193,7 +193,7 @@ export async function assembleDaemon(opened: OpenedProject, i: AssemblyInputs): 
   const runtime = new Runtime(store, registry, hooks, {
     ...{ log, toolTimeoutMs, reconnectGraceMs, jsonDepth: config.limits.json_depth },
     // How often idle agents are put to sleep (default every second); tests of a spawned daemon look more often.
-    sleepCheckMs: positiveNumber(env.WARDRIK_SLEEP_CHECK_MS),
+    sleepCheckMs: intervalMs(env.WARDRIK_SLEEP_CHECK_MS),
     ownership: node.ownership,
     telemetry: observed.tracing.telemetry,
     orgRunningTurns: config.limits.org_running_turns,

@@ -23,7 +23,7 @@ import { TriggerFirer } from "./triggers/trigger-firer.js";
 import { TriggerIndex, type IndexedTrigger } from "./triggers/trigger-index.js";
 import { DeliveryAdmin } from "./webhooks/delivery-admin.js";
 import { DEFAULT_KEEP_DELIVERED_SECONDS } from "./config/integration-schemas.js";
-import { positiveNumber } from "./config/positive-number.js";
+import { intervalMs } from "./config/positive-number.js";
 import { DeliverySender } from "./webhooks/delivery-sender.js";
 import { compileSubscribers } from "./webhooks/subscribers.js";
 import { WebhookOutbox } from "./webhooks/webhook-outbox.js";
@@ -94,7 +94,7 @@ export class EventsIO {
       userAgent: o.userAgent,
       keepDeliveredMs: o.keepDeliveredMs ?? (o.config.deliveries?.keep_delivered ?? DEFAULT_KEEP_DELIVERED_SECONDS) * 1000,
       // How often due retries are looked for (default every second); tests of a spawned daemon look more often.
-      pollMs: positiveNumber(o.env.WARDRIK_DELIVERY_POLL_MS),
+      pollMs: intervalMs(o.env.WARDRIK_DELIVERY_POLL_MS),
       ...(o.onDeliveryAttempt ? { onAttempt: o.onDeliveryAttempt } : {}),
     });
     this.admin = new DeliveryAdmin(
@@ -108,7 +108,7 @@ export class EventsIO {
     this.firer = new TriggerFirer(() => this.store!, this.firings, this.marks, o.ids, o.clock, o.log);
     this.schedules = new ScheduleRunner(this.firer, this.firings, o.clock, o.log);
     // How often other daemons' and lapsed firings are looked for (default every second); tests look more often.
-    this.sweeper = new FiringSweeper(this.firer, this.firings, o.clock, o.log, positiveNumber(o.env.WARDRIK_FIRING_POLL_MS));
+    this.sweeper = new FiringSweeper(this.firer, this.firings, o.clock, o.log, intervalMs(o.env.WARDRIK_FIRING_POLL_MS));
   }
 
   /** The Store's hook: runs inside every transaction that wrote events. */

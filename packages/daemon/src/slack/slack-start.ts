@@ -5,7 +5,7 @@ import type { Logger } from "../log/logger.js";
 import type { WardrikMetrics } from "../metrics/wardrik-metrics.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
-import { positiveNumber } from "../config/positive-number.js";
+import { intervalMs } from "../config/positive-number.js";
 import { SlackService } from "./slack-service.js";
 
 export function slackService(
@@ -23,7 +23,7 @@ export function slackService(
   },
 ): SlackService {
   // Tests of a spawned daemon sweep, update a streamed reply, and let the sweep finish a reply sooner than the defaults.
-  const ms = (name: string) => positiveNumber(o.env[name]);
+  const ms = (name: string) => intervalMs(o.env[name]);
   return new SlackService({
     settings,
     org,
