@@ -1,5 +1,15 @@
 import type { StoredEvent } from "../events/event-bus.js";
 
+/** A frame that is not an event of the record (a model's live text), sent in its place among the events. */
+export interface LiveFrame {
+  frame: Uint8Array;
+}
+
+/** What goes out on the stream: events of the record, and live frames between them. */
+export type StreamItem = StoredEvent | LiveFrame;
+
+const isFrame = (item: StreamItem): item is LiveFrame => "frame" in item;
+
 /** What the loop behind one agent's event stream reads from and writes to. */
 export interface AgentStreamIo {
   /**
@@ -7,8 +17,14 @@ export interface AgentStreamIo {
    * leaves out (a filter the store cannot apply in full). A page shorter than `limit` is the last.
    */
   read(after: number, limit: number): Promise<StoredEvent[]>;
-  /** Sends events to the client. */
-  send(events: StoredEvent[]): Promise<unknown>;
+  /** Sends events (and live frames, in their place among them) to the client, in one write. */
+  send(items: StreamItem[]): Promise<unknown>;
+  /**
+   * Resolves once the work under way in this process has gone as far as it can at once (the next steps of the
+   * turns that committed the events): live events wait for it, so what they commit goes in the same write.
+   * Without it, live events go out at once.
+   */
+  settle?(): Promise<void>;
   /** Tells the client the stream is alive. */
   keepAlive(): Promise<unknown>;
   /** Whether the client still listens. */
@@ -45,7 +61,7 @@ export interface AgentStreamTiming {
  * last event read and to the last one the bus had shown before the read.
  */
 export class AgentStreamFollower {
-  private readonly live: StoredEvent[] = [];
+  private readonly live: StreamItem[] = [];
   private stale = false;
   private stopped = false;
   private through: number;
@@ -82,9 +98,10 @@ export class AgentStreamFollower {
     this.wakeUp?.();
   }
 
-  /** Something else went out on the stream (a delta): it counts as a sign of life. */
-  wrote(): void {
-    this.lastWrite = Date.now();
+  /** A frame for the stream that is not an event (a delta): it goes out in order with the events around it. */
+  sendAlong(frame: Uint8Array): void {
+    this.live.push({ frame });
+    this.wakeUp?.();
   }
 
   stop(): void {
@@ -101,10 +118,14 @@ export class AgentStreamFollower {
         continue;
       }
       if (this.live.length > 0) {
-        // Everything that arrived since the last write goes out in one write (one commit's events, usually).
-        const batch = this.live.splice(0).filter((e) => e.seq > this.after);
+        // One write for what the work under way commits meanwhile: each write costs a syscall and wakes the client.
+        await this.io.settle?.();
+        if (!this.following()) break;
+        // Everything that arrived since the last write goes out in one write.
+        const batch = this.live.splice(0).filter((e) => isFrame(e) || e.seq > this.after);
+        const last = batch.findLast((e): e is StoredEvent => !isFrame(e));
+        if (last) this.after = last.seq;
         if (batch.length > 0) {
-          this.after = batch.at(-1)!.seq;
           await this.io.send(batch);
           this.lastWrite = Date.now();
         }

@@ -6,7 +6,7 @@ import { AgentStreamFilter } from "./agent-stream-filter.js";
 import { AgentStreamFollower } from "./agent-stream-follower.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
-import { agentEventFrame, joinFrames } from "./sse-frames.js";
+import { agentEventFrame, deltaFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
 import { typeList } from "./type-list.js";
 
@@ -14,6 +14,9 @@ const STREAM_FRAMES =
   "Frames: `event: event` with `id: <seq>` and a CloudEvent (components.schemas.CloudEvent) as data; " +
   "`event: delta` with {run, text, reset?} as data (live text of a model reply, not stored); " +
   "comment lines as keep-alives. Reconnect with Last-Event-ID to resume after the last event seen.";
+
+/** Live events wait at most this many turns of the event loop for what the work under way commits next. */
+const SETTLE_LOOP_TURNS = 4;
 
 /** A stream with nothing to send writes a comment this often, so proxies and clients know it is alive. */
 const KEEP_ALIVE_MS = 15_000;
@@ -66,7 +69,9 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
               filter.knowRuns(page.flatMap((e) => (e.run !== undefined ? [e.run] : [])));
               return page;
             },
-            send: (events) => stream.write(joinFrames(events.map(agentEventFrame))),
+            send: (items) => stream.write(joinFrames(items.map((item) => ("frame" in item ? item.frame : agentEventFrame(item))))),
+            // The turns that committed these events go on at the next turns of the event loop (the fair share's pieces).
+            settle: () => svc.runtime.opts.fairShare.settled(SETTLE_LOOP_TURNS),
             keepAlive: () => stream.write(": keep-alive\n\n"),
             open: () => !stream.aborted && !stream.closed,
           },
@@ -83,9 +88,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
           }),
           svc.onDelta(agent.id, (run, text, reset, retry) => {
             if (!filter.showsText(run)) return;
-            const frame = reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text };
-            void stream.writeSSE({ event: "delta", data: JSON.stringify(frame) });
-            follower.wrote();
+            follower.sendAlong(deltaFrame(reset ? { run, text, reset: true, ...(retry ? { retry } : {}) } : { run, text }));
           }),
           // Another node of a cluster wrote events of this agent (of a type the stream shows; other nodes are told which).
           svc.bus.onPoke(agent.id, () => follower.poked(), types),

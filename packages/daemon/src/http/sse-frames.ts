@@ -25,6 +25,11 @@ export function feedEventFrame(event: StoredEvent & { cursor: string }): Uint8Ar
   return Buffer.from(`event: event\ndata: ${json}\nid: ${cursor}\n\n`);
 }
 
+/** A model reply's live text on the agent stream: `event: delta` with {run, text, reset?, retry?} as data (not stored, no id). */
+export function deltaFrame(delta: object): Uint8Array {
+  return Buffer.from(`event: delta\ndata: ${JSON.stringify(delta)}\n\n`);
+}
+
 /** One chunk for a batch of frames: one socket write for what one commit (or one backlog page) produced. */
 export function joinFrames(batch: Uint8Array[]): Uint8Array {
   return batch.length === 1 ? batch[0]! : Buffer.concat(batch);

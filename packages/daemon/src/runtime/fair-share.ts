@@ -40,6 +40,18 @@ export class FairShare {
     });
   }
 
+  /**
+   * Resolves at the end of a turn of the event loop (after its I/O) once no piece waits to run at the next one:
+   * the work under way has then gone as far as it can without waiting on something else. At most `maxTurns`
+   * turns of the loop later, however busy it stays.
+   */
+  async settled(maxTurns: number): Promise<void> {
+    for (let turn = 0; turn < maxTurns; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!this.dispatching) return;
+    }
+  }
+
   /** Pieces of `org` waiting for their turn. */
   waiting(org: string): number {
     return this.queue.waiting(org);

@@ -37,7 +37,7 @@ function follow(
         reads++;
         return Promise.resolve(rows.filter((e) => e.seq > after && storeShows(e)).slice(0, limit));
       },
-      send: (events) => Promise.resolve(sent.push(...events.map((e) => e.seq))),
+      send: (items) => Promise.resolve(sent.push(...items.flatMap((e) => ("frame" in e ? [] : [e.seq])))),
       keepAlive: () => Promise.resolve(keepAlives++),
       open: () => true,
     },
@@ -123,12 +123,42 @@ describe("an agent's event stream", () => {
   it("a delta counts as a write, and stop() ends the loop", async () => {
     // Long enough a keep-alive time that a loaded machine's late timers cannot make one due.
     const s = follow([], { keepAliveMs: 1000 });
-    const writing = setInterval(() => s.f.wrote(), 10);
+    const writing = setInterval(() => s.f.sendAlong(Buffer.from("event: delta\ndata: {}\n\n")), 10);
     await sleep(1500);
     clearInterval(writing);
     expect(s.keepAlives()).toBe(0);
     s.f.stop();
     await s.done;
+  });
+
+  it("sends live events and deltas in order, in one write once the work under way has settled", async () => {
+    const writes: (number | string)[][] = [];
+    let settle: (() => void) | undefined;
+    const f = new AgentStreamFollower(
+      0,
+      () => true,
+      {
+        read: () => Promise.resolve([]),
+        send: (items) => Promise.resolve(writes.push(items.map((e) => ("frame" in e ? Buffer.from(e.frame).toString() : e.seq)))),
+        settle: () => new Promise<void>((resolve) => (settle = resolve)),
+        keepAlive: () => Promise.resolve(),
+        open: () => true,
+      },
+      { lookMs: undefined, keepAliveMs: 60_000, pageSize: 100 },
+    );
+    running.push(f);
+    void f.run();
+    await sleep(10);
+    // A commit, the model's live text, the next commit: three steps of a turn before the work settles.
+    f.published(event(1));
+    await waitFor(() => settle !== undefined, "the stream waiting for the work to settle");
+    f.sendAlong(Buffer.from("delta"));
+    f.published(event(2));
+    f.published(event(3));
+    expect(writes).toEqual([]);
+    settle!();
+    await waitFor(() => writes.length === 1, "one write");
+    expect(writes).toEqual([[1, "delta", 2, 3]]);
   });
 
   it("stops reading a long backlog once the client has left", async () => {

@@ -82,6 +82,26 @@ describe("FairShare", () => {
     expect(order.slice(0, 4)).toEqual(["a0", "a1", "b", "a2"]);
     expect(order).toHaveLength(22);
   });
+
+  it("settles once the pieces waiting for the next turns of the event loop have run, or after at most so many turns", async () => {
+    const fair = new FairShare();
+    const order: string[] = [];
+    // Five pieces in one turn of the event loop: the first goes on at once, the others one a turn of the loop after it.
+    const pieces = [1, 2, 3, 4, 5].map((i) => fair.enter("acme").then(() => order.push(`piece ${i}`)));
+    await fair.settled(10);
+    order.push("settled");
+    await Promise.all(pieces);
+    expect(order).toEqual(["piece 1", "piece 2", "piece 3", "piece 4", "piece 5", "settled"]);
+
+    // Work that keeps coming (a piece each turn of the event loop, and the next waiting) does not hold it past its bound.
+    let busy = true;
+    const endless = (async () => {
+      while (busy) await fair.enter("acme");
+    })();
+    await fair.settled(3);
+    busy = false;
+    await endless;
+  });
 });
 
 describe("turns of two orgs on one runtime", () => {
