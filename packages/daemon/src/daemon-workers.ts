@@ -5,6 +5,7 @@ import type { SecretRedactor } from "./secrets/redactor.js";
 import type { Store } from "./store/store.js";
 import { redactOutcome } from "./tools/redacting-toolset.js";
 import { WorkerGateway } from "./tools/workers/worker-gateway.js";
+import { WorkerNotes } from "./worker-notes.js";
 
 /**
  * The daemon's worker gateway, tied to the rest of the daemon: tokens from
@@ -19,16 +20,16 @@ export function daemonWorkers(
 ): { workers: WorkerGateway; attach(runtime: Runtime): void } {
   const { store, node, redactor, log } = deps;
   let runtime: Runtime | undefined;
+  const notes = new WorkerNotes((due) => store.calls.sentTo(due), log);
   const workers = new WorkerGateway({
     authenticate: (t) => store.tokens.authenticate(t),
     log,
     reconnectGraceMs: limits.workerGraceMs,
     maxJsonDepth: limits.maxJsonDepth,
     ...(node.remoteWorkers ? { remote: node.remoteWorkers } : {}),
-    onDispatched: (_org, callId, worker) => {
+    onDispatched: (_org, callId, worker, answered) => {
       // Not worth holding the call for: a crash before this write only leaves the prompt without the worker's name.
-      const where = JSON.stringify(node.clustered ? { ...worker, node: node.node } : worker);
-      store.calls.sentTo(callId, where).catch((err: unknown) => log("warn", "noting a call's worker failed", { callId, err: String(err) }));
+      notes.note(callId, JSON.stringify(node.clustered ? { ...worker, node: node.node } : worker), answered);
     },
     onLateAnswer: (org, { callId, attempt, outcome }) => {
       // Not through the registry: blanked here, like every other tool outcome.

@@ -271,11 +271,14 @@ export class CallsTable {
   }
 
   /**
-   * Notes which worker process a running call was sent to. Not a state change
-   * and not fenced: any node that hands the call to one of its workers writes it.
+   * Notes which worker process each running call was sent to, in one
+   * transaction. Not a state change and not fenced: any node that hands a
+   * call to one of its workers writes it.
    */
-  async sentTo(id: string, worker: string): Promise<void> {
-    await this.db.run("UPDATE calls SET worker = ? WHERE id = ? AND status = 'running'", [worker, id]);
+  async sentTo(notes: { id: string; worker: string }[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const n of notes) await tx.run("UPDATE calls SET worker = ? WHERE id = ? AND status = 'running'", [n.worker, n.id]);
+    });
   }
 
   async addCost(tx: Tx, id: string, micros: number): Promise<void> {

@@ -28,6 +28,8 @@ interface PendingCall {
   worker: WorkerConnection | undefined;
   waiters: Waiter[];
   done: boolean;
+  /** Its worker's answer came (not lost, stopped or left for the next daemon). */
+  answered: boolean;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -39,8 +41,11 @@ export interface WorkerCallsOptions {
   log: Logger;
   /** An answer for a call nobody here waits for (a worker that kept it through a restart). */
   onLateAnswer?: ((org: string, answer: LateAnswer) => void) | undefined;
-  /** A call left for a worker: which one (recorded, so a person asked about a lost answer learns where it ran). */
-  onDispatched?: ((org: string, callId: string, worker: WorkerRef) => void) | undefined;
+  /**
+   * A call left for a worker: which one (recorded, so a person asked about a lost answer learns where it ran).
+   * `answered`: whether the call has had its answer since (a note written later can be left out then).
+   */
+  onDispatched?: ((org: string, callId: string, worker: WorkerRef, answered: () => boolean) => void) | undefined;
 }
 
 /** What a waiter that took a call over holds: its answer, and a way to say which worker runs it now. */
@@ -81,6 +86,7 @@ export class WorkerCalls {
       worker: undefined,
       waiters: [],
       done: false,
+      answered: false,
       timer: undefined,
     };
     this.pending.set(ctx.callId, call);
@@ -104,7 +110,7 @@ export class WorkerCalls {
   private dispatch(call: PendingCall, args: unknown, ctx: ToolCallContext, worker: WorkerConnection): void {
     this.bindTo(call, worker);
     worker.sendText(callText(call, args, ctx));
-    this.opts.onDispatched?.(call.org, call.callId, worker.ref());
+    this.opts.onDispatched?.(call.org, call.callId, worker.ref(), () => call.answered);
   }
 
   private bindTo(call: PendingCall, worker: WorkerConnection): void {
@@ -154,7 +160,7 @@ export class WorkerCalls {
     let call: PendingCall;
     if (existing && !existing.done && existing.org === org) call = existing;
     else {
-      call = { org, callId, tool: "", attempt, worker: undefined, waiters: [], done: false, timer: undefined };
+      call = { org, callId, tool: "", attempt, worker: undefined, waiters: [], done: false, answered: false, timer: undefined };
       this.pending.set(callId, call);
     }
     let waiter: Waiter | undefined;
@@ -199,6 +205,7 @@ export class WorkerCalls {
       this.opts.log("warn", "a worker answered a call of another org; dropped", { ...conn.describe(), callId: message.callId });
       return;
     }
+    call.answered = true;
     this.finish(call, outcome);
   }
 

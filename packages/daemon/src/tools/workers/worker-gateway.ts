@@ -47,7 +47,7 @@ export interface WorkerGatewayOptions {
   /** An answer for a call nobody here waits for (a worker that kept it through a restart, or came back late). */
   onLateAnswer?: (org: string, answer: LateAnswer) => void;
   /** A call left for a worker connected here: which worker (the record keeps it, for a person asked about a lost answer). */
-  onDispatched?: (org: string, callId: string, worker: WorkerRef) => void;
+  onDispatched?: (org: string, callId: string, worker: WorkerRef, answered: () => boolean) => void;
   /** Workers connected to other nodes of a cluster. */
   remote?: RemoteWorkers;
   ids?: IdGenerator;
