@@ -66,12 +66,15 @@ export interface IdempotencyOptions {
 
 /**
  * `Idempotency-Key` on POST requests. The first request with a key claims it
- * (a row inserted before any work), runs, and its answer is stored; a retry
+ * (a row inserted before any work; for a route whose answer commits with its
+ * work, the row that transaction inserts with the answer), runs, and its
+ * answer is stored; a retry
  * with the same key, org, route and body gets that answer again with
  * `Idempotent-Replayed: true`, and nothing runs twice. The same key with
  * another body is refused (422 `idempotency_conflict`); a retry that arrives
  * while the first request still runs in this process gets 409 with
- * `retryable: true`. A key another process holds with no answer is taken
+ * `retryable: true` (on a route whose answer commits with its work, the one
+ * of the two that commits second gets it). A key another process holds with no answer is taken
  * over where the route's answer commits with its work (ANSWER_WITH_WORK),
  * and refused as of unknown outcome (409, not retryable) elsewhere.
  */
@@ -109,7 +112,11 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
       .digest("base64url");
 
     const withWork = ANSWER_WITH_WORK.some((p) => p.test(c.req.path));
-    for (let tries = 1; ; tries++) {
+    // A new key of a route whose answer commits with its work is not claimed first: the route's transaction records
+    // it with the answer, and of two requests with the key only the first to commit does (the other rolls back).
+    // One commit a request instead of two.
+    const unclaimed = withWork && !(await keys.exists(scope, key));
+    for (let tries = 1; !unclaimed; tries++) {
       const claim = await keys.claim(scope, key, fingerprint, owner, at);
       if (claim.claimed) break;
       const record = claim.record;
@@ -144,11 +151,16 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
     let stored = false;
     let storedInTransaction = false;
     c.set("storeAnswerIn", async (tx, answer) => {
-      if (!(await keys.complete(scope, key, fingerprint, owner, answer, tx))) {
+      const recorded = unclaimed
+        ? await keys.insertAnswer(scope, key, fingerprint, owner, answer, at, tx)
+        : await keys.complete(scope, key, fingerprint, owner, answer, tx);
+      if (!recorded) {
         // Thrown inside the route's transaction: its work rolls back, and the attempt that holds the key does it.
         throw new WardrikError(
           "conflict",
-          `A retry with this ${IDEMPOTENCY_HEADER} took the request over while this attempt ran; retry to get its answer.`,
+          unclaimed
+            ? `Another request with this ${IDEMPOTENCY_HEADER} was served while this one ran; retry to get its answer.`
+            : `A retry with this ${IDEMPOTENCY_HEADER} took the request over while this attempt ran; retry to get its answer.`,
           { retryable: true },
         );
       }
@@ -164,16 +176,14 @@ export function idempotency(keys: IdempotencyKeys, options: IdempotencyOptions =
       const res = c.res;
       const body = await res.clone().text();
       if (res.status < 500 && !isRetryableError(body)) {
-        await keys.complete(scope, key, fingerprint, owner, {
-          status: res.status,
-          body,
-          contentType: res.headers.get("content-type") ?? "application/json",
-        });
+        const answer = { status: res.status, body, contentType: res.headers.get("content-type") ?? "application/json" };
+        if (unclaimed) await keys.insertAnswer(scope, key, fingerprint, owner, answer, at);
+        else await keys.complete(scope, key, fingerprint, owner, answer);
         stored = true;
       }
     } finally {
-      // A failure a retry may fix is not kept: the next request with the key runs anew.
-      if (!stored) await keys.release(scope, key, fingerprint, owner);
+      // A failure a retry may fix is not kept: the next request with the key runs anew (an unclaimed key has nothing kept).
+      if (!stored && !unclaimed) await keys.release(scope, key, fingerprint, owner);
     }
   };
 }

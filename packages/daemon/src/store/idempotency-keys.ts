@@ -61,6 +61,37 @@ export class IdempotencyKeys {
     return { claimed: false, record: JSON.parse(row.result) as IdempotencyRecord };
   }
 
+  /** Whether `key` has a record (of any age): a read, no write. */
+  async exists(scope: string, key: string): Promise<boolean> {
+    return (await this.db.get("SELECT 1 AS found FROM idempotency WHERE scope = ? AND key = ?", [scope, key])) !== undefined;
+  }
+
+  /**
+   * Records a key that had no record with its answer at once (no pending
+   * state), in `tx`, the transaction that does the request's work where there
+   * is one. False when another request recorded the key first: then `tx` must
+   * not commit.
+   */
+  async insertAnswer(
+    scope: string,
+    key: string,
+    fingerprint: string,
+    owner: string,
+    answer: StoredAnswer,
+    now: Date,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const record: IdempotencyRecord = { state: "done", fingerprint, owner, answer };
+    const insert = (t: Tx) =>
+      t.run("INSERT INTO idempotency (scope, key, result, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING", [
+        scope,
+        key,
+        JSON.stringify(record),
+        now.toISOString(),
+      ]);
+    return (await (tx ? insert(tx) : this.db.transaction(insert))).changes > 0;
+  }
+
   /**
    * Takes a key that another owner left pending, for a route whose answer
    * commits with its work (so that owner's work never committed, or will

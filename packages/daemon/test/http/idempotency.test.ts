@@ -107,7 +107,9 @@ function queueApp(owner: string, shared?: SqliteDb) {
     await gate;
     const body = JSON.stringify({ message: `msg_${owner}` });
     await on.transaction(async (tx) => {
-      await tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('agt_1', ?, 'queued', 'now')", [owner]);
+      await tx.run("INSERT INTO files (agent_id, path, content, updated_at) VALUES ('agt_1', ?, 'queued', 'now')", [
+        `${owner}/${c.req.header("idempotency-key")}`,
+      ]);
       await storeAnswerIn(tx, { status: 202, body, contentType: "application/json" });
     });
     return c.body(body, 202, { "content-type": "application/json" });
@@ -238,7 +240,7 @@ describe("Idempotency-Key", () => {
     expect(await successor.queued()).toHaveLength(1);
   });
 
-  it("a first attempt that outlives the retry that took its key over rolls back: the message is queued once", async () => {
+  it("a first attempt that commits after a retry with its key did rolls back: the message is queued once", async () => {
     const slow = queueApp("daemon-1");
     const release = slow.hold();
     const first = slow.post("k1");
@@ -253,6 +255,20 @@ describe("Idempotency-Key", () => {
     // Its client retries and gets the answer the other attempt stored.
     const retried = await slow.post("k1");
     expect(retried.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("a new key of a message is recorded by the transaction that queues it: one commit, not a claim first", async () => {
+    const app = queueApp("daemon-1");
+    // The first request also purges expired keys (a transaction of its own): count from the second.
+    await app.post("k0");
+    const commits = app.db.stats.commits;
+    const r = await app.post("k1");
+    expect(r.status).toBe(202);
+    expect(app.db.stats.commits - commits).toBe(1);
+    const again = await app.post("k1");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(await r.json());
+    expect(await app.queued()).toHaveLength(2);
   });
 
   it("a route that stores its answer in its own transaction: work and answer commit together, or neither does", async () => {
