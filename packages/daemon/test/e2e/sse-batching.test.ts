@@ -8,6 +8,7 @@
 import { connect, type Socket } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createProject, short, type TestProject } from "../helpers/spawn-daemon.js";
+import { TEST_DIALECT } from "../helpers/test-database.js";
 
 let p: TestProject;
 let helper: string;
@@ -93,8 +94,10 @@ describe("the agent event stream", () => {
     expect(all[0]).toBe("message.queued");
     expect(all.at(-1)).toBe("turn.completed");
     // The message and the start of its turn commit together, and the turn's next steps follow at once (the model
-    // answers without a wait): what they commit meanwhile joins the same chunk.
-    expect(a[0]!.types.slice(0, 4)).toEqual(["message.queued", "turn.started", "model.called", "model.replied"]);
+    // answers without a wait): what they commit meanwhile joins the same chunk. On SQLite that includes the model's
+    // reply, which went in a write of its own before; PostgreSQL's commit of it takes longer than the stream waits.
+    const first = ["message.queued", "turn.started", "model.called", ...(TEST_DIALECT === "sqlite" ? ["model.replied"] : [])];
+    expect(a[0]!.types.slice(0, first.length)).toEqual(first);
     expect(a.length).toBeLessThan(all.length);
     expect(b.map((c) => c.text).join("")).toBe(a.map((c) => c.text).join(""));
   });
