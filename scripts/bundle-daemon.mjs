@@ -77,36 +77,32 @@ const external = {
 };
 
 rmSync(outdir, { recursive: true, force: true });
-const modules = await build({
+/** What both builds share: Node 20, linked source maps with the sources' text, a metafile. */
+const BOTH = {
   absWorkingDir: daemon,
-  entryPoints: Object.fromEntries(Object.entries(HEAVY).map(([path, name]) => [name, `dist/${path}`])),
   outdir,
-  chunkNames: "chunks/[name]-[hash]",
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   sourcemap: "linked",
   sourcesContent: true,
   metafile: true,
   logLevel: "warning",
+};
+const modules = await build({
+  ...BOTH,
+  entryPoints: Object.fromEntries(Object.entries(HEAVY).map(([path, name]) => [name, `dist/${path}`])),
+  chunkNames: "chunks/[name]-[hash]",
+  splitting: true,
+  format: "esm",
   banner: { js: REQUIRE_BANNER },
   plugins: [external],
 });
 const cli = await build({
-  absWorkingDir: daemon,
+  ...BOTH,
   entryPoints: { cli: "dist/cli/main.js" },
-  outdir,
   outExtension: { ".js": ".cjs" },
-  bundle: true,
   format: "cjs",
-  platform: "node",
-  target: "node20",
-  sourcemap: "linked",
-  sourcesContent: true,
-  metafile: true,
-  logLevel: "warning",
   // package-dir.ts finds package.json from its own file's URL.
   define: { "import.meta.url": "__wardrikFileUrl" },
   banner: { js: 'const __wardrikFileUrl = require("node:url").pathToFileURL(__filename).href;' },
