@@ -8,7 +8,7 @@ export interface LiveFrame {
 /** What goes out on the stream: events of the record, and live frames between them. */
 export type StreamItem = StoredEvent | LiveFrame;
 
-const isFrame = (item: StreamItem): item is LiveFrame => "frame" in item;
+export const isFrame = (item: StreamItem): item is LiveFrame => "frame" in item;
 
 /** What the loop behind one agent's event stream reads from and writes to. */
 export interface AgentStreamIo {

@@ -3,7 +3,7 @@ import { EventPage, EventStreamHeaders, EventStreamQuery, EventsQuery } from "@w
 import { ownLookMs } from "../events/own-look.js";
 import { agentOfOrg } from "./agent-lookup.js";
 import { AgentStreamFilter } from "./agent-stream-filter.js";
-import { AgentStreamFollower } from "./agent-stream-follower.js";
+import { AgentStreamFollower, isFrame } from "./agent-stream-follower.js";
 import { toCloudEvent } from "./agent-summary.js";
 import type { RouteTable } from "./route-table.js";
 import { agentEventFrame, deltaFrame, joinFrames } from "./sse-frames.js";
@@ -69,7 +69,7 @@ export function registerEventRoutes(routes: RouteTable, svc: ApiServices): void 
               filter.knowRuns(page.flatMap((e) => (e.run !== undefined ? [e.run] : [])));
               return page;
             },
-            send: (items) => stream.write(joinFrames(items.map((item) => ("frame" in item ? item.frame : agentEventFrame(item))))),
+            send: (items) => stream.write(joinFrames(items.map((item) => (isFrame(item) ? item.frame : agentEventFrame(item))))),
             // The turns that committed these events go on at the next turns of the event loop (the fair share's pieces).
             settle: () => svc.runtime.opts.fairShare.settled(SETTLE_LOOP_TURNS),
             keepAlive: () => stream.write(": keep-alive\n\n"),
