@@ -46,8 +46,8 @@ export const FEED_FOLLOWER_TIMING: Omit<FeedFollowerTiming, "readOnPoll"> = {
  * `readOnPoll`. A stopped follower ends at its next turn.
  *
  * Held back (PostgreSQL): the feed passes an event only once every older
- * transaction has ended, and the end of the one that holds it may wake
- * nobody (it wrote no event, or it ran on another database of the server).
+ * transaction of its database has ended, and the end of the one that holds
+ * it may wake nobody (it wrote no event, or it ended just after the read).
  * So the follower reads again after `heldBackFirstMs`, then after as long as
  * the same transaction has held the events already (never past `pollMs`):
  * an event comes at most about twice its wait late, with few reads when a

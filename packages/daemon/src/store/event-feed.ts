@@ -13,9 +13,9 @@ export interface FeedPage {
   cursor: string;
   /**
    * PostgreSQL: events after this page are committed but wait for older
-   * transactions to end; this names the oldest of those (its ID). Nothing
-   * may announce its end (a transaction that writes no event, or one on
-   * another database of the server), so a follower reads again soon.
+   * transactions of the same database to end; this names the oldest of
+   * those (its ID). Nothing may announce its end (a transaction that writes
+   * no event), so a follower reads again soon.
    */
   heldBy?: string;
 }
@@ -26,7 +26,7 @@ export interface FeedPage {
  * order. On PostgreSQL positions are handed out before commit, so commit
  * order can differ from position order: the feed orders by the writing
  * transaction's ID and passes only events whose transactions, and every
- * older one, have finished. The same statement sees the committed events it
+ * older one of the same database, have finished. The same statement sees the committed events it
  * holds back (they sort after every passed one), and says so.
  */
 export function readFeed(db: Db, org: string, after: string, limit: number, filter: FeedFilter = {}): Promise<FeedPage> {
