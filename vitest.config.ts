@@ -134,6 +134,16 @@ const E2E_FORKS = { isolate: false, testTimeout: 90_000, hookTimeout: 90_000 };
 const PACKAGING_TEST_FILES = ["test/packaging/**/*.test.ts"];
 
 /**
+ * NODE_EXTRA_CA_CERTS (set on some machines, this one included, for a proxy
+ * of the npm registry) makes every Node process read and parse that file at
+ * start: about 37 ms of CPU here, for each of the suite's thousand-odd
+ * daemons, CLI commands, workers and forks. Only the packaging tests reach
+ * beyond 127.0.0.1 (npm install), so only they keep it.
+ */
+const EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+delete process.env.NODE_EXTRA_CA_CERTS;
+
+/**
  * vitest's default is one fork fewer than the cores: on a 2-core machine, one file at a time. WARDRIK_TEST_FORKS
  * overrides it, to measure whether more files side by side finish sooner on a machine.
  */
@@ -195,7 +205,7 @@ export default defineConfig({
         test: {
           name: "packaging",
           include: PACKAGING_TEST_FILES,
-          env: { WARDRIK_TEST_DB: "sqlite" },
+          env: { WARDRIK_TEST_DB: "sqlite", ...(EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: EXTRA_CA_CERTS } : {}) },
           // Each test runs npm, tsc or attw over the tarballs: tens of seconds of CPU each on two busy cores.
           testTimeout: 120_000,
           hookTimeout: 300_000,
