@@ -31,6 +31,14 @@ export interface SqliteOptions {
 const MAX_GROUP = 64;
 const PAGE_SIZE = 1024;
 /**
+ * The page cache of each connection, in KiB. better-sqlite3 builds SQLite
+ * with 16 MiB, which the writer and the reader each fill once the database
+ * outgrows it: about 25 MB of a daemon's memory with 10,000 agents asleep
+ * (`npm run bench -- sleep`), for no speed W1, W3 or W4 could measure. The
+ * operating system's cache still holds the file.
+ */
+const CACHE_KIB = 4096;
+/**
  * A statement of a transaction whose parameters hold more characters than
  * this (a megabyte message, a tool's large result) writes for a long while:
  * before and after it the transaction lets the event loop turn once, so one
@@ -78,6 +86,7 @@ export class SqliteDb implements Db {
     this.db.pragma(`synchronous = ${options.synchronous ?? "NORMAL"}`);
     this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     this.db.pragma("foreign_keys = OFF");
+    this.db.pragma(`cache_size = -${CACHE_KIB}`);
     try {
       migrateSqlite(this.db);
     } catch (err) {
@@ -88,6 +97,7 @@ export class SqliteDb implements Db {
       this.reader = new Database(path);
       this.reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
       this.reader.pragma("query_only = ON");
+      this.reader.pragma(`cache_size = -${CACHE_KIB}`);
     }
     if (path !== ":memory:" && options.checkpointInBackground !== false) {
       this.db.pragma("wal_autocheckpoint = 0");

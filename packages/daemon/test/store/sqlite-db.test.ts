@@ -35,6 +35,13 @@ function beside(retryMs: number) {
 }
 
 describe("SqliteDb", () => {
+  it("keeps each connection's page cache at 4 MiB, not the 16 MiB better-sqlite3 builds SQLite with", async () => {
+    const { db } = tempDb();
+    expect(await db.get<{ cache_size: number }>("PRAGMA cache_size")).toEqual({ cache_size: -4096 });
+    expect(await db.committed.get<{ cache_size: number }>("PRAGMA cache_size")).toEqual({ cache_size: -4096 });
+    await db.close();
+  });
+
   it("creates the schema and records its version", async () => {
     const { db, path } = tempDb();
     await db.close();
