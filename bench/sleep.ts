@@ -7,7 +7,11 @@
  * idle_timeout 1 s), each is sent one message, and once every agent reports
  * status `asleep` (GET /v1/agents) and 20 s more have passed (WARDRIK_BENCH_SETTLE_MS;
  * the same wait precedes the empty reading), the RSS again.
- * RSS is VmRSS from /proc/PID/status (Linux); VmHWM gives the peak.
+ * RSS is VmRSS from /proc/PID/status (Linux); VmHWM gives the peak. Each
+ * reading is the least of one a second over its wait: V8 gives back freed
+ * heap at a moment of its own choosing, so a single reading of the same
+ * empty daemon came out 88 or 106 MB from run to run. `*_last_mb` are the
+ * readings at the wait's end.
  *
  * WARDRIK_BENCH_DAEMON_NODE_OPTIONS passes Node flags to the daemon (for
  * diagnosis, e.g. "--max-semi-space-size=1" to see how much of the delta is
@@ -33,6 +37,18 @@ function status(pid: number, field: "VmRSS" | "VmHWM"): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
   return Math.round((Number(m[1]) / 1024) * 10) / 10;
+}
+
+/** VmRSS once a second over SETTLE_MS: the least reading, and the last. */
+async function settledRss(pid: number): Promise<{ least: number; last: number }> {
+  let least = Infinity;
+  let last = 0;
+  for (let waited = 0; waited < SETTLE_MS; waited += 1000) {
+    await sleep(Math.min(1000, SETTLE_MS - waited));
+    last = status(pid, "VmRSS");
+    least = Math.min(least, last);
+  }
+  return { least, last };
 }
 
 async function lanes(count: number, fn: (i: number) => Promise<void>): Promise<void> {
@@ -61,8 +77,7 @@ const project = await standaloneProject({ files: {}, scripts: {}, ...(nodeOption
 try {
   await project.start();
   const pid = project.pid!;
-  await sleep(SETTLE_MS);
-  const rssEmpty = status(pid, "VmRSS");
+  const empty = await settledRss(pid);
 
   const t0 = performance.now();
   const ids: string[] = new Array<string>(AGENTS);
@@ -92,8 +107,7 @@ try {
     1000,
   );
   const asleepS = (performance.now() - t0) / 1000;
-  await sleep(SETTLE_MS);
-  const rssAsleep = status(pid, "VmRSS");
+  const asleepRss = await settledRss(pid);
   const rssPeak = status(pid, "VmHWM");
   if (project.pid !== pid) throw new Error("the daemon restarted during the run");
 
@@ -115,9 +129,12 @@ try {
     JSON.stringify({
       workload: "sleep",
       agents: AGENTS,
-      rss_empty_mb: rssEmpty,
-      rss_asleep_mb: rssAsleep,
-      delta_mb: Math.round((rssAsleep - rssEmpty) * 10) / 10,
+      rss_empty_mb: empty.least,
+      rss_asleep_mb: asleepRss.least,
+      delta_mb: Math.round((asleepRss.least - empty.least) * 10) / 10,
+      rss_empty_last_mb: empty.last,
+      rss_asleep_last_mb: asleepRss.last,
+      delta_last_mb: Math.round((asleepRss.last - empty.last) * 10) / 10,
       rss_peak_mb: rssPeak,
       asleep,
       answered,
