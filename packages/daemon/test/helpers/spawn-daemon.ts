@@ -25,7 +25,10 @@ import { initProject } from "../../src/cli/init-project.js";
 import { afterThisFile } from "./file-cleanups.js";
 import { freePort } from "./free-port.js";
 import { createMigratedTestDatabase, TEST_DIALECT } from "./test-database.js";
+import { followAgentEvents } from "./read-sse.js";
 import { sleep, waitFor } from "./wait.js";
+
+export { readSse } from "./read-sse.js";
 
 export { freePort, sleep, waitFor };
 
@@ -517,17 +520,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     },
     async waitForEvent(agent, match, timeoutMs = 30_000) {
       const id = agent.startsWith("agt_") ? agent : await project.agentId(agent);
-      let after = 0;
-      return waitFor(
-        async () => {
-          const evs = await project.events(id, after);
-          const hit = evs.find(match);
-          if (!hit && evs.length > 0) after = evs[evs.length - 1]!.seq;
-          return hit;
-        },
-        `an event of ${agent}`,
-        timeoutMs,
-      );
+      return followAgentEvents(project, id, match, `an event of ${agent}`, timeoutMs);
     },
     waitForTurnEnd(agent, run, timeoutMs) {
       return project.waitForEvent(agent, (e) => e.run === run && /\.turn\.(completed|failed|cancelled)$/.test(e.type), timeoutMs);
@@ -697,41 +690,3 @@ export function runOfMessage(events: WireEvent[], messageId: string): string | u
 export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export const AGENT_ID = /^agt_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** Parses server-sent events from a fetch Response body, calling `onEvent` per frame. */
-export async function readSse(
-  res: Response,
-  onEvent: (frame: { id?: string; event?: string; data: string }) => boolean | void,
-): Promise<void> {
-  if (!res.body) throw new Error("no body");
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
-      let end: number;
-      while ((end = buf.indexOf("\n\n")) >= 0) {
-        const block = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        const frame: { id?: string; event?: string; data: string } = { data: "" };
-        const data: string[] = [];
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) continue;
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-          if (field === "id") frame.id = val;
-          else if (field === "event") frame.event = val;
-          else if (field === "data") data.push(val);
-        }
-        if (data.length === 0 && frame.id === undefined && frame.event === undefined) continue;
-        frame.data = data.join("\n");
-        if (onEvent(frame) === true) return;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-}
