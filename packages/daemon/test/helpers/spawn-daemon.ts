@@ -689,4 +689,3 @@ export function runOfMessage(events: WireEvent[], messageId: string): string | u
 
 export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export const AGENT_ID = /^agt_[0-9A-HJKMNP-TV-Z]{26}$/;
-
