@@ -2,6 +2,9 @@ import { Command, CommanderError, Option } from "commander";
 import { VERSION } from "../version.js";
 import { chosenExitCode, UsageError } from "./output.js";
 
+// bin/wardrik.js turns it on for `wardrik daemon`, before the daemon's modules load.
+export { mapStackTraces } from "../source-mapped-stacks.js";
+
 /** Exit codes: 0 done, 1 the operation failed (or the turn failed / was cancelled), 2 usage. */
 export async function main(argv: string[]): Promise<void> {
   // `wardrik events NAME | head`: a closed pipe ends the command quietly.
