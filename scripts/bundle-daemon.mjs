@@ -3,21 +3,33 @@
 // some 480 modules one file at a time was most of every wardrik process's
 // start-up CPU (issues #31, #32); a few files load in a fraction of it.
 //
-// Two builds:
+// Three builds:
 // - cli.cjs, the command line: main.ts, every command and what their actions
 //   need to talk to the daemon (the SDK's client, the protocol's zod-free
 //   part, commander), one CommonJS file without code splitting. Node's ES
 //   module loader costs a short command more than everything it does: as ES
 //   module chunks `wardrik ls` cost about 45 ms of CPU more (#32). The few
-//   dynamic imports that reach the daemon's layers or a heavy package (HEAVY:
-//   the daemon, doctor, init, the offline store, config.yaml's full reader,
-//   the schemas, eval's suite reader, the MCP proxy) stay import()s of the
-//   second build's entries. The CLI shares no state with them: what they import
-//   of the CLI (connect.ts's daemonUrl, the client) holds none.
-// - the daemon and those entries, ES modules split into chunks along every
-//   dynamic import(), so each loads only what it needs.
+//   dynamic imports that reach the daemon's layers or a heavy package stay
+//   imports of the other builds' files: `wardrik daemon`'s (daemon-process.ts)
+//   a require() of daemon.cjs, the others' (HEAVY: doctor, init, the offline
+//   store, config.yaml's full reader, the schemas, eval's suite reader, the MCP
+//   proxy) import()s of the ES module build's entries. The CLI shares no state
+//   with them: what they import of the CLI (connect.ts's daemonUrl, the client)
+//   holds none.
+// - daemon.cjs, the daemon: one CommonJS file too. As ES module chunks (35 of
+//   them at a start, the CommonJS packages it imports each read by Node's
+//   export scanner) an import of the daemon cost 100-130 ms of CPU more than
+//   this file's require(), at every start. What the daemon loads only when it
+//   needs it stays so: esbuild runs an inlined module reached by import() when
+//   the import() runs, and turns every import() of a package into a require()
+//   then (`dynamic-import` unsupported), so the optional packages (the MCP SDK,
+//   Slack's client, the AI SDK's providers, OpenTelemetry) load on first use,
+//   their CommonJS builds, the same copy whichever part of the daemon needs one.
+//   Its code nobody calls at a start costs only V8's pre-parse of it.
+// - those HEAVY entries, ES modules split into chunks along every dynamic
+//   import(), so each loads only what it needs.
 // Inlined: the daemon's built JavaScript (dist/), the @wardrik/* packages, hono,
-// eventsource-parser, (in cli.cjs) commander, and (in the ES module build) zod
+// eventsource-parser, (in cli.cjs) commander, and (in the other builds) zod
 // with zod-to-openapi, which extends zod's own classes, and yaml. Loading zod's
 // ~100 files (its 50 locales among them) and yaml's ~70 one by one was about a
 // fifth of a daemon's start: an import of the daemon took 620-685 ms of CPU with
@@ -31,7 +43,7 @@
 // no package at all (checkCliExternals). Beside the
 // files: source maps (back to src/*.ts through tsc's maps; the sources of the
 // other packages bundled, which the tarball does not ship, inside the maps) and
-// both builds' metafile, meta.json, which says which source module is in which
+// the builds' metafile, meta.json, which says which source module is in which
 // file (test/e2e/cli-imports.test.ts reads it), and THIRD-PARTY-LICENSES.txt,
 // the licence of every npm package inlined.
 //
@@ -52,9 +64,6 @@ const REQUIRE_BANNER =
   'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);';
 /** The CLI's dynamic imports (paths under dist/) that cli.cjs leaves to the ES module build: that build's entry names. */
 const HEAVY = {
-  "daemon.js": "daemon",
-  "daemon-signals.js": "cli/daemon-signals",
-  "log/index.js": "cli/log",
   "cli/doctor.js": "cli/doctor",
   "cli/init-project.js": "cli/init-project",
   "cli/offline-store.js": "cli/offline-store",
@@ -67,6 +76,28 @@ const HEAVY = {
   "cli/eval/results-table.js": "cli/results-table",
   "config/yaml-source.js": "cli/yaml-source",
   "cli/mcp-stdio-proxy.js": "cli/mcp-stdio-proxy",
+};
+/**
+ * zod's index exports its 49 locales (z.locales), half of zod's code in the bundle (366 of 751 KB) that Node
+ * compiled at every daemon start, for messages in English only: zod sets its English one itself (classic/schemas.js
+ * imports locales/en.js), and nothing of Wardrik's sets another. The bundle's z.locales holds `en` alone. A package
+ * of node_modules that imports zod (the MCP SDK, the AI SDK) gets its own zod, whole.
+ */
+const englishZod = {
+  name: "zod-english-only",
+  setup: (b) =>
+    b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: "js",
+    })),
+};
+/** The daemon's entry (under dist/), which cli.cjs requires as DAEMON_FILE. */
+const DAEMON_ENTRY = "daemon-process.js";
+const DAEMON_FILE = "./daemon.cjs";
+/** import.meta.url in a CommonJS file: package-dir.ts finds package.json from its own file's URL. */
+const FILE_URL = {
+  define: { "import.meta.url": "__wardrikFileUrl" },
+  banner: { js: 'const __wardrikFileUrl = require("node:url").pathToFileURL(__filename).href;' },
 };
 const external = {
   name: "node-modules-external",
@@ -96,25 +127,37 @@ const modules = await build({
   splitting: true,
   format: "esm",
   banner: { js: REQUIRE_BANNER },
-  plugins: [external],
+  plugins: [external, englishZod],
+});
+const daemonFile = await build({
+  ...BOTH,
+  ...FILE_URL,
+  entryPoints: { daemon: `dist/${DAEMON_ENTRY}` },
+  outExtension: { ".js": ".cjs" },
+  format: "cjs",
+  supported: { "dynamic-import": false },
+  plugins: [external, englishZod],
 });
 const cli = await build({
   ...BOTH,
+  ...FILE_URL,
   entryPoints: { cli: "dist/cli/main.js" },
   outExtension: { ".js": ".cjs" },
   format: "cjs",
-  // package-dir.ts finds package.json from its own file's URL.
-  define: { "import.meta.url": "__wardrikFileUrl" },
-  banner: { js: 'const __wardrikFileUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
     {
       name: "heavy-imports",
       setup(b) {
         b.onResolve({ filter: /^\./ }, (a) => {
+          if (a.namespace === "daemon-file") return { path: a.path, external: true };
           if (a.kind !== "dynamic-import") return undefined;
-          const entry = HEAVY[relative(join(daemon, "dist"), resolve(a.resolveDir, a.path)).split(sep).join("/")];
+          const path = relative(join(daemon, "dist"), resolve(a.resolveDir, a.path)).split(sep).join("/");
+          if (path === DAEMON_ENTRY) return { path: DAEMON_FILE, namespace: "daemon-file" };
+          const entry = HEAVY[path];
           return entry === undefined ? undefined : { path: `./${entry}.js`, external: true };
         });
+        // A require(), not an import(): Node's ES module loader would scan all of daemon.cjs for its exports first.
+        b.onLoad({ filter: /.*/, namespace: "daemon-file" }, (a) => ({ contents: `module.exports = require(${JSON.stringify(a.path)});` }));
       },
     },
     {
@@ -127,9 +170,10 @@ const cli = await build({
   ],
 });
 mkdirSync(outdir, { recursive: true });
+const builds = [modules, daemonFile, cli];
 const metafile = {
-  inputs: { ...modules.metafile.inputs, ...cli.metafile.inputs },
-  outputs: { ...modules.metafile.outputs, ...cli.metafile.outputs },
+  inputs: Object.assign({}, ...builds.map((b) => b.metafile.inputs)),
+  outputs: Object.assign({}, ...builds.map((b) => b.metafile.outputs)),
 };
 writeFileSync(join(outdir, "meta.json"), JSON.stringify(metafile));
 checkExternals(metafile);
@@ -137,9 +181,9 @@ checkCliExternals(cli.metafile);
 writeThirdPartyLicenses(metafile);
 for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
 
-/** cli.cjs imports Node's built-ins and the ES module build's entries, nothing else: no package is resolved by a short command. */
+/** cli.cjs imports Node's built-ins and the other builds' entries, nothing else: no package is resolved by a short command. */
 function checkCliExternals(metafile) {
-  const entries = new Set(Object.values(HEAVY).map((name) => `./${name}.js`));
+  const entries = new Set([...Object.values(HEAVY).map((name) => `./${name}.js`), DAEMON_FILE]);
   const others = Object.values(metafile.outputs).flatMap((o) =>
     o.imports.filter((i) => i.external && !entries.has(i.path) && !builtinModules.includes(i.path.replace(/^node:/, ""))),
   );

@@ -52,7 +52,9 @@ function recording(): { env: Record<string, string>; packages: () => string[] } 
     env: { NODE_OPTIONS: `--import ${RECORDER}`, WARDRIK_TEST_PACKAGES_FILE: file, WARDRIK_LOG_LEVEL: "debug" },
     packages: () => {
       const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
-      const chunks = lines.filter((l) => l.startsWith("file:"));
+      // Not the command line's own file, which holds the SDK's client every command talks to a daemon with (cli-imports.test.ts
+      // checks what it holds): the daemon's packages are those of the files cli.cjs loads.
+      const chunks = lines.filter((l) => l.startsWith("file:") && !l.endsWith("/dist/bundle/cli.cjs"));
       const inlined = sourceModules(chunks).map((url) => packageOf(fileURLToPath(url)));
       return [...new Set([...lines.filter((l) => !l.startsWith("file:")), ...inlined.filter((n) => n !== undefined)])];
     },

@@ -20,9 +20,7 @@ export function registerDaemon(program: Command): void {
   ).action(async (opts: { port?: number; node?: string; logLevel?: LogThreshold }) => {
     checkProjectDir(process.cwd());
     // Loaded here so other commands start without the daemon's dependencies.
-    const { startDaemon } = await import("../../daemon.js");
-    const { runUntilSignalled } = await import("../../daemon-signals.js");
-    const { createLogger, routeProcessOutput } = await import("../../log/index.js");
+    const { startDaemon, runUntilSignalled, createLogger, routeProcessOutput } = await import("../../daemon-process.js");
     // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
     const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
     routeProcessOutput(log);
