@@ -1,6 +1,8 @@
 import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type * as wsModule from "ws";
+import type { RawData, WebSocket, WebSocketServer } from "ws";
 import {
   DEFAULT_JSON_DEPTH,
   WORKER_CLOSE_CODES,
@@ -66,7 +68,8 @@ type FindWorker = { mayForward: boolean; asked?: Promise<boolean> };
 export class WorkerGateway implements Toolset {
   readonly namespace = NAMESPACE;
   readonly kind = "workers" as const;
-  private readonly wss: WebSocketServer;
+  /** Made at the first worker's connection: `ws` and the Node modules it needs cost a start about 15 ms of CPU. */
+  private wss: WebSocketServer | undefined;
   private readonly connections = new Set<WorkerConnection>();
   private readonly routes = new WorkerRoutes();
   private readonly registration: WorkerRegistration;
@@ -103,12 +106,6 @@ export class WorkerGateway implements Toolset {
       closed: () => this.closed,
       log: this.log,
     });
-    this.wss = new WebSocketServer({
-      noServer: true,
-      clientTracking: false,
-      perMessageDeflate: false,
-      maxPayload: options.maxMessageBytes ?? 16 * 1024 * 1024,
-    });
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatIntervalMs);
     this.heartbeat.unref();
   }
@@ -118,7 +115,16 @@ export class WorkerGateway implements Toolset {
   /** Hand the HTTP server's `upgrade` events for `/v1/workers` to this. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const gate = { closed: () => this.closed, authenticate: this.options.authenticate, log: this.log };
-    checkUpgrade(req, socket, gate, (org) => this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, org)));
+    checkUpgrade(req, socket, gate, (org) => this.server().handleUpgrade(req, socket, head, (ws) => this.accept(ws, org)));
+  }
+
+  private server(): WebSocketServer {
+    return (this.wss ??= new (createRequire(import.meta.url)("ws") as typeof wsModule).WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      perMessageDeflate: false,
+      maxPayload: this.options.maxMessageBytes ?? 16 * 1024 * 1024,
+    }));
   }
 
   private accept(ws: WebSocket, org: string): void {
@@ -386,6 +392,6 @@ export class WorkerGateway implements Toolset {
         clearTimeout(timer);
       }),
     );
-    this.wss.close();
+    this.wss?.close();
   }
 }
