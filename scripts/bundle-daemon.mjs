@@ -48,6 +48,7 @@
 // the licence of every npm package inlined.
 //
 // dist/index.js (the library) stays unbundled.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -149,15 +150,13 @@ const cli = await build({
       name: "heavy-imports",
       setup(b) {
         b.onResolve({ filter: /^\./ }, (a) => {
-          if (a.namespace === "daemon-file") return { path: a.path, external: true };
           if (a.kind !== "dynamic-import") return undefined;
           const path = relative(join(daemon, "dist"), resolve(a.resolveDir, a.path)).split(sep).join("/");
-          if (path === DAEMON_ENTRY) return { path: DAEMON_FILE, namespace: "daemon-file" };
+          // load-daemon.ts requires daemon.cjs beside cli.cjs (with its code cache) and takes this import() only unbundled.
+          if (path === DAEMON_ENTRY) return { path: DAEMON_FILE, external: true };
           const entry = HEAVY[path];
           return entry === undefined ? undefined : { path: `./${entry}.js`, external: true };
         });
-        // A require(), not an import(): Node's ES module loader would scan all of daemon.cjs for its exports first.
-        b.onLoad({ filter: /.*/, namespace: "daemon-file" }, (a) => ({ contents: `module.exports = require(${JSON.stringify(a.path)});` }));
       },
     },
     {
@@ -180,6 +179,19 @@ checkExternals(metafile);
 checkCliExternals(cli.metafile);
 writeThirdPartyLicenses(metafile);
 for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith(".map"))) keepForeignSources(join(daemon, file));
+writeDaemonCodeCache();
+
+/**
+ * daemon.cjs.cache, the V8 code cache `wardrik daemon` requires daemon.cjs with (src/cli/code-cache.ts): made by
+ * a daemon started once in a new folder (scripts/daemon-code-cache.mjs), so it holds what a start compiles.
+ */
+function writeDaemonCodeCache() {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const script = join(dirname(fileURLToPath(import.meta.url)), "daemon-code-cache.mjs");
+  const r = spawnSync(process.execPath, [script, join(outdir, "daemon.cjs")], { env, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`The daemon's code cache could not be made:\n${r.stderr}`);
+}
 
 /** cli.cjs imports Node's built-ins and the other builds' entries, nothing else: no package is resolved by a short command. */
 function checkCliExternals(metafile) {

@@ -231,6 +231,22 @@ describe("the daemon runs from the bundle", () => {
   });
 });
 
+describe("the daemon's code cache", () => {
+  it("wardrik daemon compiles daemon.cjs from the code cache the build made of it", async () => {
+    const d = await createProject({ env: { WARDRIK_LOG_LEVEL: "debug" } });
+    try {
+      const loaded = d
+        .daemonStderr()
+        .split("\n")
+        .filter((l) => l.includes('"daemon code loaded"'))
+        .map((l) => JSON.parse(l) as { file: string; code_cache: boolean });
+      expect(loaded).toEqual([expect.objectContaining({ file: expect.stringMatching(/\/dist\/bundle\/daemon\.cjs$/), code_cache: true })]);
+    } finally {
+      await d.stop();
+    }
+  });
+});
+
 describe("the CLI's memo of config.yaml", () => {
   it("an edit is read in full: a mistake elsewhere warns on every command until fixed; a new address is used", async () => {
     const good = p.read("config.yaml");

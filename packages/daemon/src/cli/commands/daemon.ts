@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Option, type Command } from "commander";
 import { CONFIG_FILE } from "../../config/config-file.js";
+import { loadDaemon } from "../load-daemon.js";
 import { findProjectDir } from "../project-dir.js";
 import { DEFAULT_LOG_THRESHOLD, LOG_LEVEL_ENV, LOG_THRESHOLDS, type LogThreshold } from "../../log/log-level.js";
 import { examples, UsageError } from "../output.js";
@@ -20,10 +21,12 @@ export function registerDaemon(program: Command): void {
   ).action(async (opts: { port?: number; node?: string; logLevel?: LogThreshold }) => {
     checkProjectDir(process.cwd());
     // Loaded here so other commands start without the daemon's dependencies.
-    const { startDaemon, runUntilSignalled, createLogger, routeProcessOutput } = await import("../../daemon-process.js");
+    const { daemon: code, codeCache } = await loadDaemon();
+    const { startDaemon, runUntilSignalled, createLogger, routeProcessOutput } = code;
     // Everything the daemon says goes through its logger: JSON lines unless stderr is a terminal.
     const log = createLogger({ level: opts.logLevel ?? DEFAULT_LOG_THRESHOLD });
     routeProcessOutput(log);
+    if (codeCache !== undefined) log("debug", "daemon code loaded", { file: codeCache.file, code_cache: codeCache.used });
     // A signal while the daemon starts (its API may already answer) stops it once started; a second one at once.
     let early: NodeJS.Signals | undefined;
     const onEarly = (signal: NodeJS.Signals): void => {
