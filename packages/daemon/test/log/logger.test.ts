@@ -1,6 +1,9 @@
 /**
- * The daemon's logger: real pino writing into a stream we read back.
+ * The daemon's logger, writing into a stream we read back: pino's lines, most
+ * of them written without loading pino (the same lines, byte for byte), the
+ * rest by pino itself.
  */
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { createLogger, parseLogThreshold, resolveLogThreshold, type LoggerOptions } from "../../src/log/index.js";
 
@@ -39,6 +42,47 @@ describe("createLogger", () => {
     const { log, records } = capture();
     log("error", "failed", { err: new Error("boom") });
     expect(records()[0]).toMatchObject({ err: { type: "Error", message: "boom", stack: expect.stringContaining("boom") } });
+  });
+
+  it("writes the lines pino writes, byte for byte, whatever the fields hold", () => {
+    const circular: Record<string, unknown> = { name: "loop" };
+    circular.self = circular;
+    const fieldSets: (Record<string, unknown> | undefined)[] = [
+      undefined,
+      {},
+      { url: "http://127.0.0.1:1", org: "default", n: 3, ratio: 0.25, ok: true, off: false, none: null },
+      { quote: 'say "hi"\n\ttab \\ back', unicode: "héllo ✓ \u2028 \u0001", empty: "", 'key "odd"': 1 },
+      { nan: NaN, inf: Infinity, negInf: -Infinity, negZero: -0, big: 1e21, tiny: 1e-7 },
+      { skipped: undefined, fn: () => 1, sym: Symbol("s"), kept: "yes" },
+      { nested: { a: [1, "two", null, { b: undefined }], when: new Date(0) }, list: [], error: new Error("not err") },
+      { msg: "a field named msg", level: "a field named level", pid: 0, time: "a field named time" },
+      // Left to pino: its error serializer, a BigInt, a cycle.
+      { err: new Error("boom"), org: "default" },
+      { count: 10n },
+      { circular },
+    ];
+    const message = 'listening on "x"\n%s %d';
+    for (const fields of fieldSets) {
+      const ours: string[] = [];
+      const theirs: string[] = [];
+      const log = createLogger({ level: "debug", stream: { write: (line: string) => ours.push(line) } });
+      const real = pino(
+        {
+          level: "debug",
+          formatters: { level: (label) => ({ level: label }) },
+          timestamp: pino.stdTimeFunctions.isoTime,
+          base: { pid: process.pid },
+        },
+        { write: (line: string) => theirs.push(line) },
+      );
+      for (const level of ["debug", "info", "warn", "error"] as const) {
+        log(level, message, fields);
+        if (fields === undefined) real[level](message);
+        else real[level](fields, message);
+      }
+      const sameTime = (line: string) => line.replace(/"time":"[^"]*"/, '"time":"T"');
+      expect(ours.map(sameTime), JSON.stringify(Object.keys(fields ?? {}))).toEqual(theirs.map(sameTime));
+    }
   });
 
   it("passes each finished line through redact before writing it", () => {
