@@ -63,7 +63,9 @@ export class OptionalModuleError extends Error {
     readonly reason: string,
     cause: unknown,
   ) {
-    super(`${reason} needs ${module}, which could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    // A require()'s "not found" lists the files that asked (the bundled daemon requires its optional packages): not for this message.
+    const why = cause instanceof Error ? cause.message.replace(/\nRequire stack:\n[\s\S]*$/, "") : String(cause);
+    super(`${reason} needs ${module}, which could not be loaded: ${why}`, { cause });
     this.name = "OptionalModuleError";
   }
 }
