@@ -17,9 +17,14 @@ import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import { dirname } from "node:path";
-import { Script, constants } from "node:vm";
+import * as vm from "node:vm";
+import { Script } from "node:vm";
 
 const HASH_BYTES = 32;
+/** An import() in the file loads as in any CommonJS file; vm.constants came with Node 20.12, and the package runs on any Node 20. */
+const MAIN_CONTEXT_LOADER = (vm as Partial<Pick<typeof vm, "constants">>).constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+const MAIN_CONTEXT_IMPORTS: Pick<vm.ScriptOptions, "importModuleDynamically"> =
+  MAIN_CONTEXT_LOADER === undefined ? {} : { importModuleDynamically: MAIN_CONTEXT_LOADER };
 const sha256 = (data: Buffer): Buffer => createHash("sha256").update(data).digest();
 
 /** The cache file of `file`. */
@@ -59,7 +64,7 @@ export function requireWithCodeCache(file: string): CachedRequire {
     const script = new Script(Module.wrap(content), {
       filename,
       ...(cachedData ? { cachedData } : {}),
-      importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+      ...MAIN_CONTEXT_IMPORTS,
     });
     compiled = { script, cacheUsed: cachedData !== undefined && !script.cachedDataRejected };
     // As Node's own (makeRequireFunction): a require() of this module, resolving from its folder.
