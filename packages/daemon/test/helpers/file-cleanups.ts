@@ -23,15 +23,29 @@ export function afterThisFile(fn: Cleanup, stage: CleanupStage = "processes"): v
   stages[stage].push(fn);
 }
 
-/** Runs and forgets every cleanup registered so far; one that fails does not stop the others. */
+/**
+ * What a cleanup throws when what it found must fail the file (a daemon in
+ * the test process that left something behind), not only be cleaned up.
+ */
+export class CleanupFailure extends Error {
+  override name = "CleanupFailure";
+}
+
+/**
+ * Runs and forgets every cleanup registered so far; one that fails does not
+ * stop the others. Once all ran, the first CleanupFailure is thrown.
+ */
 export async function runFileCleanups(): Promise<void> {
+  let failure: CleanupFailure | undefined;
   for (const stage of ["processes", "databases"] as const) {
     for (const fn of stages[stage].splice(0).reverse()) {
       try {
         await fn();
-      } catch {
+      } catch (err) {
         // A cleanup that fails (a process already gone) must not keep the others from running.
+        if (err instanceof CleanupFailure) failure ??= err;
       }
     }
   }
+  if (failure) throw failure;
 }

@@ -22,7 +22,9 @@ import { fileURLToPath } from "node:url";
 import { vi } from "vitest";
 import { findSdkTarballs } from "../../src/cli/sdk-tarballs.js";
 import { initProject } from "../../src/cli/init-project.js";
+import { daemonModeOfThisFile, type DaemonMode } from "./daemon-mode.js";
 import { afterThisFile } from "./file-cleanups.js";
+import { startInProcessDaemon, type InProcessDaemon } from "./in-process-daemon.js";
 import { freePort } from "./free-port.js";
 import { createMigratedTestDatabase, TEST_DIALECT } from "./test-database.js";
 import { followAgentEvents } from "./read-sse.js";
@@ -256,6 +258,8 @@ export interface ProjectOptions {
   startTimeoutMs?: number;
   /** Dispose of the project after this test instead of after the file (pass the test's context). */
   scope?: TestScope;
+  /** Where the daemon runs; default what daemon-mode.ts says of the test file. */
+  process?: DaemonMode;
 }
 
 export interface ApiResult<T = unknown> {
@@ -306,8 +310,10 @@ export interface TestProject {
   readonly port: number;
   /** The local admin token from .wardrik/admin-token. */
   readonly token: string;
-  /** The running daemon process, if any. */
+  /** The running daemon process, if any (never for a daemon in the test process). */
   readonly child: ChildProcess | undefined;
+  /** Where the daemon runs (daemon-mode.ts). */
+  readonly mode: DaemonMode;
   /** Everything the daemon printed on stderr, across restarts. */
   daemonStderr(): string;
   daemonStdout(): string;
@@ -341,7 +347,7 @@ export interface TestProject {
   start(): Promise<void>;
   /** SIGTERM, waits up to `graceMs` (default 20 s), then SIGKILL. */
   stop(graceMs?: number): Promise<StopResult>;
-  /** SIGKILL, as a crash would. */
+  /** SIGKILL, as a crash would (a spawned daemon only). */
   kill(): Promise<StopResult>;
   /** stop() then start(), on the same port when it is still free. */
   restart(graceMs?: number): Promise<StopResult>;
@@ -429,6 +435,8 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
   const dir = join(tmp, "project");
   let disposed = false;
   let child: ChildProcess | undefined;
+  let inProcess: InProcessDaemon | undefined;
+  const where: DaemonMode = options.process ?? daemonModeOfThisFile();
   let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
   let url = "";
   let port = 0;
@@ -450,6 +458,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     get child() {
       return child;
     },
+    mode: where,
     daemonStderr: () => stderr,
     daemonStdout: () => stdout,
     cli: (args, opts = {}) =>
@@ -537,13 +546,13 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       return { message: q.message, run: started.run!, end };
     },
     async start() {
-      if (child) throw new Error("The daemon is already running.");
+      if (child || inProcess) throw new Error("The daemon is already running.");
       for (let attempt = 1; ; attempt++) {
         if (mode === "config") {
           port ||= await freePort();
           project.write("config.yaml", setListen(project.read("config.yaml"), port));
         }
-        const outcome = await startOnce();
+        const outcome = where === "in-process" ? await startInProcess() : await startOnce();
         if (outcome === "ok") return;
         if (outcome === "port-taken" && mode === "config" && attempt < 4) {
           port = 0;
@@ -563,8 +572,12 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       if (disposed) return;
       disposed = true;
       // Cleanup needs no graceful stop: the temp project goes away with it.
-      if (child) await stopWith("SIGKILL", 5000);
-      rmSync(tmp, { recursive: true, force: true });
+      try {
+        if (child) await stopWith("SIGKILL", 5000);
+        if (inProcess) await stopWith("SIGTERM", 0);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
     },
   };
 
@@ -626,7 +639,35 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
     return "ok";
   }
 
+  /** startOnce's outcomes, for a daemon in the test process. */
+  async function startInProcess(): Promise<"ok" | "port-taken" | string> {
+    try {
+      inProcess = await startInProcessDaemon({
+        dir,
+        env: childEnv(options.env),
+        ...(mode === "zero" ? { port: 0 } : {}),
+        write: (line) => (stderr += line),
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE" || /EADDRINUSE/.test(String(err))) return "port-taken";
+      // What `wardrik daemon` does with a start that fails: the reason is logged (in-process-daemon.ts), then exit 1.
+      return "exited with 1";
+    }
+    url = inProcess.url.replace(/\/+$/, "");
+    port = Number(new URL(url).port);
+    return "ok";
+  }
+
   async function stopWith(signal: NodeJS.Signals, graceMs: number): Promise<StopResult> {
+    if (inProcess) {
+      // No process to signal: SIGTERM is the close the command runs on it; nothing in the test process can SIGKILL it.
+      if (signal !== "SIGTERM") throw new Error(`${signal} needs a spawned daemon (daemon-mode.ts)`);
+      const daemon = inProcess;
+      inProcess = undefined;
+      const { code, ms } = await daemon.close();
+      if (mode === "zero") url = "";
+      return { code, signal: null, ms, forced: false };
+    }
     const proc = child;
     const ended = exited;
     if (!proc || !ended) throw new Error("The daemon is not running.");

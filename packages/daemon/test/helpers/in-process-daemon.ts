@@ -1,0 +1,83 @@
+/**
+ * A daemon of the end-to-end helper run inside the test process: the same
+ * startDaemon the `wardrik daemon` command runs, on the project's directory,
+ * config.yaml and database, listening on real HTTP on 127.0.0.1, so the
+ * API, event streams, workers over WebSocket and CLI processes reach it as
+ * they reach a spawned one. What it spares is the start of a Node process
+ * and the daemon's imports (about 0.6 s of CPU per daemon on the test
+ * machine); what needs a process (signals, kill -9, exit codes, the
+ * command's own start-up) stays spawned (daemon-mode.ts says which file
+ * runs how).
+ *
+ * Its log lines are those the command writes on stderr: the same logger
+ * (JSON lines, the same threshold, the same redaction inside startDaemon),
+ * written into the project's buffer. A daemon left running is closed when
+ * the file ends (spawn-daemon.ts registers the project's dispose), and each
+ * close checks that the daemon left no listener on the process.
+ */
+import { createLogger, resolveLogThreshold, type Logger } from "../../src/log/index.js";
+import type * as DaemonModule from "../../src/daemon.js";
+import { SHUTDOWN_DEADLINE_MS } from "../../src/daemon-signals.js";
+import { CleanupFailure } from "./file-cleanups.js";
+
+export interface InProcessStart {
+  dir: string;
+  /** The environment the daemon reads (as a spawned daemon's would be). */
+  env: NodeJS.ProcessEnv;
+  /** `wardrik daemon --port N`; otherwise config.yaml's `listen:`. */
+  port?: number;
+  /** Where the log lines go (the project's "stderr"). */
+  write(line: string): void;
+}
+
+export interface InProcessDaemon {
+  url: string;
+  /** Closes the daemon; `code` is what `wardrik daemon` would exit with (1 when the close outlasted its deadline or failed). */
+  close(): Promise<{ code: number; ms: number }>;
+}
+
+/** The process events a daemon must not leave a listener on. */
+const PROCESS_EVENTS = ["SIGINT", "SIGTERM", "exit", "beforeExit", "uncaughtException", "unhandledRejection", "warning"] as const;
+
+function listenerCounts(): number[] {
+  return PROCESS_EVENTS.map((e) => process.listenerCount(e));
+}
+
+/** Loaded on first use: a file whose daemons are all spawned does not import the daemon's sources. */
+let loading: Promise<typeof DaemonModule> | undefined;
+
+/**
+ * Starts the daemon; rejects as `wardrik daemon` exits, with the reason
+ * logged first (the command logs a failed start as one error line).
+ * An address already in use rejects with an error whose code is EADDRINUSE.
+ */
+export async function startInProcessDaemon(o: InProcessStart): Promise<InProcessDaemon> {
+  const { startDaemon } = await (loading ??= import("../../src/daemon.js"));
+  const log: Logger = createLogger({ level: resolveLogThreshold(undefined, o.env), stream: { write: o.write } });
+  const before = listenerCounts();
+  let daemon: DaemonModule.Daemon;
+  try {
+    daemon = await startDaemon(o.dir, { log, env: o.env, ...(o.port !== undefined ? { port: o.port } : {}) });
+  } catch (error) {
+    log("error", error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+  return {
+    url: daemon.url,
+    async close() {
+      const t0 = Date.now();
+      let code = 0;
+      await daemon.close().catch((err: unknown) => {
+        log("error", "shutdown failed", { err: String(err) });
+        code = 1;
+      });
+      const ms = Date.now() - t0;
+      // The command exits anyway once its deadline passed; here the close is awaited whole, so nothing outlives it.
+      if (ms > SHUTDOWN_DEADLINE_MS) code = 1;
+      const after = listenerCounts();
+      const left = PROCESS_EVENTS.filter((_, i) => after[i]! > before[i]!);
+      if (left.length > 0) throw new CleanupFailure(`The in-process daemon left listeners on the process: ${left.join(", ")}`);
+      return { code, ms };
+    },
+  };
+}
