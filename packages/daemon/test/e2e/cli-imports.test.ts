@@ -211,7 +211,8 @@ describe("what a short command loads", () => {
 describe("the daemon runs from the bundle", () => {
   it("wardrik daemon loads cli.cjs and daemon.cjs, no module of dist/ itself and no ES module chunk; the store and HTTP server are in daemon.cjs", async () => {
     const rec = recorder();
-    const d = await createProject({ env: rec.env });
+    // What the daemon process loads: a spawned one (the file's other daemon, a target of CLI commands, runs in the test process).
+    const d = await createProject({ env: rec.env, process: "spawned" });
     try {
       expect((await d.cli(["ls"])).code).toBe(0);
       const chunks = rec.loaded();

@@ -34,6 +34,7 @@ const IN_PROCESS: ReadonlySet<string> = new Set([
   "ask-tool-lines",
   "cancel-clear",
   "cli-conventions",
+  "cli-imports",
   "concurrency",
   "console-sign-in",
   "database-reference",
@@ -41,15 +42,18 @@ const IN_PROCESS: ReadonlySet<string> = new Set([
   "doctor",
   "event-filters",
   "event-search",
+  "example-worker",
   "files-tool",
   "http-api",
   "http-conventions",
   "http-narrow-requests",
+  "in-process-daemon",
   "inbound-triggers",
   "json-depth-limit",
   "judge-provider",
   "judges",
   "ls-show",
+  "mcp-orgs",
   "metrics",
   "model-fallback",
   "no-worker",
@@ -62,6 +66,7 @@ const IN_PROCESS: ReadonlySet<string> = new Set([
   "secret-offline",
   "secret-rotate",
   "secret-unreadable",
+  "secrets",
   "slack-events",
   "slack-streaming",
   "sse-batching",
@@ -79,12 +84,42 @@ const IN_PROCESS: ReadonlySet<string> = new Set([
  * Files that spawn, with the reason. Listed so a review sees each choice;
  * an unlisted file spawns as well.
  */
-export const SPAWNED_BECAUSE: Readonly<Record<string, string>> = {};
+const SPAWNED_BECAUSE: Readonly<Record<string, string>> = {
+  approvals: "kill -9 of the daemon while a call or a question waits, then a restart",
+  "config-errors": "what `wardrik daemon` itself prints and exits with when config.yaml is wrong",
+  "daemon-file": "daemon.json names the daemon's pid; a killed daemon's file is left behind",
+  "daemon-logs": "the command's log output: its format, levels and the lines of SIGTERM and SIGINT",
+  events: "kill -9 of the daemon under a following `wardrik events --follow`",
+  "hostile-input": "checks that the daemon process is still alive after hostile input",
+  idempotency: "kill -9 and SIGSTOP of the daemon under a retrying `wardrik ask`",
+  "large-messages": "kill -9 of the daemon with the largest messages open",
+  "one-daemon": "the SQLite lock between daemon processes, and their exit codes",
+  restart: "SIGTERM and kill -9 of the daemon, and its exit code",
+  "secret-leaks": "everything the daemon process prints (stdout and stderr, Node's own lines too) is searched for secrets",
+  "secrets-everywhere": "everything the daemon process prints (stdout and stderr, Node's own lines too) is searched for secrets",
+  shutdown: "how soon the daemon process exits on SIGTERM, and with which code",
+  "shutdown-signals": "SIGINT and SIGTERM to the daemon process, twice, early, and its exit codes",
+  "slack-approvals": "kill -9 of the daemon with an approval posted to Slack",
+  "slack-lost-answer": "kill -9 of the daemon before Slack's answer leaves it",
+  "sub-agents": "kill -9 of the daemon during a child turn",
+  traces: "kill -9 of the daemon with a parked turn; OpenTelemetry's diagnostics logger is process-wide",
+  "typed-output": "kill -9 of the daemon during a repair round",
+  "webhook-crash": "kill -9 of the daemon between a delivery and its record",
+  // These start no daemon (or only make projects): nothing to choose.
+  "cli-usage": "starts no daemon",
+  init: "starts no daemon",
+  "schema-command": "starts no daemon",
+};
+
+for (const name of Object.keys(SPAWNED_BECAUSE)) {
+  if (IN_PROCESS.has(name)) throw new Error(`daemon-mode.ts lists ${name} both in process and spawned.`);
+}
 
 /** How the daemons of the file now running start, unless a test asks otherwise. */
 export function daemonModeOfThisFile(): DaemonMode {
   if (process.env.WARDRIK_TEST_DAEMON === "spawned") return "spawned";
   const path = expect.getState().testPath;
   if (path === undefined) return "spawned";
-  return IN_PROCESS.has(basename(path).replace(/\.test\.ts$/, "")) ? "in-process" : "spawned";
+  const name = basename(path).replace(/\.test\.ts$/, "");
+  return IN_PROCESS.has(name) ? "in-process" : "spawned";
 }

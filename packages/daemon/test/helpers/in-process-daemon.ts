@@ -72,6 +72,10 @@ export async function startInProcessDaemon(o: InProcessStart): Promise<InProcess
         code = 1;
       });
       const ms = Date.now() - t0;
+      // The close ended the clients' connections, but the test process's own fetch pool learns of it only when the event
+      // loop next polls; a start right after (much of it synchronous on SQLite) would get a request onto a dead keep-alive
+      // connection. A spawned daemon's exit leaves at least a process start for that. Two turns of the loop do it here.
+      for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
       // The command exits anyway once its deadline passed; here the close is awaited whole, so nothing outlives it.
       if (ms > SHUTDOWN_DEADLINE_MS) code = 1;
       const after = listenerCounts();
