@@ -114,7 +114,9 @@ const POSTGRES_UNIT_FILES = ["packages/daemon/test/{runtime,store}/**/*.test.ts"
 /**
  * The end-to-end files: each starts real daemons and CLI processes and keeps
  * no state of its own in the test process (what the helpers start is
- * stopped when the file ends, test/after-each-file.ts). Their projects
+ * stopped when the file ends, test/after-each-file.ts). Where a file needs
+ * no daemon process, its daemons run inside the fork, on real HTTP
+ * (packages/daemon/test/helpers/daemon-mode.ts says which files). Their projects
  * (`sqlite`, and `postgres`, which holds only these) reuse a fork from
  * one file to the next without per-file isolation: importing the helpers and
  * the protocol package again for every file cost about a second of CPU per

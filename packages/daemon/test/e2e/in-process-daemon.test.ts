@@ -2,7 +2,7 @@
  * The end-to-end helper's daemon in the test process (helpers/in-process-daemon.ts):
  * what the files that run that way rely on. Its log is the command's, a stop
  * and start keep the directory and port, a kill -9 is refused rather than
- * faked, and a daemon leaves nothing in the process for the next one: no
+ * faked, an error that escapes fails the test, and a daemon leaves nothing in the process for the next one: no
  * handle, timer or listener once closed, no count of its turns in the next
  * daemon's metrics.
  */
@@ -64,6 +64,16 @@ describe("a daemon of the e2e helper in the test process", () => {
     const added = () => Object.entries(resources()).filter(([kind, n]) => n > (handlesBefore[kind] ?? 0));
     await waitFor(() => added().length === 0, "the daemon's handles to close", 10_000).catch(() => expect(added()).toEqual([]));
     expect(listeners()).toEqual(listenersBefore);
+  });
+
+  it("an error that escapes while it runs fails the test's next request and its stop, as the end of a spawned daemon's process would", async (ctx) => {
+    const p = await createProject({ process: "in-process", scope: ctx });
+    // What Node tells watchers of an uncaught exception (vitest's own handler is not one of them: nothing else sees this).
+    process.emit("uncaughtExceptionMonitor", new Error("boom in a daemon's timer"), "uncaughtException");
+    await expect(p.api("GET", "/v1/health")).rejects.toThrow(/crashed .*boom in a daemon's timer/);
+    await expect(p.stop()).rejects.toThrow(/crashed/);
+    // Closed all the same: nothing answers any more.
+    await expect(p.api("GET", "/v1/health")).rejects.toThrow(/fetch failed/);
   });
 
   it("a second daemon in the same process counts only its own turns", async (ctx) => {

@@ -32,6 +32,12 @@ export interface InProcessStart {
 
 export interface InProcessDaemon {
   url: string;
+  /**
+   * Throws once an error escaped while the daemon ran (an uncaught exception or
+   * unhandled rejection in the test process), as a spawned daemon's process
+   * would have ended on it: the test fails at its next request, not only the run.
+   */
+  assertAlive(): void;
   /** Closes the daemon; `code` is what `wardrik daemon` would exit with (1 when the close outlasted its deadline or failed). */
   close(): Promise<{ code: number; ms: number }>;
 }
@@ -42,6 +48,12 @@ const PROCESS_EVENTS = ["SIGINT", "SIGTERM", "exit", "beforeExit", "uncaughtExce
 function listenerCounts(): number[] {
   return PROCESS_EVENTS.map((e) => process.listenerCount(e));
 }
+
+/** The daemons running in this process, told of an error that escaped (what would end a spawned daemon's process). */
+const running = new Set<(err: unknown) => void>();
+// Watching only: vitest's own handlers still report the error and fail the run. Added once, with the module.
+process.on("uncaughtExceptionMonitor", (err) => running.forEach((crashed) => crashed(err)));
+process.on("unhandledRejection", (reason) => running.forEach((crashed) => crashed(reason)));
 
 /** Loaded on first use: a file whose daemons are all spawned does not import the daemon's sources. */
 let loading: Promise<typeof DaemonModule> | undefined;
@@ -62,9 +74,18 @@ export async function startInProcessDaemon(o: InProcessStart): Promise<InProcess
     log("error", error instanceof Error ? error.message : String(error));
     throw error;
   }
+  let crash: unknown;
+  const crashed = (err: unknown) => void (crash ??= err);
+  running.add(crashed);
+  const assertAlive = () => {
+    if (crash !== undefined)
+      throw new Error(`The daemon in the test process crashed (an error escaped while it ran): ${String(crash)}`, { cause: crash });
+  };
   return {
     url: daemon.url,
+    assertAlive,
     async close() {
+      running.delete(crashed);
       const t0 = Date.now();
       let code = 0;
       await daemon.close().catch((err: unknown) => {
@@ -81,6 +102,7 @@ export async function startInProcessDaemon(o: InProcessStart): Promise<InProcess
       const after = listenerCounts();
       const left = PROCESS_EVENTS.filter((_, i) => after[i]! > before[i]!);
       if (left.length > 0) throw new CleanupFailure(`The in-process daemon left listeners on the process: ${left.join(", ")}`);
+      assertAlive();
       return { code, ms };
     },
   };

@@ -1,6 +1,9 @@
 /**
  * End-to-end harness: a real project made by `wardrik init`'s own code, the real
  * built daemon as a child process, the real CLI as child processes, real HTTP.
+ * Files that need no daemon process run the daemon inside the test process
+ * instead (daemon-mode.ts, in-process-daemon.ts): the same project, database
+ * and HTTP, without a process start per daemon.
  *
  * Needs `npm run build` first (the tests run what a user runs: dist/).
  *
@@ -472,6 +475,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
       spawnWardrik(args, { cwd: dir, env: { ...cliEnv(), ...opts.env }, ...(opts.scope ? { scope: opts.scope } : {}) }),
     async api<T>(method: string, path: string, body?: unknown, opts: ApiOptions = {}): Promise<ApiResult<T>> {
       if (!url) throw new Error("The daemon is not running.");
+      inProcess?.assertAlive();
       const headers: Record<string, string> = { ...opts.headers };
       const token = opts.token === undefined ? project.token : opts.token;
       if (token !== null) headers.authorization = `Bearer ${token}`;
