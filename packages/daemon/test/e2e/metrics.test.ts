@@ -109,6 +109,8 @@ describe("GET /metrics", () => {
     const notes = await p.agentId("notes");
     await p.apiOk("POST", `/v1/agents/${notes}/messages`, { text: "buy milk" });
     const asked = await p.waitForEvent("notes", (e) => short(e.type) === "approval.requested");
+    // The call waits once approval.requested is stored; the turn parks in a later transaction (the agent's status).
+    await p.waitForEvent("notes", (e) => short(e.type) === "turn.parked" && e.run === asked.run);
     await p.apiOk("POST", `/v1/agents/${notes}/messages`, { text: "and bread" });
 
     const during = await scrape(p);
