@@ -440,6 +440,11 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
   let child: ChildProcess | undefined;
   let inProcess: InProcessDaemon | undefined;
   const where: DaemonMode = options.process ?? daemonModeOfThisFile();
+  // A scoped project's database is dropped after its daemon stopped, by dispose(): vitest runs a test's onTestFinished
+  // callbacks last-registered first, and the database is made after the project's own cleanup was registered. Dropped
+  // first, it ended the connections of a daemon still running (in the test process, an error that escaped).
+  const dropsAfterDispose: (() => Promise<void> | void)[] = [];
+  const databaseScope: TestScope | undefined = options.scope && { onTestFinished: (fn) => void dropsAfterDispose.push(fn) };
   let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
   let url = "";
   let port = 0;
@@ -581,6 +586,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
         if (inProcess) await stopWith("SIGTERM", 0);
       } finally {
         rmSync(tmp, { recursive: true, force: true });
+        for (const drop of dropsAfterDispose.splice(0)) await drop();
       }
     },
   };
@@ -709,7 +715,7 @@ export async function createProject(options: ProjectOptions = {}): Promise<TestP
   }
   config = addModels(config, { ...scriptModels, ...options.models });
   if (mode === "zero") config = stripListen(config);
-  config = await chooseDatabase(config, tmp, options.scope);
+  config = await chooseDatabase(config, tmp, databaseScope);
   project.write("config.yaml", config);
   for (const f of options.remove ?? []) project.remove(f);
   for (const [p, text] of Object.entries(options.files ?? {})) project.write(p, text);
