@@ -234,7 +234,8 @@ describe("the daemon runs from the bundle", () => {
 
 describe("the daemon's code cache", () => {
   it("wardrik daemon compiles daemon.cjs from the code cache the build made of it", async () => {
-    const d = await createProject({ env: { WARDRIK_LOG_LEVEL: "debug" } });
+    // The command's own start (bin/wardrik.js, cli.cjs, then daemon.cjs): a process of its own.
+    const d = await createProject({ env: { WARDRIK_LOG_LEVEL: "debug" }, process: "spawned" });
     try {
       const loaded = d
         .daemonStderr()
