@@ -44,6 +44,7 @@ export class PromptCache {
   private readonly messages: LanguageModelV3Message[] = [];
   private readonly tokens: number[] = [];
   private readonly texts: string[] = [];
+  private textChars = 0;
   /** Indexes of messages whose count is still an estimate (the tokenizer had not counted them yet). */
   private readonly estimated = new Set<number>();
   /** The provider's count for the prompt of the last call, and how many messages it held. */
@@ -62,6 +63,7 @@ export class PromptCache {
     this.messages.push(toModelMessage(entry.message));
     const text = messageText(entry.message);
     this.texts.push(text);
+    this.textChars += text.length;
     this.tokens.push(countTokens(text));
     if (exactTokens(text) === undefined) this.estimated.add(this.texts.length - 1);
     this.lastSeq = entry.seq;
@@ -102,6 +104,11 @@ export class PromptCache {
 
   get length(): number {
     return this.messages.length;
+  }
+
+  /** Characters of the messages' text (and the summary's): what the prompt's size in memory grows with. */
+  get chars(): number {
+    return this.textChars + (this.summary?.length ?? 0);
   }
 
   build(instructions: string): LanguageModelV3Prompt {

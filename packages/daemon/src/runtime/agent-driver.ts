@@ -13,8 +13,10 @@ import { TurnProgress } from "./turn-progress.js";
 import { TurnStops } from "./turn-stops.js";
 import type { RuntimeHooks } from "./types.js";
 
-/** Conversations whose prompts an awake agent keeps in memory (see `keepPrompt`). */
-export const MAX_CACHED_PROMPTS = 32;
+/** Conversations whose prompts an awake agent keeps in memory at most (see `keepPrompt`). */
+export const MAX_CACHED_PROMPTS = 256;
+/** Characters of text the prompts an awake agent keeps in memory hold at most, together (see `keepPrompt`). */
+export const MAX_CACHED_PROMPT_CHARS = 4 * 1024 * 1024;
 
 interface Runner {
   again: boolean;
@@ -180,6 +182,8 @@ export class AgentDriver {
       // Most recently used last: the first entry is the one to drop when the cache is full.
       this.prompts.delete(conversationId);
       this.prompts.set(conversationId, cache);
+      // The prompts grew since the last look (each commit appends to its conversation's).
+      this.trimPrompts();
     } else {
       const conv = await this.store.conversations.get(conversationId, this.reads);
       const history = await this.store.conversations.history(conversationId, conv?.summary_upto ?? 0, this.reads);
@@ -195,15 +199,31 @@ export class AgentDriver {
   }
 
   /**
-   * Caches a conversation's prompt, dropping the least recently used beyond
-   * MAX_CACHED_PROMPTS: an agent talking in thousands of threads would
-   * otherwise hold every history in memory for as long as it is awake, and
-   * the garbage collector would walk all of it. A dropped prompt is read from
-   * the store again when its conversation next has a turn.
+   * Caches a conversation's prompt. The prompts an agent keeps are bounded by
+   * their text (MAX_CACHED_PROMPT_CHARS, which is what their memory grows
+   * with) and by their number (MAX_CACHED_PROMPTS): the least recently used
+   * go first. An agent talking in thousands of threads, or in a few very long
+   * ones, would otherwise hold every history in memory for as long as it is
+   * awake, and the garbage collector would walk all of it. A dropped prompt
+   * is read from the store again when its conversation next has a turn: that
+   * costs the whole history's rows, so the bound is not a small count of
+   * conversations (fifty clients each in a conversation of its own with one
+   * agent read their whole histories every turn under a bound of 32).
    */
   private keepPrompt(conversationId: string, cache: PromptCache): void {
     this.prompts.set(conversationId, cache);
-    if (this.prompts.size > MAX_CACHED_PROMPTS) this.prompts.delete(this.prompts.keys().next().value!);
+    this.trimPrompts();
+  }
+
+  /** Drops the least recently used prompts while they hold more than the bounds allow; the latest always stays. */
+  private trimPrompts(): void {
+    let chars = 0;
+    for (const p of this.prompts.values()) chars += p.chars;
+    for (const [id, p] of this.prompts) {
+      if (this.prompts.size <= 1 || (this.prompts.size <= MAX_CACHED_PROMPTS && chars <= MAX_CACHED_PROMPT_CHARS)) break;
+      this.prompts.delete(id);
+      chars -= p.chars;
+    }
   }
 
   /** The prompt cache of a conversation if one is loaded (to append what was just committed). */
