@@ -15,8 +15,8 @@ const STREAM_FRAMES =
   "`event: delta` with {run, text, reset?} as data (live text of a model reply, not stored); " +
   "comment lines as keep-alives. Reconnect with Last-Event-ID to resume after the last event seen.";
 
-/** Live events (and the org feed's reads) wait at most this many turns of the event loop for what the work under way commits next. */
-export const SETTLE_LOOP_TURNS = 4;
+/** Live events wait at most this many turns of the event loop for what the work under way commits next. */
+const SETTLE_LOOP_TURNS = 4;
 
 /** A stream with nothing to send writes a comment this often, so proxies and clients know it is alive. */
 const KEEP_ALIVE_MS = 15_000;

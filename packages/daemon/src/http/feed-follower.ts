@@ -11,12 +11,6 @@ export interface FeedFollowerIo {
   keepAlive(): Promise<unknown>;
   /** Whether the client still listens. */
   open(): boolean;
-  /**
-   * Resolves once the work under way in this process has gone as far as it can at once (the next steps of the
-   * turns that committed): a woken follower reads after it, so what they commit meanwhile comes in the same read
-   * and the same write. Without it, a wake-up reads at once.
-   */
-  settle?(): Promise<void>;
 }
 
 export interface FeedFollowerTiming {
@@ -90,9 +84,6 @@ export class FeedFollower {
     let idleMs = 0;
     while (this.following()) {
       if (this.pending) {
-        // One read and one write for the commits of the turns running together: each costs the store and a socket.
-        await this.io.settle?.();
-        if (!this.following()) return;
         this.pending = false;
         await this.readAll();
         // A wake that came during the read found nobody waiting: read again at once.

@@ -8,7 +8,6 @@ import { feedEventFrame, joinFrames } from "./sse-frames.js";
 import type { ApiServices } from "./services.js";
 import { typeList } from "./type-list.js";
 import { ownLookMs } from "../events/own-look.js";
-import { SETTLE_LOOP_TURNS } from "./event-routes.js";
 
 const STREAM_FRAMES =
   "Frames: `event: event` with `id: <cursor>` and a CloudEvent with its `cursor` as data; comment lines as keep-alives. " +
@@ -57,8 +56,6 @@ export function registerFeedRoutes(routes: RouteTable, svc: ApiServices): void {
             read: (after, limit) => readFeed(svc.store.db, org, after, limit, filter),
             send: (events) => stream.write(joinFrames(events.map(feedEventFrame))),
             keepAlive: () => stream.write(": keep-alive\n\n"),
-            // The turns that committed go on at the next turns of the event loop (the fair share's pieces).
-            settle: () => svc.runtime.opts.fairShare.settled(SETTLE_LOOP_TURNS),
             open: () => !stream.aborted && !stream.closed,
           },
           { ...FEED_FOLLOWER_TIMING, readOnPoll: ownLookMs(svc.store.db) !== undefined },

@@ -126,44 +126,6 @@ describe("FeedFollower", () => {
     await until("the event committed during the read", () => feed.sent.length === 1);
   });
 
-  it("wake-ups that come while the work under way settles make one read and one write", async () => {
-    const feed = new MemoryFeed();
-    let settle: (() => void) | undefined;
-    let settles = 0;
-    const follower = new FeedFollower(
-      "0",
-      {
-        ...feed.io,
-        settle: () => {
-          settles++;
-          return new Promise<void>((resolve) => (settle = resolve));
-        },
-      },
-      { ...TIMING, pageSize: 100 },
-    );
-    followers.push(follower);
-    void follower.run();
-    // The first read (the backlog) also waits for the work to settle.
-    await until("waiting for the work to settle", () => settle !== undefined);
-    settle!();
-    await until("the first read", () => feed.reads.length === 1);
-    settle = undefined;
-    // Three commits of turns running together, each waking the follower.
-    for (const n of [1, 2, 3]) {
-      feed.readable.push(event(n));
-      follower.wake();
-    }
-    await until("waiting for the work to settle again", () => settle !== undefined);
-    await sleep(20);
-    expect(feed.reads).toHaveLength(1);
-    expect(feed.sent).toEqual([]);
-    settle!();
-    await until("the three events sent", () => feed.sent.length === 3);
-    expect(feed.reads).toHaveLength(2);
-    expect(settles).toBe(2);
-    expect(feed.sent.map((e) => e.seq)).toEqual([1, 2, 3]);
-  });
-
   it("events held back by an older transaction: reads again soon, then less often while the same one holds them", async () => {
     const feed = new MemoryFeed();
     feed.heldBy = "901";
