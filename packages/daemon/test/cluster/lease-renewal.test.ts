@@ -126,12 +126,14 @@ describe("lease renewal", () => {
     const taken = await agent("taken");
     const kept = await agent("kept");
     // A short lease, never renewed here: as a node frozen (SIGSTOP) right after it saved a round, before it sent the calls.
-    const n1 = ownership("n1", 300);
-    const n2 = ownership("n2", 300);
+    // Long enough that the claim's own proof (the lease less a quarter) outlasts a claim on a busy machine: with 300 ms
+    // (proof 225 ms), claiming a second agent before the check below took longer than that at load 13.
+    const n1 = ownership("n1", 1_000);
+    const n2 = ownership("n2", 1_000);
     const token = (await n1.claim(taken))!;
-    const keptToken = (await n1.claim(kept))!;
     // Just claimed: held for sure, told at once with no query (a call is sent with no wait).
     expect(n1.heldNow(taken, token)).toBe(true);
+    const keptToken = (await n1.claim(kept))!;
     // The lease runs out and n2 takes the agent over (it then retries the round's safe calls and stores their results).
     await waitFor(async () => (await n2.claim(taken)) !== undefined, "n2 to take the agent once n1's lease ran out", 10_000, 20);
     // n1 wakes: its clock says the proof is old, the database says the agent is n2's. The stale call does not go.
