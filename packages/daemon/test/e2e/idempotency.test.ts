@@ -106,12 +106,19 @@ describe("Idempotency-Key on the other POSTs", () => {
 
 describe.sequential("wardrik ask across a daemon crash", () => {
   it("the daemon queues the message, its answer is lost, it is killed -9 and restarted: ask retries with the same key, queues once, exits 0", async () => {
-    proxy.loseNextAnswer(async () => {
-      // ask's retry finds no daemon while this start runs (a second or more: it is a new process).
-      await p.kill();
-      await p.start();
-    });
+    // The restart is awaited before the test ends: ask can finish as soon as the new daemon answers, before start()
+    // returns, and the next test's kill() then found no daemon (a CI run failed so).
+    let restarted: Promise<void> | undefined;
+    proxy.loseNextAnswer(
+      () =>
+        (restarted = (async () => {
+          // ask's retry finds no daemon while this start runs (a second or more: it is a new process).
+          await p.kill();
+          await p.start();
+        })()),
+    );
     const r = await p.cli(["ask", "survivor", "keep me once"], { env: { WARDRIK_URL: proxy.url } });
+    await restarted;
     expect(r.code, r.stderr).toBe(0);
     expect(proxy.lost).toBe(1);
     expect(r.stdout).toBe("ok: keep me once\n");
